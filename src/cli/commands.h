@@ -1,0 +1,39 @@
+// The subcommands as functions that write to streams and return the process
+// exit code, so tests run them in-process. Exit codes: 0 success, 1 a check
+// failed (replay --check found a divergence), 2 usage error or a journal that
+// cannot be used.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace fk::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitUnusable = 2;
+
+struct MigrateOptions {
+  std::string journal;
+  bool check = false;  // report only; never create or change the file
+};
+int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& err);
+
+struct ReplayOptions {
+  std::string journal;
+  std::optional<std::string> sandbox;  // "namespace/name"
+  std::optional<int64_t> until;        // last seq to replay
+  bool check = false;
+  bool json = false;
+};
+int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err);
+
+struct DemoOptions {
+  std::optional<std::string> directory;  // where the journal goes; a new temp dir if unset
+  int passes = 20;                       // resync passes before and after the restart
+};
+int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace fk::cli

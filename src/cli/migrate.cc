@@ -1,0 +1,52 @@
+#include <ostream>
+
+#include "cli/commands.h"
+#include "journal/journal.h"
+#include "journal/migrations.h"
+
+namespace fk::cli {
+
+int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& err) {
+  auto info = journal::InspectJournalFile(options.journal);
+  if (!info.ok()) {
+    err << "fencekeeper migrate: " << info.status().ToString() << "\n";
+    return kExitUnusable;
+  }
+  const int latest = journal::LatestSchemaVersion();
+  const int from = info->exists && !info->empty ? info->user_version : 0;
+  if (options.check) {
+    if (!info->exists || info->empty) {
+      out << "journal '" << options.journal << "' " << (info->exists ? "is empty" : "does not exist")
+          << "; migrate would create it at schema version " << latest << "\n";
+      return kExitOk;
+    }
+    out << "journal '" << options.journal << "': schema version " << from << ", this fencekeeper knows "
+        << latest << "\n";
+    bool pending = false;
+    for (const auto& m : journal::EmbeddedMigrations()) {
+      if (m.version > from) {
+        out << "  pending migration: " << m.name << "\n";
+        pending = true;
+      }
+    }
+    if (!pending) out << "  up to date\n";
+    return kExitOk;
+  }
+  auto j = journal::Journal::Open(options.journal);
+  if (!j.ok()) {
+    err << "fencekeeper migrate: " << j.status().ToString() << "\n";
+    return kExitUnusable;
+  }
+  if (from == latest) {
+    out << "journal '" << options.journal << "' is up to date at schema version " << latest << "\n";
+  } else {
+    out << "journal '" << options.journal << "' migrated from schema version " << from << " to "
+        << (*j)->schema_version() << "\n";
+    for (const auto& m : journal::EmbeddedMigrations()) {
+      if (m.version > from) out << "  applied " << m.name << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace fk::cli

@@ -1,0 +1,76 @@
+// Status and Result<T>: errors that a caller handles are values, as in
+// LevelDB. Exceptions thrown by libraries (SQLiteCpp, Boost.JSON) are caught at
+// the layer boundary and turned into a Status there.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace fk {
+
+enum class Code {
+  kOk = 0,
+  kInvalidArgument,  // the caller passed something malformed
+  kNotFound,         // a file or object that should exist does not
+  kRefused,          // a file exists but is not ours to touch (foreign or newer journal)
+  kCorruption,       // stored data does not parse or contradicts itself
+  kIOError,          // the disk or the OS failed (full disk, permissions, I/O error)
+  kBusy,             // another writer holds a lock longer than we wait
+  kInternal,         // a bug: an invariant did not hold
+};
+
+const char* CodeName(Code code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;  // OK
+  static Status Ok() { return Status(); }
+  static Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
+  static Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
+  static Status Refused(std::string m) { return {Code::kRefused, std::move(m)}; }
+  static Status Corruption(std::string m) { return {Code::kCorruption, std::move(m)}; }
+  static Status IOError(std::string m) { return {Code::kIOError, std::move(m)}; }
+  static Status Busy(std::string m) { return {Code::kBusy, std::move(m)}; }
+  static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "Refused: journal /x is not a fencekeeper journal (application_id 0)".
+  std::string ToString() const;
+
+ private:
+  Status(Code c, std::string m) : code_(c), message_(std::move(m)) {}
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+// A value or the Status explaining why there is none.
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
+    assert(!std::get<Status>(v_).ok() && "a Result holding a Status must hold an error");
+  }
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  const Status& status() const {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+}  // namespace fk

@@ -1,0 +1,85 @@
+// Journal events: what fencekeeper saw, decided and did, in the order it
+// happened. The journal stores them append-only; fold() rebuilds state from
+// them; replay reads them back.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "domain/decision.h"
+#include "domain/observation.h"
+
+namespace fk::domain {
+
+enum class EventKind {
+  kFenceObserved,    // a namespace policy changed (uid, generation, intactness, presence)
+  kSandboxObserved,  // the decision input of one sandbox changed
+  kDecided,          // decide() over the sandbox's latest observation
+  kSuspendIntent,    // write-ahead: a suspend PATCH is about to be sent
+  kSuspendOutcome,   // what became of an intent (ref_seq names the intent)
+};
+
+enum class Outcome { kPending, kApplied, kConflict, kFailed, kSuperseded };
+
+inline constexpr const char* kWorkloadPolicyName = "openshell-sandbox-workloads";
+inline constexpr const char* kSupervisorPolicyName = "openshell-sandbox-supervisors";
+
+struct FenceObserved {
+  std::string policy;  // NetworkPolicy name
+  PolicyObservation observation;
+  bool operator==(const FenceObserved&) const = default;
+};
+
+struct SandboxObserved {
+  Snapshot snapshot;
+  bool operator==(const SandboxObserved&) const = default;
+};
+
+// The decision over the latest sandbox_observed event of the same sandbox.
+struct Decided {
+  Decision decision;
+  bool operator==(const Decided&) const = default;
+};
+
+struct SuspendIntent {
+  Reason reason = Reason::kNone;
+  int64_t observed_generation = 0;
+  std::string resource_version;  // the PATCH's precondition
+  ApiVersion api_version = ApiVersion::kV1beta1;
+  std::string note;
+  bool operator==(const SuspendIntent&) const = default;
+};
+
+struct SuspendOutcome {
+  Outcome outcome = Outcome::kApplied;
+  // metadata.generation of the object the PATCH returned (or, for an intent
+  // resolved after a crash, the generation seen when it was confirmed).
+  std::optional<int64_t> applied_generation;
+  std::string detail;
+  bool operator==(const SuspendOutcome&) const = default;
+};
+
+using EventBody = std::variant<FenceObserved, SandboxObserved, Decided, SuspendIntent, SuspendOutcome>;
+
+struct Event {
+  int64_t seq = 0;          // assigned by the journal
+  std::string recorded_at;  // RFC 3339 UTC, assigned by the journal
+  // The subject: a sandbox (ns, name, uid) or, for fence events, the namespace.
+  std::string ns;
+  std::string name;
+  std::string uid;
+  int64_t ref_seq = 0;  // for an outcome: the intent's seq; otherwise 0
+  EventBody body;
+
+  EventKind kind() const { return static_cast<EventKind>(body.index()); }
+  bool operator==(const Event&) const = default;
+};
+
+const char* ToString(EventKind k);
+const char* ToString(Outcome o);
+std::optional<EventKind> ParseEventKind(const std::string& s);
+std::optional<Outcome> ParseOutcome(const std::string& s);
+
+}  // namespace fk::domain

@@ -1,0 +1,113 @@
+#include <algorithm>
+
+#include "domain/journal_state.h"
+
+namespace fk::domain {
+namespace {
+
+SandboxRecord& RecordFor(JournalState& state, const Event& e) {
+  SandboxRecord& r = state.sandboxes[e.uid];
+  r.uid = e.uid;
+  r.ns = e.ns;  // a sandbox keeps its uid; name and namespace follow the newest event
+  r.name = e.name;
+  r.updated_at = e.recorded_at;
+  return r;
+}
+
+struct Folder {
+  JournalState& state;
+  const Event& e;
+
+  void operator()(const FenceObserved& f) {
+    FenceRecord& r = state.fences[{e.ns, f.policy}];
+    r = FenceRecord{e.ns, f.policy, f.observation, e.seq, e.recorded_at};
+  }
+  void operator()(const SandboxObserved& o) {
+    SandboxRecord& r = RecordFor(state, e);
+    r.observation = o.snapshot;
+    r.observation_seq = e.seq;
+  }
+  void operator()(const Decided& d) {
+    SandboxRecord& r = RecordFor(state, e);
+    r.decision = d.decision;
+    r.decision_seq = e.seq;
+  }
+  void operator()(const SuspendIntent& i) {
+    SandboxRecord& r = RecordFor(state, e);
+    r.history.pending_intent_seq = e.seq;
+    state.pending_intents[e.seq] = IntentRecord{e.seq, e.ns, e.name, e.uid, i};
+  }
+  void operator()(const SuspendOutcome& o) {
+    state.pending_intents.erase(e.ref_seq);
+    SandboxRecord& r = RecordFor(state, e);
+    if (r.history.pending_intent_seq == e.ref_seq) r.history.pending_intent_seq.reset();
+    // Only an applied suspend blocks later PATCHes; conflict, failed and
+    // superseded leave the sandbox free to be decided again.
+    if (o.outcome == Outcome::kApplied && o.applied_generation) {
+      r.history.applied_generation =
+          std::max(r.history.applied_generation.value_or(*o.applied_generation),
+                   *o.applied_generation);
+    }
+  }
+};
+
+Event Subject(const SandboxObservation& sb, EventBody body) {
+  Event e;
+  e.ns = sb.ns;
+  e.name = sb.name;
+  e.uid = sb.uid;
+  e.body = std::move(body);
+  return e;
+}
+
+}  // namespace
+
+void fold(JournalState& state, const Event& event) {
+  std::visit(Folder{state, event}, event.body);
+  state.last_seq = std::max(state.last_seq, event.seq);
+}
+
+SuspendHistory history_for(const JournalState& state, const std::string& sandbox_uid) {
+  auto it = state.sandboxes.find(sandbox_uid);
+  return it == state.sandboxes.end() ? SuspendHistory{} : it->second.history;
+}
+
+std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval) {
+  std::vector<Event> out;
+  const SandboxObservation& sb = eval.snapshot.sandbox;
+
+  const std::pair<const char*, const PolicyObservation*> policies[] = {
+      {kWorkloadPolicyName, &eval.snapshot.workload_fence},
+      {kSupervisorPolicyName, &eval.snapshot.supervisor_fence},
+  };
+  for (const auto& [policy, obs] : policies) {
+    auto it = state.fences.find({sb.ns, policy});
+    const bool known = it != state.fences.end();
+    // A policy never seen and still absent is not news; anything else that
+    // differs from the last record is.
+    if ((known && it->second.observation == *obs) || (!known && !obs->present)) continue;
+    Event e;
+    e.ns = sb.ns;
+    e.name = policy;
+    e.body = FenceObserved{policy, *obs};
+    out.push_back(std::move(e));
+  }
+
+  const bool patch = eval.decision.action == Action::kPatchSuspend;
+  auto it = state.sandboxes.find(sb.uid);
+  const SandboxRecord* rec = it == state.sandboxes.end() ? nullptr : &it->second;
+  const bool observation_changed = !rec || !rec->observation || !(*rec->observation == eval.snapshot);
+  const bool decision_changed = !rec || !rec->decision || !(*rec->decision == eval.decision);
+  if (observation_changed || decision_changed || patch) {
+    out.push_back(Subject(sb, SandboxObserved{eval.snapshot}));
+    out.push_back(Subject(sb, Decided{eval.decision}));
+  }
+  if (patch) {
+    out.push_back(Subject(sb, SuspendIntent{eval.decision.reason, sb.generation,
+                                            eval.resource_version, sb.api_version,
+                                            eval.decision.note}));
+  }
+  return out;
+}
+
+}  // namespace fk::domain

@@ -1,0 +1,78 @@
+// State folded from journal events, and the pure planning of which events an
+// evaluation must append.
+//
+// fold() is the single definition of what the events mean: the journal runs
+// it to keep its projection tables, the reconciler reads the result, and
+// replay re-runs it from the first event. plan_events() is where "the journal
+// grows with changes, not with time" is decided: an evaluation whose inputs
+// and decision are unchanged plans nothing.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "domain/decision.h"
+#include "domain/event.h"
+#include "domain/observation.h"
+
+namespace fk::domain {
+
+struct FenceRecord {
+  std::string ns;
+  std::string policy;
+  PolicyObservation observation;
+  int64_t seq = 0;  // the fence_observed event that set it
+  std::string updated_at;
+  bool operator==(const FenceRecord&) const = default;
+};
+
+struct IntentRecord {
+  int64_t seq = 0;
+  std::string ns, name, uid;
+  SuspendIntent intent;
+  bool operator==(const IntentRecord&) const = default;
+};
+
+struct SandboxRecord {
+  std::string ns, name, uid;
+  std::optional<Snapshot> observation;  // latest sandbox_observed
+  int64_t observation_seq = 0;
+  std::optional<Decision> decision;  // latest decided
+  int64_t decision_seq = 0;
+  SuspendHistory history;
+  std::string updated_at;
+  bool operator==(const SandboxRecord&) const = default;
+};
+
+struct JournalState {
+  std::map<std::pair<std::string, std::string>, FenceRecord> fences;  // (ns, policy)
+  std::map<std::string, SandboxRecord> sandboxes;                      // by uid
+  std::map<int64_t, IntentRecord> pending_intents;                     // by intent seq
+  int64_t last_seq = 0;
+  bool operator==(const JournalState&) const = default;
+};
+
+// Applies one event. Events must arrive in seq order.
+void fold(JournalState& state, const Event& event);
+
+// The journal's record of past suspends for a sandbox UID (empty if unknown).
+SuspendHistory history_for(const JournalState& state, const std::string& sandbox_uid);
+
+// One evaluation of one sandbox: the snapshot decided on, the decision, and
+// the resourceVersion a PATCH would carry.
+struct Evaluation {
+  Snapshot snapshot;
+  Decision decision;
+  std::string resource_version;
+};
+
+// The events (without seq/time) that record this evaluation: changed fence
+// observations, the sandbox observation and decision if either changed, and
+// the intent when the decision is to PATCH. Empty when nothing changed.
+std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval);
+
+}  // namespace fk::domain

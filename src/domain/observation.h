@@ -1,0 +1,89 @@
+// What the reconciler observed about one sandbox, as plain values.
+//
+// These types are the input of decide(). They are built at the edge (parsing
+// Kubernetes JSON lives in src/kube/objects.*); every malformed input has
+// already been mapped to a defined value here, so decide() never sees JSON and
+// never fails. Only decision-relevant fields are kept: two observations that
+// compare equal lead to the same decision, which is what lets the journal skip
+// unchanged observations.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace fk::domain {
+
+enum class ApiVersion { kV1beta1, kV1alpha1 };
+
+// openshell.ai/sandbox-runtime-bootstrap-operation. kOther covers a value we
+// do not know; it never lets a sandbox run.
+enum class BootstrapOp { kNone, kCreate, kRestart, kStop, kOther };
+
+struct SandboxObservation {
+  std::string ns;
+  std::string name;
+  std::string uid;
+  int64_t generation = 0;  // metadata.generation
+  ApiVersion api_version = ApiVersion::kV1beta1;
+  bool deleting = false;  // metadata.deletionTimestamp is set
+  // Desired mode. Only an explicit Suspended (v1beta1, any case) or an integer
+  // replicas <= 0 (v1alpha1) is "not running"; everything else fails closed.
+  bool should_run = true;
+  bool bootstrapping = false;  // bootstrapping annotation is exactly "true"
+  BootstrapOp bootstrap_op = BootstrapOp::kNone;
+  // Admission record. nullopt = annotation missing, or (for the generation)
+  // not plain base-10 digits; either way a mismatch.
+  std::optional<std::string> fence_uid;
+  std::optional<int64_t> fence_generation;
+  std::optional<std::string> workload_uid;
+  std::optional<std::string> supervisor_uid;
+
+  bool operator==(const SandboxObservation&) const = default;
+};
+
+// One of the two namespace NetworkPolicies.
+struct PolicyObservation {
+  bool present = false;
+  std::string uid;         // metadata.uid (empty when absent)
+  int64_t generation = 0;  // metadata.generation (0 when absent)
+  bool intact = false;     // spec equals the intended one (false when absent)
+
+  bool operator==(const PolicyObservation&) const = default;
+};
+
+struct PodObservation {
+  bool present = false;
+  std::string uid;
+
+  bool operator==(const PodObservation&) const = default;
+};
+
+// What the journal says about past suspend transitions of one sandbox UID.
+// It is folded from journal events (see fold.h) and is part of the decision
+// input: the intent rule of DESIGN §2 reads it.
+struct SuspendHistory {
+  std::optional<int64_t> pending_intent_seq;  // an intent with no outcome yet
+  std::optional<int64_t> applied_generation;  // highest generation a suspend was applied at
+
+  bool operator==(const SuspendHistory&) const = default;
+};
+
+// Everything decide() needs about one sandbox.
+struct Snapshot {
+  SandboxObservation sandbox;
+  PolicyObservation workload_fence;
+  PolicyObservation supervisor_fence;
+  PodObservation workload_pod;
+  PodObservation supervisor_pod;
+  SuspendHistory history;
+
+  bool operator==(const Snapshot&) const = default;
+};
+
+const char* ToString(ApiVersion v);
+const char* ToString(BootstrapOp op);
+std::optional<ApiVersion> ParseApiVersion(const std::string& s);
+std::optional<BootstrapOp> ParseBootstrapOp(const std::string& s);
+
+}  // namespace fk::domain

@@ -1,0 +1,439 @@
+#include "journal/journal.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "journal/codec.h"
+#include "journal/migrations.h"
+
+namespace fk::journal {
+namespace fs = std::filesystem;
+using namespace fk::domain;
+
+namespace {
+
+// Maps an SQLite failure to a Status; disk-full and I/O errors stay
+// distinguishable because the reconciler reacts to them (readiness off).
+Status FromSqlite(const std::string& context, const SQLite::Exception& e) {
+  const int primary = e.getErrorCode() & 0xff;
+  std::string msg = context + ": " + e.what();
+  switch (primary) {
+    case SQLITE_FULL: return Status::IOError(msg + " (disk full)");
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM: return Status::IOError(msg);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return Status::Busy(msg);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return Status::Corruption(msg);
+    default: return Status::Internal(msg);
+  }
+}
+
+constexpr char kSqliteMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
+                                   'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+
+std::string Quote(const std::string& path) { return "'" + path + "'"; }
+
+// Creates the journal file with mode 0600 before SQLite touches it, so it is
+// never readable by others, not even for an instant. The -wal and -shm files
+// SQLite makes later copy this mode.
+Status CreateFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return Status::IOError("cannot create journal " + Quote(path) + ": " + std::strerror(errno));
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<FileInfo> InspectJournalFile(const std::string& path) {
+  FileInfo info;
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return info;
+  info.exists = true;
+  if (!fs::is_regular_file(status)) {
+    return Status::Refused("journal " + Quote(path) + " is not a regular file");
+  }
+  if (fs::file_size(path, ec) == 0 && !ec) {
+    info.empty = true;
+    return info;
+  }
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::IOError("cannot read journal " + Quote(path) + ": " + std::strerror(errno));
+    std::array<char, 16> magic{};
+    in.read(magic.data(), magic.size());
+    if (in.gcount() != 16 || std::memcmp(magic.data(), kSqliteMagic, 16) != 0) {
+      return Status::Refused("journal " + Quote(path) +
+                             " is not an SQLite database (not a fencekeeper journal); refusing to touch it");
+    }
+  }
+  try {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    info.application_id = db.execAndGet("PRAGMA application_id").getInt();
+    info.user_version = db.execAndGet("PRAGMA user_version").getInt();
+    const int objects = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
+    info.empty = objects == 0 && info.application_id == 0 && info.user_version == 0;
+  } catch (const SQLite::Exception& e) {
+    return Status::Refused("journal " + Quote(path) + " cannot be read as an SQLite database: " +
+                           e.what());
+  }
+  if (info.empty) return info;
+  if (info.application_id != kApplicationId) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", static_cast<uint32_t>(info.application_id));
+    return Status::Refused("journal " + Quote(path) + " is an SQLite database of another application (application_id " +
+                           hex + ", expected fencekeeper's 0x464b4a31); refusing to touch it");
+  }
+  if (info.user_version > LatestSchemaVersion()) {
+    return Status::Refused("journal " + Quote(path) + " has schema version " +
+                           std::to_string(info.user_version) + ", newer than this fencekeeper knows (" +
+                           std::to_string(LatestSchemaVersion()) +
+                           "); run a fencekeeper at least as new as the one that wrote it");
+  }
+  return info;
+}
+
+struct Journal::Impl {
+  Impl(const std::string& path, int flags, const Clock* c) : db(path, flags), clock(c) {}
+  SQLite::Database db;
+  const Clock* clock;
+};
+
+Journal::Journal(std::string path, std::unique_ptr<Impl> impl)
+    : path_(std::move(path)), impl_(std::move(impl)) {}
+
+Journal::~Journal() = default;
+
+Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOptions options) {
+  const Clock* clock = options.clock ? options.clock : &SystemClock::Instance();
+  auto info = InspectJournalFile(path);
+  if (!info.ok()) return info.status();
+
+  if (options.read_only) {
+    if (!info->exists) return Status::NotFound("journal " + Quote(path) + " does not exist");
+    if (info->empty || info->user_version < LatestSchemaVersion()) {
+      return Status::Refused("journal " + Quote(path) + " is at schema version " +
+                             std::to_string(info->user_version) + "; run `fencekeeper migrate --journal " +
+                             path + "` first");
+    }
+  } else if (!info->exists) {
+    const fs::path parent = fs::absolute(path).parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(parent, ec)) {
+      return Status::IOError("cannot create journal " + Quote(path) + ": directory " +
+                             Quote(parent.string()) + " does not exist");
+    }
+    if (Status s = CreateFile(path); !s.ok()) return s;
+  } else if (::access(path.c_str(), R_OK | W_OK) != 0) {
+    return Status::IOError("journal " + Quote(path) + " is not writable: " + std::strerror(errno));
+  }
+
+  std::unique_ptr<Impl> impl;
+  try {
+    const int flags = options.read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE;
+    impl = std::make_unique<Impl>(path, flags, clock);
+    auto& db = impl->db;
+    db.setBusyTimeout(options.busy_timeout_ms);
+    if (!options.read_only) {
+      if (sqlite3_db_readonly(db.getHandle(), "main") == 1) {
+        return Status::IOError("journal " + Quote(path) + " could only be opened read-only");
+      }
+      const std::string mode = db.execAndGet("PRAGMA journal_mode = WAL").getString();
+      if (mode != "wal") {
+        return Status::IOError("journal " + Quote(path) + " could not be switched to WAL mode (got " +
+                               mode + ")");
+      }
+      // FULL: a commit that recorded "intent issued" must survive power loss,
+      // not only a process crash (sqlite-journal-facts §1.1).
+      db.exec("PRAGMA synchronous = FULL");
+    }
+    db.exec("PRAGMA foreign_keys = ON");
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("cannot open journal " + Quote(path), e);
+  }
+
+  if (!options.read_only) {
+    if (Status s = ApplyMigrations(impl->db, EmbeddedMigrations(), *clock); !s.ok()) {
+      return Status(Status::IOError("journal " + Quote(path) + ": " + s.message()));
+    }
+  }
+  std::unique_ptr<Journal> journal(new Journal(path, std::move(impl)));
+  try {
+    journal->schema_version_ = journal->impl_->db.execAndGet("PRAGMA user_version").getInt();
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("journal " + Quote(path), e);
+  }
+  if (Status s = journal->LoadState(); !s.ok()) return s;
+  return journal;
+}
+
+Status Journal::LoadState() {
+  JournalState state;
+  try {
+    auto& db = impl_->db;
+    SQLite::Statement fences(db,
+                             "SELECT namespace, policy, present, policy_uid, generation, intact, seq, "
+                             "updated_at FROM fence_projection");
+    while (fences.executeStep()) {
+      FenceRecord r;
+      r.ns = fences.getColumn(0).getString();
+      r.policy = fences.getColumn(1).getString();
+      r.observation = {fences.getColumn(2).getInt() != 0, fences.getColumn(3).getString(),
+                       fences.getColumn(4).getInt64(), fences.getColumn(5).getInt() != 0};
+      r.seq = fences.getColumn(6).getInt64();
+      r.updated_at = fences.getColumn(7).getString();
+      state.fences[{r.ns, r.policy}] = r;
+    }
+    SQLite::Statement sandboxes(db,
+                                "SELECT sandbox_uid, namespace, name, observation, observation_seq, "
+                                "decision, decision_seq, pending_intent_seq, applied_generation, "
+                                "updated_at FROM sandbox_projection");
+    while (sandboxes.executeStep()) {
+      SandboxRecord r;
+      r.uid = sandboxes.getColumn(0).getString();
+      r.ns = sandboxes.getColumn(1).getString();
+      r.name = sandboxes.getColumn(2).getString();
+      if (!sandboxes.getColumn(3).isNull()) {
+        auto snap = DecodeSnapshot(sandboxes.getColumn(3).getString());
+        if (!snap.ok()) return Status::Corruption("sandbox_projection " + r.uid + ": " + snap.status().message());
+        r.observation = *snap;
+      }
+      r.observation_seq = sandboxes.getColumn(4).getInt64();
+      if (!sandboxes.getColumn(5).isNull()) {
+        auto d = DecodeDecision(sandboxes.getColumn(5).getString());
+        if (!d.ok()) return Status::Corruption("sandbox_projection " + r.uid + ": " + d.status().message());
+        r.decision = *d;
+      }
+      r.decision_seq = sandboxes.getColumn(6).getInt64();
+      if (!sandboxes.getColumn(7).isNull()) r.history.pending_intent_seq = sandboxes.getColumn(7).getInt64();
+      if (!sandboxes.getColumn(8).isNull()) r.history.applied_generation = sandboxes.getColumn(8).getInt64();
+      r.updated_at = sandboxes.getColumn(9).getString();
+      state.sandboxes[r.uid] = r;
+    }
+    for (const auto& [uid, r] : state.sandboxes) {
+      if (!r.history.pending_intent_seq) continue;
+      const int64_t seq = *r.history.pending_intent_seq;
+      Status s = ForEachEvent(seq, seq, [&](const Event& e) {
+        if (const auto* intent = std::get_if<SuspendIntent>(&e.body)) {
+          state.pending_intents[seq] = IntentRecord{seq, e.ns, e.name, e.uid, *intent};
+          return Status::Ok();
+        }
+        return Status::Corruption("sandbox_projection " + uid + " names seq " + std::to_string(seq) +
+                                  " as its pending intent, but that event is a " + ToString(e.kind()));
+      });
+      if (!s.ok()) return s;
+    }
+    state.last_seq = db.execAndGet("SELECT COALESCE(max(seq), 0) FROM events").getInt64();
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("cannot load journal state from " + Quote(path_), e);
+  }
+  state_ = std::move(state);
+  return Status::Ok();
+}
+
+Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
+  if (events.empty()) return events;
+  // Fold into a scratch state holding only the records these events touch,
+  // write those to the projections, and merge into state_ only after COMMIT:
+  // a failed append leaves state_ exactly as it was, at O(events) cost.
+  JournalState scratch;
+  scratch.last_seq = state_.last_seq;
+  std::set<int64_t> touched_intents;
+  for (const Event& e : events) {
+    if (const auto* f = std::get_if<FenceObserved>(&e.body)) {
+      if (auto it = state_.fences.find({e.ns, f->policy}); it != state_.fences.end()) scratch.fences.insert(*it);
+    } else if (auto it = state_.sandboxes.find(e.uid); it != state_.sandboxes.end()) {
+      scratch.sandboxes.insert(*it);
+    }
+    if (e.kind() == EventKind::kSuspendOutcome) {
+      touched_intents.insert(e.ref_seq);
+      if (auto it = state_.pending_intents.find(e.ref_seq); it != state_.pending_intents.end()) {
+        scratch.pending_intents.insert(*it);
+      } else {
+        return Status::InvalidArgument("outcome for seq " + std::to_string(e.ref_seq) +
+                                       ", which is not a pending intent");
+      }
+    }
+  }
+
+  const std::string now = FormatRfc3339(impl_->clock->Now());
+  auto& db = impl_->db;
+  try {
+    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    const int64_t on_disk = db.execAndGet("SELECT COALESCE(max(seq), 0) FROM events").getInt64();
+    if (on_disk != state_.last_seq) {
+      return Status::Busy("journal " + Quote(path_) + " was written by another process (last seq " +
+                          std::to_string(on_disk) + ", expected " + std::to_string(state_.last_seq) +
+                          "); only one fencekeeper may write a journal");
+    }
+    SQLite::Statement insert(db,
+                             "INSERT INTO events (recorded_at, kind, namespace, name, uid, ref_seq, "
+                             "payload) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    for (Event& e : events) {
+      e.recorded_at = now;
+      insert.reset();
+      insert.bind(1, e.recorded_at);
+      insert.bind(2, ToString(e.kind()));
+      insert.bind(3, e.ns);
+      insert.bind(4, e.name);
+      insert.bind(5, e.uid);
+      if (e.ref_seq != 0) insert.bind(6, e.ref_seq); else insert.bind(6);
+      insert.bind(7, EncodePayload(e.body));
+      insert.exec();
+      e.seq = db.getLastInsertRowid();
+      if (e.kind() == EventKind::kSuspendIntent) touched_intents.insert(e.seq);
+      fold(scratch, e);
+    }
+
+    SQLite::Statement fence(db,
+                            "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
+                            "policy_uid, generation, intact, seq, updated_at) VALUES (?,?,?,?,?,?,?,?)");
+    for (const auto& [key, r] : scratch.fences) {
+      fence.reset();
+      fence.bind(1, r.ns);
+      fence.bind(2, r.policy);
+      fence.bind(3, r.observation.present ? 1 : 0);
+      fence.bind(4, r.observation.uid);
+      fence.bind(5, r.observation.generation);
+      fence.bind(6, r.observation.intact ? 1 : 0);
+      fence.bind(7, r.seq);
+      fence.bind(8, r.updated_at);
+      fence.exec();
+    }
+    SQLite::Statement sandbox(db,
+                              "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
+                              "verdict, reason, action, observed_generation, observation, "
+                              "observation_seq, decision, decision_seq, pending_intent_seq, "
+                              "applied_generation, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& [uid, r] : scratch.sandboxes) {
+      sandbox.reset();
+      sandbox.clearBindings();
+      sandbox.bind(1, r.uid);
+      sandbox.bind(2, r.ns);
+      sandbox.bind(3, r.name);
+      if (r.decision) {
+        sandbox.bind(4, ToString(r.decision->verdict));
+        sandbox.bind(5, ToString(r.decision->reason));
+        sandbox.bind(6, ToString(r.decision->action));
+        sandbox.bind(10, EncodeDecision(*r.decision));
+        sandbox.bind(11, r.decision_seq);
+      }
+      if (r.observation) {
+        sandbox.bind(7, r.observation->sandbox.generation);
+        sandbox.bind(8, EncodeSnapshot(*r.observation));
+        sandbox.bind(9, r.observation_seq);
+      }
+      if (r.history.pending_intent_seq) sandbox.bind(12, *r.history.pending_intent_seq);
+      if (r.history.applied_generation) sandbox.bind(13, *r.history.applied_generation);
+      sandbox.bind(14, r.updated_at);
+      sandbox.exec();
+    }
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("cannot append to journal " + Quote(path_), e);
+  }
+
+  for (auto& [key, r] : scratch.fences) state_.fences[key] = std::move(r);
+  for (auto& [uid, r] : scratch.sandboxes) state_.sandboxes[uid] = std::move(r);
+  for (int64_t seq : touched_intents) {
+    if (auto it = scratch.pending_intents.find(seq); it != scratch.pending_intents.end()) {
+      state_.pending_intents[seq] = it->second;
+    } else {
+      state_.pending_intents.erase(seq);
+    }
+  }
+  state_.last_seq = scratch.last_seq;
+  return events;
+}
+
+Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
+  auto appended = Append(plan_events(state_, evaluation));
+  if (!appended.ok()) return appended.status();
+  Recorded r;
+  r.appended = appended->size();
+  for (const Event& e : *appended) {
+    if (e.kind() == EventKind::kSuspendIntent) r.intent_seq = e.seq;
+  }
+  return r;
+}
+
+Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome) {
+  auto it = state_.pending_intents.find(intent_seq);
+  if (it == state_.pending_intents.end()) {
+    return Status::InvalidArgument("journal seq " + std::to_string(intent_seq) + " is not a pending intent");
+  }
+  Event e;
+  e.ns = it->second.ns;
+  e.name = it->second.name;
+  e.uid = it->second.uid;
+  e.ref_seq = intent_seq;
+  e.body = outcome;
+  auto appended = Append({std::move(e)});
+  if (!appended.ok()) return appended.status();
+  return appended->front().seq;
+}
+
+Status Journal::ForEachEvent(int64_t from_seq, int64_t until_seq,
+                             const std::function<Status(const Event&)>& fn) const {
+  try {
+    SQLite::Statement q(impl_->db,
+                        "SELECT seq, recorded_at, kind, namespace, name, uid, COALESCE(ref_seq, 0), "
+                        "payload FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq");
+    q.bind(1, from_seq);
+    q.bind(2, until_seq);
+    while (q.executeStep()) {
+      Event e;
+      e.seq = q.getColumn(0).getInt64();
+      e.recorded_at = q.getColumn(1).getString();
+      const std::string kind = q.getColumn(2).getString();
+      e.ns = q.getColumn(3).getString();
+      e.name = q.getColumn(4).getString();
+      e.uid = q.getColumn(5).getString();
+      e.ref_seq = q.getColumn(6).getInt64();
+      auto k = ParseEventKind(kind);
+      if (!k) return Status::Corruption("event seq " + std::to_string(e.seq) + " has unknown kind '" + kind + "'");
+      auto body = DecodePayload(*k, q.getColumn(7).getString());
+      if (!body.ok()) {
+        return Status::Corruption("event seq " + std::to_string(e.seq) + ": " + body.status().message());
+      }
+      e.body = std::move(*body);
+      if (Status s = fn(e); !s.ok()) return s;
+    }
+  } catch (const SQLite::Exception& ex) {
+    return FromSqlite("cannot read journal " + Quote(path_), ex);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> Journal::IntegrityCheck() const {
+  try {
+    SQLite::Statement q(impl_->db, "PRAGMA integrity_check");
+    std::string out;
+    while (q.executeStep()) {
+      if (!out.empty()) out += "\n";
+      out += q.getColumn(0).getString();
+    }
+    return out;
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("integrity_check on " + Quote(path_), e);
+  }
+}
+
+}  // namespace fk::journal

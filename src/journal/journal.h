@@ -1,0 +1,94 @@
+// The durable SQLite journal (DESIGN §4).
+//
+// One Journal object owns one connection to one file and is the only writer
+// (the process must be the only fencekeeper writing the file; a concurrent
+// writer is detected and refused). Every Append is one BEGIN IMMEDIATE
+// transaction that inserts the events, updates the projection tables, and is
+// durable on return (WAL + synchronous=FULL): a transition intent is on disk
+// before the PATCH it announces is sent.
+//
+// Not thread-safe: callers serialize access.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "domain/event.h"
+#include "domain/journal_state.h"
+
+namespace fk::journal {
+
+struct OpenOptions {
+  // Read-only opens never create, migrate or write (replay, audit, backup source).
+  bool read_only = false;
+  int busy_timeout_ms = 5000;
+  const Clock* clock = nullptr;  // defaults to the system clock
+};
+
+// What a file on disk is, found without changing a byte of it.
+struct FileInfo {
+  bool exists = false;
+  bool empty = false;  // no bytes, or an SQLite database with no schema and no application_id
+  int32_t application_id = 0;
+  int32_t user_version = 0;
+};
+
+// Inspects `path`. Refuses (kRefused) a file that is not an SQLite database, a
+// non-empty database whose application_id is not fencekeeper's, or one whose
+// schema is newer than this binary knows.
+Result<FileInfo> InspectJournalFile(const std::string& path);
+
+class Journal {
+ public:
+  // Creates (mode 0600) and migrates a missing or empty file, upgrades an older
+  // journal, and refuses anything else with a message naming the file.
+  static Result<std::unique_ptr<Journal>> Open(const std::string& path, OpenOptions options = {});
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  const std::string& path() const { return path_; }
+  int schema_version() const { return schema_version_; }
+  // State folded from every event so far (loaded from the projections on open).
+  const domain::JournalState& state() const { return state_; }
+
+  // Appends `events` atomically and durably, assigning seq and recorded_at.
+  // On error nothing is appended and state() is unchanged.
+  Result<std::vector<domain::Event>> Append(std::vector<domain::Event> events);
+
+  struct Recorded {
+    size_t appended = 0;
+    std::optional<int64_t> intent_seq;  // set when the evaluation issued an intent
+  };
+  // Records one evaluation (plan_events + Append). Unchanged evaluations append nothing.
+  Result<Recorded> Record(const domain::Evaluation& evaluation);
+
+  // Records the outcome of a pending intent.
+  Result<int64_t> RecordOutcome(int64_t intent_seq, const domain::SuspendOutcome& outcome);
+
+  // Calls `fn` for each event with from_seq <= seq <= until_seq, in order.
+  // A row that does not decode stops the walk with kCorruption naming its seq.
+  Status ForEachEvent(int64_t from_seq, int64_t until_seq,
+                      const std::function<Status(const domain::Event&)>& fn) const;
+
+  // PRAGMA integrity_check: "ok", or the problems it lists. Costs O(file).
+  Result<std::string> IntegrityCheck() const;
+
+ private:
+  struct Impl;
+  Journal(std::string path, std::unique_ptr<Impl> impl);
+  Status LoadState();
+
+  std::string path_;
+  std::unique_ptr<Impl> impl_;
+  int schema_version_ = 0;
+  domain::JournalState state_;
+};
+
+}  // namespace fk::journal

@@ -1,0 +1,221 @@
+#include "kube/objects.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cctype>
+#include <charconv>
+
+namespace fk::kube {
+namespace json = boost::json;
+using domain::ApiVersion;
+using domain::BootstrapOp;
+
+namespace {
+
+const json::object* ObjectAt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_object() ? &v->get_object() : nullptr;
+}
+
+std::optional<std::string> StringAt(const json::object* o, std::string_view key) {
+  if (!o) return std::nullopt;
+  const json::value* v = o->if_contains(key);
+  if (!v || !v->is_string()) return std::nullopt;
+  return std::string(v->get_string());
+}
+
+Result<json::value> Parse(std::string_view text, const char* what) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec) return Status::InvalidArgument(std::string(what) + " is not valid JSON: " + ec.message());
+  return v;
+}
+
+// metadata.name/namespace/uid: without them the object cannot be addressed or
+// journaled, so it is rejected (the caller logs and skips it).
+Status RequireIdentity(const json::object* meta, const char* kind, bool need_namespace) {
+  if (!meta) return Status::InvalidArgument(std::string(kind) + " has no metadata object");
+  for (const char* key : {"name", "uid"}) {
+    auto v = StringAt(meta, key);
+    if (!v || v->empty()) return Status::InvalidArgument(std::string(kind) + " has no metadata." + key);
+  }
+  if (need_namespace) {
+    auto ns = StringAt(meta, "namespace");
+    if (!ns || ns->empty()) return Status::InvalidArgument(std::string(kind) + " has no metadata.namespace");
+  }
+  return Status::Ok();
+}
+
+int64_t GenerationOf(const json::object* meta) {
+  const json::value* g = meta ? meta->if_contains("generation") : nullptr;
+  if (g && g->is_int64()) return g->get_int64();
+  if (g && g->is_uint64() && g->get_uint64() <= INT64_MAX) return static_cast<int64_t>(g->get_uint64());
+  return 0;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Desired mode (DESIGN §2): suspended only on an explicit, well-formed value.
+bool ShouldRun(const json::object* spec, ApiVersion version) {
+  const json::value* v = nullptr;
+  if (version == ApiVersion::kV1beta1) {
+    v = spec ? spec->if_contains("operatingMode") : nullptr;
+    return !(v && v->is_string() && EqualsIgnoreCase(v->get_string(), "Suspended"));
+  }
+  v = spec ? spec->if_contains("replicas") : nullptr;
+  if (v && v->is_int64()) return v->get_int64() > 0;
+  if (v && v->is_uint64()) return v->get_uint64() > 0;
+  return true;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Normalization for comparing policy specs: an empty list or a null equals an
+// absent field (the API server and kubectl drop or keep them freely), a port
+// without a protocol is TCP (the server's default), and policyTypes is a set.
+json::value Normalize(const json::value& v, std::string_view key = {}) {
+  if (v.is_object()) {
+    json::object out;
+    for (const auto& [k, child] : v.get_object()) {
+      if (child.is_null() || (child.is_array() && child.get_array().empty())) continue;
+      out[k] = Normalize(child, k);
+    }
+    if (key == "ports" || out.contains("port")) {
+      if (!out.contains("protocol")) out["protocol"] = "TCP";
+    }
+    return out;
+  }
+  if (v.is_array()) {
+    json::array out;
+    for (const auto& child : v.get_array()) out.push_back(Normalize(child, key));
+    if (key == "policyTypes") {
+      std::vector<std::string> types;
+      for (const auto& t : out) types.push_back(t.is_string() ? std::string(t.get_string()) : json::serialize(t));
+      std::sort(types.begin(), types.end());
+      out.clear();
+      for (auto& t : types) out.push_back(json::string(t));
+    }
+    return out;
+  }
+  if (v.is_uint64() && v.get_uint64() <= INT64_MAX) return static_cast<int64_t>(v.get_uint64());
+  return v;
+}
+
+json::value IntendedSpec(PolicyRole role, int boundary_port) {
+  auto role_selector = [](const char* r) {
+    return json::object{{"matchLabels", {{"openshell.ai/boundary-role", r}}}};
+  };
+  if (role == PolicyRole::kWorkload) {
+    return json::object{
+        {"podSelector", role_selector("workload")},
+        {"policyTypes", json::array{"Ingress", "Egress"}},
+        {"ingress", json::array{json::object{
+                        {"from", json::array{json::object{{"podSelector", role_selector("supervisor")}}}},
+                        {"ports", json::array{json::object{{"protocol", "TCP"}, {"port", boundary_port}}}}}}},
+        {"egress", json::array{}}};
+  }
+  return json::object{{"podSelector", role_selector("supervisor")},
+                      {"policyTypes", json::array{"Egress"}},
+                      {"egress", json::array{json::object{}}}};
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseFenceGeneration(std::string_view text) {
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version) {
+  if (!object.is_object()) return Status::InvalidArgument("Sandbox is not a JSON object");
+  const json::object& o = object.get_object();
+  const json::object* meta = ObjectAt(o, "metadata");
+  if (Status s = RequireIdentity(meta, "Sandbox", true); !s.ok()) return s;
+  const json::object* annotations = ObjectAt(*meta, "annotations");
+  const json::object* labels = ObjectAt(*meta, "labels");
+
+  ParsedSandbox p;
+  auto& sb = p.observation;
+  sb.ns = *StringAt(meta, "namespace");
+  sb.name = *StringAt(meta, "name");
+  sb.uid = *StringAt(meta, "uid");
+  sb.generation = GenerationOf(meta);
+  sb.api_version = version;
+  const json::value* deletion = meta->if_contains("deletionTimestamp");
+  sb.deleting = deletion && !deletion->is_null();
+  sb.should_run = ShouldRun(ObjectAt(o, "spec"), version);
+  sb.bootstrapping = StringAt(annotations, kBootstrappingAnnotation) == std::optional<std::string>("true");
+  if (auto op = StringAt(annotations, kBootstrapOperationAnnotation)) {
+    auto parsed = domain::ParseBootstrapOp(*op);
+    sb.bootstrap_op = parsed && *parsed != BootstrapOp::kNone ? *parsed : BootstrapOp::kOther;
+  }
+  sb.fence_uid = StringAt(annotations, kFenceUidAnnotation);
+  if (auto g = StringAt(annotations, kFenceGenerationAnnotation)) sb.fence_generation = ParseFenceGeneration(*g);
+  sb.workload_uid = StringAt(annotations, kWorkloadUidAnnotation);
+  sb.supervisor_uid = StringAt(annotations, kSupervisorUidAnnotation);
+
+  p.resource_version = StringAt(meta, "resourceVersion").value_or("");
+  p.workload_pod_name = StringAt(annotations, kPodNameAnnotation).value_or(sb.name);
+  if (p.workload_pod_name.empty()) p.workload_pod_name = sb.name;
+  auto id = StringAt(labels, kSandboxIdLabel);
+  if (id && !id->empty()) p.supervisor_pod_name = "os-supervisor-" + Lower(*id);
+  return p;
+}
+
+Result<ParsedSandbox> ParseSandboxJson(std::string_view text, ApiVersion version) {
+  auto v = Parse(text, "Sandbox");
+  if (!v.ok()) return v.status();
+  return ParseSandbox(*v, version);
+}
+
+Result<domain::PolicyObservation> ParsePolicy(const json::value* object, PolicyRole role,
+                                              int boundary_port) {
+  if (!object) return domain::PolicyObservation{};
+  if (!object->is_object()) return Status::InvalidArgument("NetworkPolicy is not a JSON object");
+  const json::object& o = object->get_object();
+  const json::object* meta = ObjectAt(o, "metadata");
+  if (Status s = RequireIdentity(meta, "NetworkPolicy", false); !s.ok()) return s;
+  domain::PolicyObservation p;
+  p.present = true;
+  p.uid = *StringAt(meta, "uid");
+  p.generation = GenerationOf(meta);
+  const json::value* spec = o.if_contains("spec");
+  p.intact = spec && Normalize(*spec) == Normalize(IntendedSpec(role, boundary_port));
+  return p;
+}
+
+Result<domain::PolicyObservation> ParsePolicyJson(std::string_view text, PolicyRole role,
+                                                  int boundary_port) {
+  auto v = Parse(text, "NetworkPolicy");
+  if (!v.ok()) return v.status();
+  return ParsePolicy(&*v, role, boundary_port);
+}
+
+Result<domain::PodObservation> ParsePod(const json::value* object) {
+  if (!object) return domain::PodObservation{};
+  if (!object->is_object()) return Status::InvalidArgument("Pod is not a JSON object");
+  const json::object* meta = ObjectAt(object->get_object(), "metadata");
+  if (Status s = RequireIdentity(meta, "Pod", false); !s.ok()) return s;
+  return domain::PodObservation{true, *StringAt(meta, "uid")};
+}
+
+Result<domain::PodObservation> ParsePodJson(std::string_view text) {
+  auto v = Parse(text, "Pod");
+  if (!v.ok()) return v.status();
+  return ParsePod(&*v);
+}
+
+}  // namespace fk::kube
