@@ -132,9 +132,10 @@ class Reader {
     }
     return *e;
   }
-  void Fail(std::string msg) {
-    if (parent_) return parent_->Fail(where_ + ": " + msg);
-    if (error_.empty()) error_ = where_ + ": " + msg;
+  void Fail(const std::string& msg) { Record(where_ + ": " + msg); }
+  void Record(std::string located) {
+    if (parent_) return parent_->Record(std::move(located));
+    if (error_.empty()) error_ = std::move(located);
   }
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }

@@ -74,25 +74,42 @@ Result<FileInfo> InspectJournalFile(const std::string& path) {
     info.empty = true;
     return info;
   }
+  std::array<unsigned char, 100> header{};
   {
     std::ifstream in(path, std::ios::binary);
     if (!in) return Status::IOError("cannot read journal " + Quote(path) + ": " + std::strerror(errno));
-    std::array<char, 16> magic{};
-    in.read(magic.data(), magic.size());
-    if (in.gcount() != 16 || std::memcmp(magic.data(), kSqliteMagic, 16) != 0) {
+    in.read(reinterpret_cast<char*>(header.data()), header.size());
+    if (in.gcount() != 100 || std::memcmp(header.data(), kSqliteMagic, 16) != 0) {
       return Status::Refused("journal " + Quote(path) +
                              " is not an SQLite database (not a fencekeeper journal); refusing to touch it");
     }
   }
-  try {
-    SQLite::Database db(path, SQLite::OPEN_READONLY);
-    info.application_id = db.execAndGet("PRAGMA application_id").getInt();
-    info.user_version = db.execAndGet("PRAGMA user_version").getInt();
-    const int objects = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
-    info.empty = objects == 0 && info.application_id == 0 && info.user_version == 0;
-  } catch (const SQLite::Exception& e) {
-    return Status::Refused("journal " + Quote(path) + " cannot be read as an SQLite database: " +
-                           e.what());
+  auto be32 = [&](size_t offset) {
+    return static_cast<int32_t>((uint32_t{header[offset]} << 24) | (uint32_t{header[offset + 1]} << 16) |
+                                (uint32_t{header[offset + 2]} << 8) | uint32_t{header[offset + 3]});
+  };
+  const bool wal_mode = header[18] == 2 && header[19] == 2;
+  std::error_code wal_ec;
+  const bool wal_has_frames = fs::exists(path + "-wal", wal_ec) && fs::file_size(path + "-wal", wal_ec) > 0;
+  if (wal_mode && !wal_has_frames) {
+    // Every committed change is in the main file, so its header is the
+    // truth; and opening a WAL database, even read-only, would create -wal
+    // and -shm files beside a file that may not be ours.
+    info.application_id = be32(68);
+    info.user_version = be32(60);
+    const int32_t pages = be32(28);
+    info.empty = info.application_id == 0 && info.user_version == 0 && pages <= 1;
+  } else {
+    try {
+      SQLite::Database db(path, SQLite::OPEN_READONLY);
+      info.application_id = db.execAndGet("PRAGMA application_id").getInt();
+      info.user_version = db.execAndGet("PRAGMA user_version").getInt();
+      const int objects = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
+      info.empty = objects == 0 && info.application_id == 0 && info.user_version == 0;
+    } catch (const SQLite::Exception& e) {
+      return Status::Refused("journal " + Quote(path) + " cannot be read as an SQLite database: " +
+                             e.what());
+    }
   }
   if (info.empty) return info;
   if (info.application_id != kApplicationId) {
@@ -165,6 +182,9 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
       db.exec("PRAGMA synchronous = FULL");
     }
     db.exec("PRAGMA foreign_keys = ON");
+    if (options.max_page_count > 0) {
+      db.exec("PRAGMA max_page_count = " + std::to_string(options.max_page_count));
+    }
   } catch (const SQLite::Exception& e) {
     return FromSqlite("cannot open journal " + Quote(path), e);
   }

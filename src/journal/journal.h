@@ -29,6 +29,9 @@ struct OpenOptions {
   bool read_only = false;
   int busy_timeout_ms = 5000;
   const Clock* clock = nullptr;  // defaults to the system clock
+  // Caps the file at this many pages (PRAGMA max_page_count); 0 = no cap.
+  // Appends past the cap fail like a full disk, which is how tests make one.
+  int64_t max_page_count = 0;
 };
 
 // What a file on disk is, found without changing a byte of it.

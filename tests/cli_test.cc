@@ -1,0 +1,203 @@
+// The migrate, replay and demo subcommands, run in-process: exit codes,
+// messages, files left untouched, and replay --check catching a decision that
+// was altered by hand.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "journal/migrations.h"
+#include "test_support.h"
+
+namespace fk::cli {
+namespace {
+using fk::testing::TempDir;
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+Outcome Migrate(const std::string& path, bool check) {
+  std::ostringstream out, err;
+  Outcome r;
+  r.code = RunMigrate({path, check}, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+Outcome Replay(ReplayOptions o) {
+  std::ostringstream out, err;
+  Outcome r;
+  r.code = RunReplay(o, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+// A journal written by the code: the demo's incident run.
+std::string DemoJournal(const TempDir& dir) {
+  std::ostringstream out, err;
+  DemoOptions o;
+  o.directory = dir.path().string();
+  o.passes = 3;
+  EXPECT_EQ(RunDemo(o, out, err), kExitOk) << err.str();
+  return dir.File("journal.db");
+}
+
+TEST(MigrateCommand, CreatesThenReportsUpToDate) {
+  TempDir dir;
+  const std::string path = dir.File("j.db");
+  Outcome check_missing = Migrate(path, true);
+  EXPECT_EQ(check_missing.code, kExitOk);
+  EXPECT_NE(check_missing.out.find("does not exist"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(path));  // --check changes nothing
+
+  Outcome created = Migrate(path, false);
+  EXPECT_EQ(created.code, kExitOk) << created.err;
+  EXPECT_NE(created.out.find("applied 0001_init"), std::string::npos) << created.out;
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+
+  Outcome check = Migrate(path, true);
+  EXPECT_EQ(check.code, kExitOk);
+  EXPECT_NE(check.out.find("up to date"), std::string::npos) << check.out;
+  Outcome again = Migrate(path, false);
+  EXPECT_NE(again.out.find("up to date"), std::string::npos) << again.out;
+}
+
+TEST(MigrateCommand, RefusesForeignFileWithExitTwoAndLeavesItAlone) {
+  TempDir dir;
+  const std::string path = dir.File("notes.txt");
+  testing::WriteBytes(path, "not a journal");
+  for (bool check : {true, false}) {
+    Outcome r = Migrate(path, check);
+    EXPECT_EQ(r.code, kExitUnusable);
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+    EXPECT_EQ(testing::ReadBytes(path), "not a journal");
+  }
+}
+
+TEST(ReplayCommand, CheckPassesOnAJournalWrittenByTheCode) {
+  TempDir dir;
+  const std::string path = DemoJournal(dir);
+  ReplayOptions o;
+  o.journal = path;
+  o.check = true;
+  Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitOk) << r.err << r.out;
+  EXPECT_NE(r.out.find("integrity_check ok, 0 divergence(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("suspend_intent"), std::string::npos);
+  EXPECT_NE(r.out.find("verdict=hold reason=fence-stale"), std::string::npos);
+}
+
+// Alters one recorded decision the way an operator with sqlite3 could: the
+// append-only trigger has to be dropped first.
+int64_t TamperWithFirstDecision(const std::string& path, const std::string& verdict_sql_filter,
+                                const std::string& json_path, const std::string& value) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE);
+  const int64_t seq =
+      db.execAndGet("SELECT min(seq) FROM events WHERE kind = 'decided' AND " + verdict_sql_filter).getInt64();
+  db.exec("DROP TRIGGER events_append_only_update");
+  db.exec("UPDATE events SET payload = json_set(payload, '" + json_path + "', '" + value +
+          "') WHERE seq = " + std::to_string(seq));
+  return seq;
+}
+
+TEST(ReplayCommand, CheckFailsNamingTheSeqOfAnAlteredDecision) {
+  TempDir dir;
+  const std::string path = DemoJournal(dir);
+  const int64_t seq =
+      TamperWithFirstDecision(path, "json_extract(payload, '$.verdict') = 'hold'", "$.verdict", "healthy");
+  ReplayOptions o;
+  o.journal = path;
+  o.check = true;
+  Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitCheckFailed);
+  EXPECT_NE(r.err.find("divergence at seq " + std::to_string(seq)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("recorded decision healthy/fence-stale/none"), std::string::npos) << r.err;
+  // Without --check the timeline still prints and succeeds.
+  o.check = false;
+  EXPECT_EQ(Replay(o).code, kExitOk);
+}
+
+TEST(ReplayCommand, CheckCatchesAnAlteredAction) {
+  TempDir dir;
+  const std::string path = DemoJournal(dir);
+  const int64_t seq = TamperWithFirstDecision(
+      path, "json_extract(payload, '$.action') = 'patch-suspend'", "$.action", "none");
+  ReplayOptions o;
+  o.journal = path;
+  o.check = true;
+  Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitCheckFailed);
+  EXPECT_NE(r.err.find("seq " + std::to_string(seq)), std::string::npos) << r.err;
+}
+
+TEST(ReplayCommand, SandboxFilterUntilAndJson) {
+  TempDir dir;
+  const std::string path = DemoJournal(dir);
+  ReplayOptions o;
+  o.journal = path;
+  o.sandbox = "openshell-agents/active-1";
+  Outcome text = Replay(o);
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_NE(text.out.find("openshell-agents/active-1"), std::string::npos);
+  EXPECT_EQ(text.out.find("active-2"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("team-healthy"), std::string::npos);
+
+  o.sandbox.reset();
+  o.until = 5;
+  o.json = true;
+  o.check = true;
+  Outcome json = Replay(o);
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  EXPECT_NE(json.out.find("\"last_seq\":5,"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"seq\":5,"), std::string::npos);
+  EXPECT_EQ(json.out.find("\"seq\":6,"), std::string::npos);
+  EXPECT_NE(json.out.find("\"ok\":true"), std::string::npos);
+}
+
+TEST(ReplayCommand, UnusableJournalsExitTwoAndStayAbsentOrUntouched) {
+  TempDir dir;
+  ReplayOptions o;
+  o.journal = dir.File("missing.db");
+  Outcome missing = Replay(o);
+  EXPECT_EQ(missing.code, kExitUnusable);
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(o.journal));
+
+  o.journal = dir.File("foreign.db");
+  testing::WriteBytes(o.journal, "SQLite format 3");  // truncated header
+  EXPECT_EQ(Replay(o).code, kExitUnusable);
+  EXPECT_EQ(testing::ReadBytes(o.journal), "SQLite format 3");
+
+  o.sandbox = "no-slash";
+  EXPECT_EQ(Replay(o).code, kExitUnusable);
+}
+
+TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {
+  TempDir dir;
+  std::ostringstream out, err;
+  DemoOptions o;
+  o.directory = dir.path().string();
+  ASSERT_EQ(RunDemo(o, out, err), kExitOk) << err.str();
+  const std::string report = out.str();
+  EXPECT_NE(report.find("-> 3 PATCHes, 3 warnings"), std::string::npos) << report;
+  EXPECT_NE(report.find("-> 0 PATCHes, 0 warnings"), std::string::npos) << report;
+  EXPECT_NE(report.find("totals: 3 PATCHes, 3 warnings"), std::string::npos) << report;
+
+  SQLite::Database db(dir.File("journal.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'applied'").getInt(), 3);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE sandbox LIKE 'stopped-%' "
+                          "OR namespace = 'team-healthy'").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'hold'").getInt(), 10);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'healthy'").getInt(), 3);
+}
+
+}  // namespace
+}  // namespace fk::cli

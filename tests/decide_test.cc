@@ -1,0 +1,235 @@
+// decide(): every row of DESIGN §2's decision table, every reason, bootstrap
+// handling, missing annotations, and the journal-derived intent rule.
+#include <gtest/gtest.h>
+
+#include "domain/decision.h"
+#include "test_support.h"
+
+namespace fk::domain {
+namespace {
+
+using testing::HealthySnapshot;
+using testing::StaleSnapshot;
+
+void ExpectDecision(const Snapshot& s, Verdict verdict, Reason reason, Action action) {
+  const Decision d = decide(s);
+  EXPECT_EQ(ToString(d.verdict), std::string(ToString(verdict))) << d.note;
+  EXPECT_EQ(ToString(d.reason), std::string(ToString(reason))) << d.note;
+  EXPECT_EQ(ToString(d.action), std::string(ToString(action))) << d.note;
+}
+
+Snapshot Suspended(Snapshot s) {
+  s.sandbox.should_run = false;
+  s.workload_pod = {};  // agent-sandbox removes the pod of a suspended sandbox
+  return s;
+}
+
+// Row 6.
+TEST(Decide, RunningSandboxUnderCurrentFenceIsHealthy) {
+  ExpectDecision(HealthySnapshot(), Verdict::kHealthy, Reason::kNone, Action::kNone);
+}
+
+TEST(Decide, SuspendedSandboxUnderCurrentFenceIsHealthyEvenWithoutPods) {
+  Snapshot s = Suspended(HealthySnapshot());
+  s.supervisor_pod = {};
+  ExpectDecision(s, Verdict::kHealthy, Reason::kNone, Action::kNone);
+}
+
+// Row 1 wins over everything.
+TEST(Decide, DeletedSandboxIsIgnoredEvenWhenStale) {
+  Snapshot s = StaleSnapshot();
+  s.sandbox.deleting = true;
+  s.workload_fence = {};
+  ExpectDecision(s, Verdict::kIgnore, Reason::kNone, Action::kNone);
+}
+
+// Row 2, each reason.
+TEST(Decide, RunningSandboxBehindNewFenceGenerationIsSuspended) {
+  const Decision d = decide(StaleSnapshot());
+  EXPECT_EQ(d.verdict, Verdict::kSuspend);
+  EXPECT_EQ(d.reason, Reason::kFenceStale);
+  EXPECT_EQ(d.action, Action::kPatchSuspend);
+  EXPECT_NE(d.note.find("fence generation 1 -> 2"), std::string::npos) << d.note;
+}
+
+TEST(Decide, RecreatedFenceWithNewUidIsStale) {
+  Snapshot s = HealthySnapshot();
+  s.workload_fence.uid = "fence-uid-2";  // same generation 1, new object
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+}
+
+TEST(Decide, MissingFenceAnnotationsAreAMismatch) {
+  Snapshot no_uid = HealthySnapshot();
+  no_uid.sandbox.fence_uid.reset();
+  ExpectDecision(no_uid, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+  Snapshot no_generation = HealthySnapshot();
+  no_generation.sandbox.fence_generation.reset();  // missing or unparsable
+  ExpectDecision(no_generation, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+}
+
+TEST(Decide, AbsentWorkloadOrSupervisorPolicyIsFenceMissing) {
+  Snapshot workload = HealthySnapshot();
+  workload.workload_fence = {};
+  ExpectDecision(workload, Verdict::kSuspend, Reason::kFenceMissing, Action::kPatchSuspend);
+  Snapshot supervisor = HealthySnapshot();
+  supervisor.supervisor_fence = {};
+  ExpectDecision(supervisor, Verdict::kSuspend, Reason::kFenceMissing, Action::kPatchSuspend);
+}
+
+TEST(Decide, PolicyNotIntactIsFenceAltered) {
+  Snapshot workload = HealthySnapshot();
+  workload.workload_fence.intact = false;
+  ExpectDecision(workload, Verdict::kSuspend, Reason::kFenceAltered, Action::kPatchSuspend);
+  Snapshot supervisor = HealthySnapshot();
+  supervisor.supervisor_fence.intact = false;
+  ExpectDecision(supervisor, Verdict::kSuspend, Reason::kFenceAltered, Action::kPatchSuspend);
+}
+
+TEST(Decide, ReasonPrecedenceIsMissingThenAlteredThenStale) {
+  Snapshot s = StaleSnapshot();
+  s.workload_fence.intact = false;
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceAltered, Action::kPatchSuspend);
+  s.supervisor_fence = {};
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceMissing, Action::kPatchSuspend);
+}
+
+// Rows 3 and 4.
+TEST(Decide, WorkloadPodMissingOrReplacedIsWorkloadGenerationChanged) {
+  Snapshot missing = HealthySnapshot();
+  missing.workload_pod = {};
+  ExpectDecision(missing, Verdict::kSuspend, Reason::kWorkloadGenerationChanged, Action::kPatchSuspend);
+  Snapshot replaced = HealthySnapshot();
+  replaced.workload_pod.uid = "pod-new";
+  ExpectDecision(replaced, Verdict::kSuspend, Reason::kWorkloadGenerationChanged, Action::kPatchSuspend);
+  Snapshot unrecorded = HealthySnapshot();
+  unrecorded.sandbox.workload_uid.reset();
+  ExpectDecision(unrecorded, Verdict::kSuspend, Reason::kWorkloadGenerationChanged, Action::kPatchSuspend);
+}
+
+TEST(Decide, SupervisorPodMissingOrReplacedIsSupervisorGenerationChanged) {
+  Snapshot missing = HealthySnapshot();
+  missing.supervisor_pod = {};
+  ExpectDecision(missing, Verdict::kSuspend, Reason::kSupervisorGenerationChanged, Action::kPatchSuspend);
+  Snapshot replaced = HealthySnapshot();
+  replaced.supervisor_pod.uid = "sup-new";
+  ExpectDecision(replaced, Verdict::kSuspend, Reason::kSupervisorGenerationChanged, Action::kPatchSuspend);
+  Snapshot unrecorded = HealthySnapshot();
+  unrecorded.sandbox.supervisor_uid.reset();
+  ExpectDecision(unrecorded, Verdict::kSuspend, Reason::kSupervisorGenerationChanged, Action::kPatchSuspend);
+}
+
+TEST(Decide, FenceProblemWinsOverPodProblems) {
+  Snapshot s = StaleSnapshot();
+  s.workload_pod = {};
+  s.supervisor_pod = {};
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+}
+
+TEST(Decide, WorkloadCheckComesBeforeSupervisorCheck) {
+  Snapshot s = HealthySnapshot();
+  s.workload_pod = {};
+  s.supervisor_pod = {};
+  ExpectDecision(s, Verdict::kSuspend, Reason::kWorkloadGenerationChanged, Action::kPatchSuspend);
+}
+
+// Row 5: the fix for OpenShell #3525.
+TEST(Decide, SuspendedSandboxBehindStaleFenceIsHeldWithoutPatch) {
+  const Decision d = decide(Suspended(StaleSnapshot()));
+  EXPECT_EQ(d.verdict, Verdict::kHold);
+  EXPECT_EQ(d.reason, Reason::kFenceStale);
+  EXPECT_EQ(d.action, Action::kNone);
+}
+
+TEST(Decide, SuspendedSandboxBehindMissingOrAlteredFenceIsHeld) {
+  Snapshot missing = Suspended(HealthySnapshot());
+  missing.workload_fence = {};
+  ExpectDecision(missing, Verdict::kHold, Reason::kFenceMissing, Action::kNone);
+  Snapshot altered = Suspended(HealthySnapshot());
+  altered.supervisor_fence.intact = false;
+  ExpectDecision(altered, Verdict::kHold, Reason::kFenceAltered, Action::kNone);
+}
+
+// Bootstrap.
+TEST(Decide, CreateOrRestartBootstrapMayRunSoAStaleFenceSuspends) {
+  for (BootstrapOp op : {BootstrapOp::kCreate, BootstrapOp::kRestart}) {
+    Snapshot s = Suspended(StaleSnapshot());
+    s.sandbox.bootstrapping = true;
+    s.sandbox.bootstrap_op = op;
+    ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+  }
+}
+
+TEST(Decide, StopOrUnknownBootstrapOfSuspendedSandboxIsHeld) {
+  for (BootstrapOp op : {BootstrapOp::kStop, BootstrapOp::kOther, BootstrapOp::kNone}) {
+    Snapshot s = Suspended(StaleSnapshot());
+    s.sandbox.bootstrapping = true;
+    s.sandbox.bootstrap_op = op;
+    ExpectDecision(s, Verdict::kHold, Reason::kFenceStale, Action::kNone);
+  }
+}
+
+TEST(Decide, BootstrapOperationWithoutBootstrappingFlagDoesNotLetItRun) {
+  Snapshot s = Suspended(StaleSnapshot());
+  s.sandbox.bootstrap_op = BootstrapOp::kCreate;  // bootstrapping annotation not "true"
+  ExpectDecision(s, Verdict::kHold, Reason::kFenceStale, Action::kNone);
+}
+
+TEST(Decide, BootstrappingSandboxSkipsPodGenerationChecks) {
+  Snapshot s = HealthySnapshot();
+  s.sandbox.bootstrapping = true;
+  s.sandbox.bootstrap_op = BootstrapOp::kCreate;
+  s.workload_pod = {};
+  s.supervisor_pod = {};
+  ExpectDecision(s, Verdict::kHealthy, Reason::kNone, Action::kNone);
+}
+
+// The intent rule.
+TEST(DecideIntentRule, PendingSuspendMeansNoSecondPatch) {
+  Snapshot s = StaleSnapshot();
+  s.history.pending_intent_seq = 17;
+  const Decision d = decide(s);
+  EXPECT_EQ(d.verdict, Verdict::kSuspend);
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_NE(d.note.find("pending (journal seq 17)"), std::string::npos) << d.note;
+}
+
+TEST(DecideIntentRule, StaleReadOlderThanAppliedSuspendMeansNothing) {
+  Snapshot s = StaleSnapshot();  // still Running at generation 2 in a lagging cache
+  s.history.applied_generation = 3;
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kNone);
+}
+
+TEST(DecideIntentRule, ReadAtAppliedGenerationMeansNothing) {
+  Snapshot s = StaleSnapshot();
+  s.sandbox.generation = 3;
+  s.history.applied_generation = 3;
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kNone);
+}
+
+TEST(DecideIntentRule, ResumedAtNewerGenerationAndStaleIsANewEpisode) {
+  Snapshot s = StaleSnapshot();
+  s.sandbox.generation = 4;  // someone set it Running again after our suspend at 3
+  s.history.applied_generation = 3;
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+}
+
+TEST(DecideIntentRule, ResumedUnderCurrentFenceIsHealthy) {
+  Snapshot s = HealthySnapshot();
+  s.sandbox.generation = 4;
+  s.history.applied_generation = 3;
+  ExpectDecision(s, Verdict::kHealthy, Reason::kNone, Action::kNone);
+}
+
+TEST(DecideIntentRule, HistoryDoesNotChangeHoldOrHealthy) {
+  Snapshot held = Suspended(StaleSnapshot());
+  held.history.pending_intent_seq = 5;
+  ExpectDecision(held, Verdict::kHold, Reason::kFenceStale, Action::kNone);
+}
+
+TEST(Decide, IsDeterministic) {
+  const Snapshot s = StaleSnapshot();
+  EXPECT_EQ(decide(s), decide(s));
+}
+
+}  // namespace
+}  // namespace fk::domain

@@ -1,0 +1,252 @@
+// Parsing Kubernetes JSON into observations: every malformed input maps to a
+// defined outcome, and the desired-mode rules of DESIGN §2 hold end to end
+// (parse, then decide).
+#include <gtest/gtest.h>
+
+#include "domain/decision.h"
+#include "kube/objects.h"
+#include "test_support.h"
+
+namespace fk::kube {
+namespace {
+using domain::ApiVersion;
+
+std::string SandboxJson(const std::string& spec, const std::string& extra_annotations = "") {
+  return R"({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox",
+    "metadata":{"name":"sb-1","namespace":"agents","uid":"u-1","generation":7,"resourceVersion":"4711",
+      "labels":{"openshell.ai/sandbox-id":"AbC-123"},
+      "annotations":{"openshell.ai/sandbox-runtime-network-policy-uid":"fence-uid",
+                     "openshell.ai/sandbox-runtime-network-policy-generation":"1",
+                     "openshell.ai/sandbox-runtime-workload-uid":"pod-sb-1",
+                     "openshell.ai/sandbox-runtime-supervisor-uid":"sup-sb-1")" +
+         extra_annotations + R"(}},
+    "spec":)" + spec + "}";
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) s.replace(pos, from.size(), to);
+  return s;
+}
+
+domain::SandboxObservation Parse(const std::string& json, ApiVersion v = ApiVersion::kV1beta1) {
+  auto p = ParseSandboxJson(json, v);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return p.ok() ? p->observation : domain::SandboxObservation{};
+}
+
+TEST(ParseSandbox, ReadsIdentityAnnotationsAndPodNames) {
+  auto p = ParseSandboxJson(SandboxJson(R"({"operatingMode":"Running"})"), ApiVersion::kV1beta1);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->observation.ns, "agents");
+  EXPECT_EQ(p->observation.uid, "u-1");
+  EXPECT_EQ(p->observation.generation, 7);
+  EXPECT_EQ(p->resource_version, "4711");
+  EXPECT_EQ(p->observation.fence_uid, "fence-uid");
+  EXPECT_EQ(p->observation.fence_generation, 1);
+  EXPECT_EQ(p->observation.workload_uid, "pod-sb-1");
+  EXPECT_EQ(p->workload_pod_name, "sb-1");
+  EXPECT_EQ(p->supervisor_pod_name, "os-supervisor-abc-123");
+  EXPECT_TRUE(p->observation.should_run);
+  EXPECT_FALSE(p->observation.deleting);
+}
+
+TEST(ParseSandbox, PodNameAnnotationOverridesName) {
+  auto p = ParseSandboxJson(SandboxJson("{}", R"(,"agents.x-k8s.io/pod-name":"custom-pod")"),
+                            ApiVersion::kV1beta1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->workload_pod_name, "custom-pod");
+}
+
+struct ModeCase {
+  ApiVersion version;
+  std::string spec;
+  bool should_run;
+};
+
+void PrintTo(const ModeCase& c, std::ostream* os) {
+  *os << domain::ToString(c.version) << " spec " << c.spec;
+}
+
+class DesiredMode : public ::testing::TestWithParam<ModeCase> {};
+
+TEST_P(DesiredMode, MapsToRunningUnlessExplicitlySuspended) {
+  const ModeCase& c = GetParam();
+  domain::Snapshot s = testing::StaleSnapshot();
+  s.sandbox = Parse(SandboxJson(c.spec), c.version);
+  EXPECT_EQ(s.sandbox.should_run, c.should_run) << c.spec;
+  // End to end: behind a stale fence a running sandbox is suspended, a
+  // suspended one is held.
+  s.workload_fence = {true, "fence-uid", 2, true};
+  const auto d = domain::decide(s);
+  EXPECT_EQ(d.verdict, c.should_run ? domain::Verdict::kSuspend : domain::Verdict::kHold) << c.spec;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    V1beta1AndV1alpha1, DesiredMode,
+    ::testing::Values(ModeCase{ApiVersion::kV1beta1, R"({"operatingMode":"Suspended"})", false},
+                      ModeCase{ApiVersion::kV1beta1, R"({"operatingMode":"suspended"})", false},
+                      ModeCase{ApiVersion::kV1beta1, R"({"operatingMode":"SUSPENDED"})", false},
+                      ModeCase{ApiVersion::kV1beta1, R"({"operatingMode":"Running"})", true},
+                      ModeCase{ApiVersion::kV1beta1, R"({})", true},
+                      ModeCase{ApiVersion::kV1beta1, R"({"operatingMode":""})", true},
+                      ModeCase{ApiVersion::kV1beta1, R"({"operatingMode":0})", true},
+                      ModeCase{ApiVersion::kV1beta1, R"({"operatingMode":null})", true},
+                      ModeCase{ApiVersion::kV1beta1, R"({"operatingMode":" Suspended"})", true},
+                      ModeCase{ApiVersion::kV1beta1, R"("not-an-object")", true},
+                      ModeCase{ApiVersion::kV1beta1, R"({"replicas":0})", true},
+                      ModeCase{ApiVersion::kV1alpha1, R"({"replicas":0})", false},
+                      ModeCase{ApiVersion::kV1alpha1, R"({"replicas":-1})", false},
+                      ModeCase{ApiVersion::kV1alpha1, R"({"replicas":1})", true},
+                      ModeCase{ApiVersion::kV1alpha1, R"({})", true},
+                      ModeCase{ApiVersion::kV1alpha1, R"({"replicas":"0"})", true},
+                      ModeCase{ApiVersion::kV1alpha1, R"({"replicas":0.0})", true},
+                      ModeCase{ApiVersion::kV1alpha1, R"({"operatingMode":"Suspended"})", true}),
+    [](const ::testing::TestParamInfo<ModeCase>& info) { return "case" + std::to_string(info.index); });
+
+TEST(ParseFenceGeneration, AcceptsOnlyPlainDigits) {
+  EXPECT_EQ(ParseFenceGeneration("1"), 1);
+  EXPECT_EQ(ParseFenceGeneration("0042"), 42);
+  EXPECT_EQ(ParseFenceGeneration("9223372036854775807"), INT64_MAX);
+  for (const char* bad : {"", "+1", "-1", " 1", "1 ", "1.0", "0x1", "one", "9223372036854775808",
+                          "99999999999999999999"}) {
+    EXPECT_EQ(ParseFenceGeneration(bad), std::nullopt) << "'" << bad << "'";
+  }
+}
+
+TEST(ParseSandbox, UnparsableFenceGenerationIsAMismatch) {
+  for (const char* bad : {"+1", " 1", "", "1.0", "x"}) {
+    domain::Snapshot s = testing::HealthySnapshot();
+    s.sandbox = Parse(Replace(SandboxJson("{}"), R"(-generation":"1")",
+                              std::string(R"(-generation":")") + bad + "\""));
+    EXPECT_EQ(s.sandbox.fence_generation, std::nullopt) << bad;
+    s.workload_pod = {true, "pod-sb-1"};
+    s.supervisor_pod = {true, "sup-sb-1"};
+    EXPECT_EQ(domain::decide(s).reason, domain::Reason::kFenceStale) << bad;
+  }
+}
+
+TEST(ParseSandbox, NonStringAnnotationsCountAsMissing) {
+  auto p = ParseSandboxJson(R"({"metadata":{"name":"a","namespace":"n","uid":"u",
+      "annotations":{"openshell.ai/sandbox-runtime-network-policy-generation":1,
+                     "openshell.ai/sandbox-runtime-network-policy-uid":null}}})",
+                            ApiVersion::kV1beta1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->observation.fence_generation, std::nullopt);
+  EXPECT_EQ(p->observation.fence_uid, std::nullopt);
+}
+
+TEST(ParseSandbox, BootstrapAnnotations) {
+  auto p = Parse(SandboxJson("{}", R"(,"openshell.ai/sandbox-runtime-bootstrapping":"true",
+                                    "openshell.ai/sandbox-runtime-bootstrap-operation":"restart")"));
+  EXPECT_TRUE(p.bootstrapping);
+  EXPECT_EQ(p.bootstrap_op, domain::BootstrapOp::kRestart);
+  auto odd = Parse(SandboxJson("{}", R"(,"openshell.ai/sandbox-runtime-bootstrapping":"True",
+                                      "openshell.ai/sandbox-runtime-bootstrap-operation":"resume")"));
+  EXPECT_FALSE(odd.bootstrapping);  // only exactly "true"
+  EXPECT_EQ(odd.bootstrap_op, domain::BootstrapOp::kOther);
+}
+
+TEST(ParseSandbox, DeletionTimestampMeansDeleting) {
+  auto p = ParseSandboxJson(R"({"metadata":{"name":"a","namespace":"n","uid":"u",
+      "deletionTimestamp":"2026-11-29T00:00:00Z"}})", ApiVersion::kV1beta1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->observation.deleting);
+}
+
+TEST(ParseSandbox, MalformedObjectsAreClearErrors) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"metadata":{"name":"a","namespace":"n")", "not valid JSON"},
+      {R"([1,2,3])", "not a JSON object"},
+      {R"({"spec":{}})", "no metadata object"},
+      {R"({"metadata":{"name":"a","namespace":"n"}})", "no metadata.uid"},
+      {R"({"metadata":{"uid":"u","namespace":"n"}})", "no metadata.name"},
+      {R"({"metadata":{"name":"a","uid":"u"}})", "no metadata.namespace"},
+      {R"({"metadata":{"name":"a","uid":7,"namespace":"n"}})", "no metadata.uid"},
+  };
+  for (const auto& [json, message] : cases) {
+    auto p = ParseSandboxJson(json, ApiVersion::kV1beta1);
+    ASSERT_FALSE(p.ok()) << json;
+    EXPECT_EQ(p.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(p.status().message().find(message), std::string::npos) << p.status().message();
+  }
+}
+
+constexpr const char* kWorkloadPolicy = R"({"metadata":{"name":"openshell-sandbox-workloads",
+  "namespace":"agents","uid":"fence-uid","generation":3},
+  "spec":{"podSelector":{"matchLabels":{"openshell.ai/boundary-role":"workload"}},
+          "policyTypes":["Ingress","Egress"],
+          "ingress":[{"from":[{"podSelector":{"matchLabels":{"openshell.ai/boundary-role":"supervisor"}}}],
+                      "ports":[{"protocol":"TCP","port":5500}]}],
+          "egress":[]}})";
+
+constexpr const char* kSupervisorPolicy = R"({"metadata":{"name":"openshell-sandbox-supervisors",
+  "namespace":"agents","uid":"sup-uid","generation":1},
+  "spec":{"podSelector":{"matchLabels":{"openshell.ai/boundary-role":"supervisor"}},
+          "policyTypes":["Egress"],"egress":[{}]}})";
+
+bool Intact(const std::string& json, PolicyRole role, int port = kDefaultBoundaryPort) {
+  auto p = ParsePolicyJson(json, role, port);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return p.ok() && p->intact;
+}
+
+TEST(ParsePolicy, IntendedPoliciesAreIntact) {
+  auto p = ParsePolicyJson(kWorkloadPolicy, PolicyRole::kWorkload, kDefaultBoundaryPort);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->present);
+  EXPECT_EQ(p->uid, "fence-uid");
+  EXPECT_EQ(p->generation, 3);
+  EXPECT_TRUE(p->intact);
+  EXPECT_TRUE(Intact(kSupervisorPolicy, PolicyRole::kSupervisor));
+}
+
+TEST(ParsePolicy, NormalizationIgnoresEmptyListsDefaultsAndOrder) {
+  EXPECT_TRUE(Intact(Replace(kWorkloadPolicy, R"(,
+          "egress":[])", ""), PolicyRole::kWorkload));
+  EXPECT_TRUE(Intact(Replace(kWorkloadPolicy, R"("protocol":"TCP",)", ""), PolicyRole::kWorkload));
+  EXPECT_TRUE(Intact(Replace(kWorkloadPolicy, R"(["Ingress","Egress"])", R"(["Egress","Ingress"])"),
+                     PolicyRole::kWorkload));
+}
+
+TEST(ParsePolicy, AnyOtherSpecIsAltered) {
+  EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, "5500", "5501"), PolicyRole::kWorkload));
+  EXPECT_TRUE(Intact(Replace(kWorkloadPolicy, "5500", "5501"), PolicyRole::kWorkload, 5501));
+  EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, R"("egress":[])", R"("egress":[{}])"), PolicyRole::kWorkload));
+  EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, R"(["Ingress","Egress"])", R"(["Ingress"])"),
+                      PolicyRole::kWorkload));
+  EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, R"("protocol":"TCP")", R"("protocol":"UDP")"),
+                      PolicyRole::kWorkload));
+  EXPECT_FALSE(Intact(Replace(kSupervisorPolicy, R"("egress":[{}])", R"("egress":[])"),
+                      PolicyRole::kSupervisor));
+  EXPECT_FALSE(Intact(kWorkloadPolicy, PolicyRole::kSupervisor));  // the wrong role's spec
+  EXPECT_FALSE(Intact(R"({"metadata":{"name":"p","uid":"u","generation":1}})", PolicyRole::kWorkload));
+}
+
+TEST(ParsePolicy, AbsentPolicyIsNotPresent) {
+  auto p = ParsePolicy(nullptr, PolicyRole::kWorkload, kDefaultBoundaryPort);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->present);
+  EXPECT_FALSE(p->intact);
+}
+
+TEST(ParsePolicy, MissingGenerationIsZero) {
+  auto p = ParsePolicyJson(R"({"metadata":{"name":"p","uid":"u"},"spec":{}})", PolicyRole::kWorkload,
+                           kDefaultBoundaryPort);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->generation, 0);
+}
+
+TEST(ParsePod, PresentWithUidOrError) {
+  auto p = ParsePodJson(R"({"metadata":{"name":"sb-1","uid":"pod-uid"}})");
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->present);
+  EXPECT_EQ(p->uid, "pod-uid");
+  EXPECT_FALSE(ParsePod(nullptr)->present);
+  EXPECT_FALSE(ParsePodJson(R"({"metadata":{"name":"sb-1"}})").ok());
+  EXPECT_FALSE(ParsePodJson("{truncated").ok());
+}
+
+}  // namespace
+}  // namespace fk::kube

@@ -1,0 +1,70 @@
+// Helpers shared by the tests: a temporary directory, file bytes, and a
+// builder for decision snapshots that starts from a healthy running sandbox.
+#pragma once
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "domain/observation.h"
+
+namespace fk::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "fk-test-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string File(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A running sandbox admitted under fence "fence-uid" generation 1, with both
+// pods present and matching: decide() says healthy.
+inline domain::Snapshot HealthySnapshot(const std::string& name = "sb-1",
+                                        const std::string& ns = "agents") {
+  domain::Snapshot s;
+  s.sandbox.ns = ns;
+  s.sandbox.name = name;
+  s.sandbox.uid = "uid-" + ns + "-" + name;
+  s.sandbox.generation = 2;
+  s.sandbox.should_run = true;
+  s.sandbox.fence_uid = "fence-uid";
+  s.sandbox.fence_generation = 1;
+  s.sandbox.workload_uid = "pod-" + name;
+  s.sandbox.supervisor_uid = "sup-" + name;
+  s.workload_fence = {true, "fence-uid", 1, true};
+  s.supervisor_fence = {true, "sup-fence-uid", 1, true};
+  s.workload_pod = {true, "pod-" + name};
+  s.supervisor_pod = {true, "sup-" + name};
+  return s;
+}
+
+// The same sandbox after the workload fence rolled to generation 2.
+inline domain::Snapshot StaleSnapshot(const std::string& name = "sb-1") {
+  domain::Snapshot s = HealthySnapshot(name);
+  s.workload_fence.generation = 2;
+  return s;
+}
+
+}  // namespace fk::testing
