@@ -36,4 +36,16 @@ struct DemoOptions {
 };
 int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err);
 
+struct SimCommandOptions {
+  std::string listen = "127.0.0.1:18080";
+  std::optional<std::string> scenario;
+  std::optional<std::string> write_kubeconfig;
+  std::optional<int> latency_ms;
+  std::optional<int> drop_watch_after_events;
+  std::optional<std::string> tls_cert, tls_key;
+  std::optional<std::string> token;
+};
+// Serves until SIGINT or SIGTERM.
+int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& err);
+
 }  // namespace fk::cli

@@ -29,6 +29,19 @@ int main(int argc, char** argv) {
   auto* d = app.add_subcommand("demo", "Run the upstream incident end to end and print what happened");
   auto* dir_opt = d->add_option("--dir", demo_dir, "Directory for the demo journal (default: a new temp dir)");
 
+  fk::cli::SimCommandOptions sim;
+  std::string scenario, kubeconfig_out, tls_cert, tls_key, token;
+  int latency_ms = 0, drop_after = 0;
+  auto* s = app.add_subcommand("sim", "Serve the simulated Kubernetes API until stopped");
+  s->add_option("--listen", sim.listen, "HOST:PORT to listen on")->capture_default_str();
+  auto* scenario_opt = s->add_option("--scenario", scenario, "Scenario file (YAML)")->check(CLI::ExistingFile);
+  auto* kubeconfig_opt = s->add_option("--write-kubeconfig", kubeconfig_out, "Write a kubeconfig for this server");
+  auto* latency_opt = s->add_option("--latency-ms", latency_ms, "Delay every answer by this many milliseconds");
+  auto* drop_opt = s->add_option("--drop-watch-after-events", drop_after, "Close each watch after N events");
+  auto* cert_opt = s->add_option("--tls-cert", tls_cert, "Serve HTTPS with this PEM certificate");
+  auto* key_opt = s->add_option("--tls-key", tls_key, "PEM private key for --tls-cert");
+  auto* token_opt = s->add_option("--token", token, "Require this bearer token");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,6 +55,16 @@ int main(int argc, char** argv) {
     if (*until_opt) replay.until = until;
     if (*sandbox_opt) replay.sandbox = sandbox;
     return fk::cli::RunReplay(replay, std::cout, std::cerr);
+  }
+  if (*s) {
+    if (*scenario_opt) sim.scenario = scenario;
+    if (*kubeconfig_opt) sim.write_kubeconfig = kubeconfig_out;
+    if (*latency_opt) sim.latency_ms = latency_ms;
+    if (*drop_opt) sim.drop_watch_after_events = drop_after;
+    if (*cert_opt) sim.tls_cert = tls_cert;
+    if (*key_opt) sim.tls_key = tls_key;
+    if (*token_opt) sim.token = token;
+    return fk::cli::RunSim(sim, std::cout, std::cerr);
   }
   if (*d) {
     if (*dir_opt) demo.directory = demo_dir;

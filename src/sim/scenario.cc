@@ -1,0 +1,330 @@
+#include "sim/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <boost/json.hpp>
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "kube/objects.h"
+
+namespace fk::sim {
+namespace json = boost::json;
+
+namespace {
+
+json::value ScalarToJson(const YAML::Node& n) {
+  const std::string& s = n.Scalar();
+  if (n.Tag() == "!") return json::value(s);  // quoted: always a string
+  if (s == "null" || s == "~" || s.empty()) return nullptr;
+  if (s == "true" || s == "True") return true;
+  if (s == "false" || s == "False") return false;
+  int64_t i = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+  if (ec == std::errc() && p == s.data() + s.size()) return i;
+  if (s.find_first_not_of("0123456789.-+eE") == std::string::npos) {
+    try {
+      size_t used = 0;
+      double d = std::stod(s, &used);
+      if (used == s.size()) return d;
+    } catch (...) {
+    }
+  }
+  return json::value(s);
+}
+
+json::value NodeToJson(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      json::object o;
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = NodeToJson(kv.second);
+      return o;
+    }
+    case YAML::NodeType::Sequence: {
+      json::array a;
+      for (const auto& item : n) a.push_back(NodeToJson(item));
+      return a;
+    }
+    case YAML::NodeType::Scalar: return ScalarToJson(n);
+    default: return nullptr;
+  }
+}
+
+// "250ms", "2s", "1m" -> milliseconds.
+std::optional<std::chrono::milliseconds> ParseDuration(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0) return std::nullopt;
+  const int64_t n = std::stoll(s.substr(0, i));
+  const std::string unit = s.substr(i);
+  if (unit == "ms") return std::chrono::milliseconds(n);
+  if (unit == "s" || unit.empty()) return std::chrono::milliseconds(n * 1000);
+  if (unit == "m") return std::chrono::milliseconds(n * 60000);
+  return std::nullopt;
+}
+
+class Reader {
+ public:
+  Reader(std::string source) : source_(std::move(source)) {}
+  Status Error(const std::string& where, const std::string& what) const {
+    return Status::InvalidArgument("scenario " + source_ + ": " + where + ": " + what);
+  }
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace
+
+Result<json::value> YamlToJson(const std::string& yaml_text) {
+  try {
+    return NodeToJson(YAML::Load(yaml_text));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(std::string("invalid YAML: ") + e.what());
+  }
+}
+
+Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& source_name) {
+  Reader r(source_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return r.Error("YAML", e.what());
+  }
+  Scenario sc;
+  if (!root || root.IsNull()) return sc;
+  if (!root.IsMap()) return r.Error("top level", "must be a mapping");
+  try {
+    for (const auto& kv : root) {
+      const std::string key = kv.first.as<std::string>();
+      const YAML::Node& v = kv.second;
+      if (key == "options") {
+        for (const auto& o : v) {
+          const std::string ok = o.first.as<std::string>();
+          if (ok == "latency" || ok == "bookmarkInterval") {
+            auto d = ParseDuration(o.second.as<std::string>());
+            if (!d) return r.Error("options." + ok, "not a duration like 250ms or 2s");
+            (ok == "latency" ? sc.options.latency : sc.options.bookmark_interval) = *d;
+          } else if (ok == "dropWatchAfterEvents") {
+            sc.options.drop_watch_after_events = o.second.as<int>();
+          } else if (ok == "historyLimit") {
+            sc.options.history_limit = o.second.as<size_t>();
+          } else if (ok == "emulateAgentSandbox") {
+            sc.options.emulate_agent_sandbox = o.second.as<bool>();
+          } else {
+            return r.Error("options", "unknown option '" + ok + "'");
+          }
+        }
+      } else if (key == "faults") {
+        if (!v.IsSequence()) return r.Error("faults", "must be a list");
+        for (const auto& f : v) {
+          FaultRule rule;
+          for (const auto& fk : f) {
+            const std::string k = fk.first.as<std::string>();
+            if (k == "verb") rule.verb = fk.second.as<std::string>();
+            else if (k == "resource") rule.resource = fk.second.as<std::string>();
+            else if (k == "status") rule.status = fk.second.as<int>();
+            else if (k == "retryAfterSeconds") rule.retry_after_seconds = fk.second.as<int>();
+            else if (k == "plainText") rule.plain_text = fk.second.as<bool>();
+            else if (k == "count") rule.count = fk.second.as<int>();
+            else return r.Error("faults", "unknown field '" + k + "'");
+          }
+          sc.faults.push_back(rule);
+        }
+      } else if (key == "namespaces") {
+        if (!v.IsSequence()) return r.Error("namespaces", "must be a list");
+        for (const auto& n : v) {
+          ScenarioNamespace ns;
+          if (!n["name"]) return r.Error("namespaces", "every namespace needs a name");
+          ns.name = n["name"].as<std::string>();
+          if (n["fence"]) {
+            const YAML::Node& f = n["fence"];
+            if (f.IsScalar()) {
+              ns.fence = f.as<bool>();
+            } else {
+              if (f["boundaryPort"]) ns.boundary_port = f["boundaryPort"].as<int>();
+              if (f["generation"]) ns.fence_generation = f["generation"].as<int>();
+            }
+          }
+          for (const auto& s : n["sandboxes"]) {
+            ScenarioSandbox sb;
+            if (!s["name"]) return r.Error("namespaces." + ns.name, "every sandbox needs a name");
+            sb.name = s["name"].as<std::string>();
+            if (s["mode"]) {
+              const std::string mode = s["mode"].as<std::string>();
+              if (mode != "Running" && mode != "Suspended") {
+                return r.Error(ns.name + "/" + sb.name, "mode must be Running or Suspended");
+              }
+              sb.running = mode == "Running";
+            }
+            if (s["admittedFenceGeneration"]) sb.admitted_fence_generation = s["admittedFenceGeneration"].as<int64_t>();
+            if (s["pods"]) sb.pods = s["pods"].as<bool>();
+            ns.sandboxes.push_back(sb);
+          }
+          sc.namespaces.push_back(std::move(ns));
+        }
+      } else if (key == "objects") {
+        if (!v.IsSequence()) return r.Error("objects", "must be a list");
+        for (const auto& o : v) sc.objects.push_back(NodeToJson(o));
+      } else {
+        return r.Error("top level", "unknown key '" + key + "'");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return r.Error("YAML", e.what());
+  }
+  return sc;
+}
+
+Result<Scenario> ParseScenarioFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read scenario file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseScenario(ss.str(), path);
+}
+
+json::value IntendedWorkloadPolicy(const std::string& ns, int boundary_port) {
+  return json::object{
+      {"apiVersion", "networking.k8s.io/v1"},
+      {"kind", "NetworkPolicy"},
+      {"metadata",
+       {{"name", "openshell-sandbox-workloads"},
+        {"namespace", ns},
+        {"labels", {{"openshell.ai/managed-by", "openshell"}, {"openshell.ai/component", "sandbox-workload-fence"}}}}},
+      {"spec",
+       {{"podSelector", {{"matchLabels", {{"openshell.ai/boundary-role", "workload"}}}}},
+        {"policyTypes", json::array{"Ingress", "Egress"}},
+        {"ingress",
+         json::array{{{"from", json::array{{{"podSelector", {{"matchLabels", {{"openshell.ai/boundary-role", "supervisor"}}}}}}}},
+                      {"ports", json::array{{{"protocol", "TCP"}, {"port", boundary_port}}}}}}},
+        {"egress", json::array{}}}}};
+}
+
+json::value IntendedSupervisorPolicy(const std::string& ns) {
+  return json::object{
+      {"apiVersion", "networking.k8s.io/v1"},
+      {"kind", "NetworkPolicy"},
+      {"metadata",
+       {{"name", "openshell-sandbox-supervisors"},
+        {"namespace", ns},
+        {"labels", {{"openshell.ai/managed-by", "openshell"}, {"openshell.ai/component", "sandbox-supervisor-egress"}}}}},
+      {"spec",
+       {{"podSelector", {{"matchLabels", {{"openshell.ai/boundary-role", "supervisor"}}}}},
+        {"policyTypes", json::array{"Egress"}},
+        {"egress", json::array{json::object{}}}}}};
+}
+
+namespace {
+
+Status Check(const Outcome& o, const std::string& what) {
+  if (o.ok()) return Status::Ok();
+  return Status::InvalidArgument("scenario: cannot create " + what + ": " + o.failure->message);
+}
+
+std::string Uid(const json::value& obj) {
+  return std::string(obj.at("metadata").at("uid").as_string());
+}
+
+json::value Pod(const std::string& ns, const std::string& name, const char* role) {
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"openshell.ai/boundary-role", role}}}}},
+                      {"spec", {{"containers", json::array{{{"name", "main"}, {"image", "agent:latest"}}}}}}};
+}
+
+}  // namespace
+
+Status ApplyScenario(Simulator& sim, const Scenario& sc) {
+  Store& store = sim.store();
+  const ResourceKind* namespaces = FindKind("", "namespaces");
+  const ResourceKind* policies = FindKind("networking.k8s.io", "networkpolicies");
+  const ResourceKind* pods = FindKind("", "pods");
+  const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
+  for (const ScenarioNamespace& ns : sc.namespaces) {
+    if (auto s = Check(store.Create(*namespaces, "", json::object{{"metadata", {{"name", ns.name}}}}), "namespace " + ns.name); !s.ok()) return s;
+    std::string fence_uid;
+    int64_t fence_generation = 0;
+    if (ns.fence) {
+      // Generation N takes N-1 spec edits after the create. Alternate the
+      // boundary port so that the last edit restores the intended spec:
+      // version i (0 = create) carries the intended port iff (edits - i) is even.
+      const int edits = std::max(0, ns.fence_generation - 1);
+      auto port_at = [&](int i) { return (edits - i) % 2 == 0 ? ns.boundary_port : ns.boundary_port + 1; };
+      Outcome w = store.Create(*policies, ns.name, IntendedWorkloadPolicy(ns.name, port_at(0)));
+      if (auto s = Check(w, ns.name + "/openshell-sandbox-workloads"); !s.ok()) return s;
+      for (int i = 1; i <= edits; ++i) {
+        w = store.Mutate(*policies, ns.name, "openshell-sandbox-workloads", [&](json::value& obj) -> std::optional<ApiFailure> {
+          obj.at("spec").at("ingress").at(0).at("ports").at(0).as_object()["port"] = port_at(i);
+          return std::nullopt;
+        }, false);
+      }
+      if (auto s = Check(store.Create(*policies, ns.name, IntendedSupervisorPolicy(ns.name)), ns.name + "/openshell-sandbox-supervisors"); !s.ok()) return s;
+      fence_uid = Uid(w.object);
+      fence_generation = w.object.at("metadata").at("generation").as_int64();
+    }
+    for (const ScenarioSandbox& sb : ns.sandboxes) {
+      const std::string id = sb.name;
+      std::string workload_uid = "gone-" + sb.name, supervisor_uid = "gone-sup-" + sb.name;
+      if (sb.pods) {
+        if (sb.running) {
+          Outcome p = store.Create(*pods, ns.name, Pod(ns.name, sb.name, "workload"));
+          if (auto s = Check(p, "pod " + sb.name); !s.ok()) return s;
+          workload_uid = Uid(p.object);
+        }
+        Outcome sp = store.Create(*pods, ns.name, Pod(ns.name, "os-supervisor-" + id, "supervisor"));
+        if (auto s = Check(sp, "supervisor pod of " + sb.name); !s.ok()) return s;
+        supervisor_uid = Uid(sp.object);
+      }
+      json::object annotations{{kube::kWorkloadUidAnnotation, workload_uid},
+                               {kube::kSupervisorUidAnnotation, supervisor_uid},
+                               {"openshell.ai/sandbox-runtime-readiness", sb.running ? "ready" : "unavailable"}};
+      if (ns.fence) {
+        annotations[kube::kFenceUidAnnotation] = fence_uid;
+        annotations[kube::kFenceGenerationAnnotation] =
+            std::to_string(sb.admitted_fence_generation.value_or(fence_generation));
+      }
+      json::value sandbox = json::object{
+          {"apiVersion", "agents.x-k8s.io/v1beta1"},
+          {"kind", "Sandbox"},
+          {"metadata",
+           {{"name", sb.name},
+            {"namespace", ns.name},
+            {"labels", {{"openshell.ai/managed-by", "openshell"}, {kube::kSandboxIdLabel, id}}},
+            {"annotations", annotations}}},
+          {"spec",
+           {{"operatingMode", sb.running ? "Running" : "Suspended"},
+            {"podTemplate", {{"spec", {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}}}}}};
+      if (auto s = Check(store.Create(*sandboxes, ns.name, std::move(sandbox)), "sandbox " + sb.name); !s.ok()) return s;
+    }
+  }
+  for (const json::value& obj : sc.objects) {
+    if (!obj.is_object()) return Status::InvalidArgument("scenario: objects must be mappings");
+    const auto* av = obj.get_object().if_contains("apiVersion");
+    const auto* k = obj.get_object().if_contains("kind");
+    if (!av || !k || !av->is_string() || !k->is_string()) {
+      return Status::InvalidArgument("scenario: every object needs apiVersion and kind");
+    }
+    const ResourceKind* kind = FindKindByKind(std::string(av->get_string()), std::string(k->get_string()));
+    if (!kind) {
+      return Status::InvalidArgument("scenario: the simulator does not serve " + std::string(av->get_string()) + " " +
+                                     std::string(k->get_string()));
+    }
+    std::string ns;
+    if (const auto* m = obj.get_object().if_contains("metadata"); m && m->is_object()) {
+      if (const auto* n = m->get_object().if_contains("namespace"); n && n->is_string()) ns = n->get_string();
+    }
+    if (kind->namespaced && ns.empty()) ns = "default";
+    const std::string version = std::string(av->get_string()).substr(std::string(av->get_string()).find('/') + 1);
+    if (auto s = Check(store.Create(*kind, ns, Simulator::FromVersion(*kind, obj, version)), kind->kind); !s.ok()) return s;
+  }
+  for (const FaultRule& f : sc.faults) sim.AddFault(f);
+  return Status::Ok();
+}
+
+}  // namespace fk::sim

@@ -1,0 +1,52 @@
+// Simulator scenarios: a YAML file with options, faults, namespaces of
+// OpenShell sandboxes (expanded into fences, pods and annotated Sandboxes),
+// and raw Kubernetes objects. The format is documented in the README
+// ("Simulator scenarios"); tests/scenarios/incident-3525.yaml is an example.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/simulator.h"
+
+namespace fk::sim {
+
+struct ScenarioSandbox {
+  std::string name;
+  bool running = true;
+  std::optional<int64_t> admitted_fence_generation;  // default: the fence's current generation
+  bool pods = true;  // create the workload (if running) and supervisor pods
+};
+
+struct ScenarioNamespace {
+  std::string name;
+  bool fence = true;
+  int boundary_port = 5500;
+  int fence_generation = 1;  // the workload policy is edited until it reaches this generation
+  std::vector<ScenarioSandbox> sandboxes;
+};
+
+struct Scenario {
+  SimOptions options;
+  std::vector<FaultRule> faults;
+  std::vector<ScenarioNamespace> namespaces;
+  std::vector<boost::json::value> objects;  // raw Kubernetes objects, created in order
+};
+
+Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& source_name);
+Result<Scenario> ParseScenarioFile(const std::string& path);
+
+// Creates the scenario's objects in the simulator and installs its faults.
+Status ApplyScenario(Simulator& sim, const Scenario& scenario);
+
+// YAML -> JSON as Kubernetes reads it: quoted scalars stay strings; plain
+// scalars become null, booleans or numbers when they look like one.
+Result<boost::json::value> YamlToJson(const std::string& yaml_text);
+
+// The intended NetworkPolicy specs of DESIGN §2.
+boost::json::value IntendedWorkloadPolicy(const std::string& ns, int boundary_port);
+boost::json::value IntendedSupervisorPolicy(const std::string& ns);
+
+}  // namespace fk::sim

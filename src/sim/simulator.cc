@@ -1,0 +1,203 @@
+#include "sim/simulator.h"
+
+#include <boost/json.hpp>
+
+#include "kube/objects.h"
+
+namespace fk::sim {
+namespace json = boost::json;
+
+namespace {
+
+const json::object* ObjectAt(const json::value& v, const char* key) {
+  if (!v.is_object()) return nullptr;
+  const json::value* c = v.get_object().if_contains(key);
+  return c && c->is_object() ? &c->get_object() : nullptr;
+}
+
+std::string StringAt(const json::object* o, const char* key) {
+  if (!o) return {};
+  const json::value* v = o->if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+bool IsSuspended(const json::value& sandbox) {
+  const json::object* spec = ObjectAt(sandbox, "spec");
+  const json::value* mode = spec ? spec->if_contains("operatingMode") : nullptr;
+  return mode && mode->is_string() && mode->get_string() == "Suspended";
+}
+
+json::object Condition(const char* type, const char* status, const char* reason, const char* message,
+                       int64_t generation, const std::string& now) {
+  return {{"type", type}, {"status", status}, {"reason", reason}, {"message", message},
+          {"observedGeneration", generation}, {"lastTransitionTime", now}};
+}
+
+}  // namespace
+
+Simulator::Simulator(SimOptions options, const Clock& clock)
+    : options_(options), clock_(clock), store_(clock, options.history_limit) {
+  if (options_.emulate_agent_sandbox) {
+    store_.AddHook([this](const StoredEvent& e) { EmulateAgentSandbox(e); });
+  }
+}
+
+// What the agent-sandbox controller does that fencekeeper can observe: a
+// suspended sandbox loses its pod and reports Suspended=True; a running one
+// gets a pod (a new one, with a new UID) and reports Ready=True; a deleted
+// one's pod is garbage-collected.
+void Simulator::EmulateAgentSandbox(const StoredEvent& e) {
+  if (e.kind->plural != "sandboxes") return;
+  const ResourceKind* pods = FindKind("", "pods");
+  const json::object* meta = ObjectAt(e.object, "metadata");
+  const std::string ns = StringAt(meta, "namespace");
+  const std::string name = StringAt(meta, "name");
+  if (!meta) return;
+  std::string pod_name = StringAt(ObjectAt(e.object.at("metadata"), "annotations"), kube::kPodNameAnnotation);
+  if (pod_name.empty()) pod_name = name;
+
+  if (e.type == "DELETED") {
+    store_.Delete(*pods, ns, pod_name, std::nullopt, std::nullopt);
+    return;
+  }
+  const bool suspended = IsSuspended(e.object);
+  const bool pod_exists = store_.Get(*pods, ns, pod_name).ok();
+  if (suspended && pod_exists) {
+    store_.Delete(*pods, ns, pod_name, std::nullopt, std::nullopt);
+  } else if (!suspended && !pod_exists) {
+    json::value pod = json::object{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", pod_name},
+          {"namespace", ns},
+          {"labels", {{"openshell.ai/boundary-role", "workload"}}},
+          {"ownerReferences",
+           json::array{{{"apiVersion", "agents.x-k8s.io/v1beta1"}, {"kind", "Sandbox"}, {"name", name},
+                        {"uid", StringAt(meta, "uid")}, {"controller", true}}}}}},
+        {"spec", {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}};
+    store_.Create(*pods, ns, std::move(pod));
+  }
+  // Status, written only when it differs (so this hook converges).
+  const json::value* g = meta->if_contains("generation");
+  const int64_t generation = g && g->is_int64() ? g->get_int64() : 0;
+  const std::string now = FormatRfc3339(clock_.Now()).substr(0, 19) + "Z";
+  json::array conditions =
+      suspended ? json::array{Condition("Ready", "False", "SandboxSuspended", "Sandbox is suspended", generation, now),
+                              Condition("Suspended", "True", "PodTerminated",
+                                        "Pod has been terminated. Sandbox is suspended", generation, now)}
+                : json::array{Condition("Ready", "True", "DependenciesReady", "Pod is Ready", generation, now),
+                              Condition("Suspended", "False", "NotSuspended", "Sandbox is not suspended",
+                                        generation, now)};
+  store_.Mutate(*e.kind, ns, name, [&](json::value& obj) -> std::optional<ApiFailure> {
+    json::value& status = obj.get_object()["status"];
+    if (!status.is_object()) status = json::object{};
+    // Keep lastTransitionTime when type/status/reason/observedGeneration are unchanged.
+    if (const json::value* old = status.get_object().if_contains("conditions"); old && old->is_array()) {
+      for (auto& c : conditions) {
+        for (const auto& o : old->get_array()) {
+          if (!o.is_object()) continue;
+          const auto& oo = o.get_object();
+          auto& co = c.get_object();
+          if (oo.contains("type") && oo.at("type") == co.at("type") && oo.contains("status") &&
+              oo.at("status") == co.at("status") && oo.contains("lastTransitionTime")) {
+            co["lastTransitionTime"] = oo.at("lastTransitionTime");
+          }
+        }
+      }
+    }
+    status.get_object()["conditions"] = conditions;
+    return std::nullopt;
+  }, /*status_only=*/true);
+}
+
+void Simulator::DropWatches() {
+  watch_epoch_.fetch_add(1);
+  std::vector<std::function<void()>> wakers;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, w] : wakers_) wakers.push_back(w);
+  }
+  for (auto& w : wakers) w();
+}
+
+uint64_t Simulator::AddWatchWaker(std::function<void()> wake) {
+  std::lock_guard lock(mu_);
+  wakers_[next_waker_] = std::move(wake);
+  return next_waker_++;
+}
+
+void Simulator::RemoveWatchWaker(uint64_t id) {
+  std::lock_guard lock(mu_);
+  wakers_.erase(id);
+}
+
+void Simulator::AddFault(FaultRule rule) {
+  std::lock_guard lock(mu_);
+  faults_.push_back(std::move(rule));
+}
+
+std::optional<FaultRule> Simulator::TakeFault(const std::string& verb, const std::string& resource) {
+  std::lock_guard lock(mu_);
+  for (auto it = faults_.begin(); it != faults_.end(); ++it) {
+    if ((it->verb != "*" && it->verb != verb) || (it->resource != "*" && it->resource != resource)) continue;
+    FaultRule r = *it;
+    if (it->count > 0 && --it->count == 0) faults_.erase(it);
+    return r;
+  }
+  return std::nullopt;
+}
+
+void Simulator::CountRequest(const std::string& verb, const std::string& resource) {
+  std::lock_guard lock(mu_);
+  requests_.emplace_back(verb, resource);
+}
+
+int Simulator::RequestCount(const std::string& verb, const std::string& resource) const {
+  std::lock_guard lock(mu_);
+  int n = 0;
+  for (const auto& [v, r] : requests_) {
+    if ((verb == "*" || v == verb) && (resource == "*" || r == resource)) ++n;
+  }
+  return n;
+}
+
+void Simulator::ResetCounts() {
+  std::lock_guard lock(mu_);
+  requests_.clear();
+}
+
+// agent-sandbox's conversion (v1beta1 is the hub): replicas 0 <-> Suspended.
+json::value Simulator::ToVersion(const ResourceKind& kind, json::value stored, const std::string& version) {
+  if (!stored.is_object() || version == kind.versions[0]) return stored;
+  auto& o = stored.get_object();
+  o["apiVersion"] = kind.ApiVersion(version);
+  if (kind.plural == "sandboxes" && version == "v1alpha1") {
+    json::value& spec = o["spec"];
+    if (!spec.is_object()) spec = json::object{};
+    const bool suspended = IsSuspended(stored);
+    spec.get_object().erase("operatingMode");
+    spec.get_object()["replicas"] = suspended ? 0 : 1;
+    if (json::value* status = o.if_contains("status"); status && status->is_object()) {
+      status->get_object().erase("nodeName");
+    }
+  }
+  return stored;
+}
+
+json::value Simulator::FromVersion(const ResourceKind& kind, json::value object, const std::string& version) {
+  if (!object.is_object() || version == kind.versions[0]) return object;
+  auto& o = object.get_object();
+  o["apiVersion"] = kind.ApiVersion(kind.versions[0]);
+  if (kind.plural == "sandboxes" && version == "v1alpha1") {
+    json::value& spec = o["spec"];
+    if (!spec.is_object()) spec = json::object{};
+    const json::value* r = spec.get_object().if_contains("replicas");
+    const bool suspended = r && r->is_int64() && r->get_int64() <= 0;
+    spec.get_object().erase("replicas");
+    spec.get_object()["operatingMode"] = suspended ? "Suspended" : "Running";
+  }
+  return object;
+}
+
+}  // namespace fk::sim

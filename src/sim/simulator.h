@@ -1,0 +1,93 @@
+// The simulated Kubernetes API (DESIGN §6) minus HTTP: the object store, the
+// agent-sandbox controller emulation, v1alpha1 <-> v1beta1 conversion of
+// sandboxes, fault injection, and scenario loading. The HTTP face is
+// sim/server.h; tests drive this object directly to change the cluster.
+#pragma once
+
+#include <atomic>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "sim/store.h"
+
+namespace fk::sim {
+
+// One fault rule: the next `count` requests matching verb and resource fail
+// with `status` (count < 0: every matching request).
+struct FaultRule {
+  std::string verb = "*";      // get, list, watch, create, update, patch, delete, or *
+  std::string resource = "*";  // plural, e.g. sandboxes, or *
+  int status = 503;
+  int retry_after_seconds = 0;  // > 0 adds a Retry-After header
+  bool plain_text = false;      // answer like API priority-and-fairness: text, not a Status
+  int count = 1;
+};
+
+struct SimOptions {
+  std::chrono::milliseconds latency{0};              // added before every answer
+  std::chrono::milliseconds bookmark_interval{1000};  // for watches with allowWatchBookmarks
+  int drop_watch_after_events = 0;                    // > 0: close each watch after that many events
+  size_t history_limit = 10000;                       // retained events; older watches get 410
+  bool emulate_agent_sandbox = true;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(SimOptions options = {}, const Clock& clock = SystemClock::Instance());
+
+  Store& store() { return store_; }
+  const SimOptions& options() const { return options_; }
+
+  // Loads a scenario (YAML, format in README "Simulator scenarios") into the
+  // store and the fault plan.
+  Status LoadScenarioFile(const std::string& path);
+  Status LoadScenario(const std::string& yaml_text);
+
+  // Faults.
+  void AddFault(FaultRule rule);
+  std::optional<FaultRule> TakeFault(const std::string& verb, const std::string& resource);
+  // Closes every open watch stream now (they end cleanly, as on a timeout).
+  void DropWatches();
+  // Open watch streams register a waker so DropWatches reaches them at once.
+  uint64_t AddWatchWaker(std::function<void()> wake);
+  void RemoveWatchWaker(uint64_t id);
+  uint64_t watch_epoch() const { return watch_epoch_.load(); }
+  // Forgets the event history: watches resuming from before now get 410.
+  void ExpireHistory() { store_.ExpireHistory(); }
+
+  // Request counters by verb ("get", "list", "watch", "patch", ...), for tests
+  // that count API traffic.
+  void CountRequest(const std::string& verb, const std::string& resource);
+  int RequestCount(const std::string& verb, const std::string& resource = "*") const;
+  void ResetCounts();
+
+  // Converts a stored (storage-version) object to the version a client asked
+  // for, and a client's object to the storage version.
+  static boost::json::value ToVersion(const ResourceKind& kind, boost::json::value stored,
+                                      const std::string& version);
+  static boost::json::value FromVersion(const ResourceKind& kind, boost::json::value object,
+                                        const std::string& version);
+
+ private:
+  void EmulateAgentSandbox(const StoredEvent& e);
+
+  SimOptions options_;
+  const Clock& clock_;
+  Store store_;
+  std::atomic<uint64_t> watch_epoch_{0};
+  mutable std::mutex mu_;
+  std::vector<FaultRule> faults_;
+  std::vector<std::pair<std::string, std::string>> requests_;  // (verb, resource)
+  std::map<uint64_t, std::function<void()>> wakers_;
+  uint64_t next_waker_ = 1;
+};
+
+}  // namespace fk::sim

@@ -1,0 +1,75 @@
+#!/bin/sh
+# kubectl against `fencekeeper sim`, as a new user would try it (issue #3):
+# get, create -f, patch --type merge, get -o yaml, delete, get -w.
+# Exits 77 (reported by ctest as skipped, with this message) without kubectl.
+set -eu
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "SKIPPED: kubectl is not on the PATH; the kubectl compatibility test did not run"
+  exit 77
+fi
+dir=$(mktemp -d)
+sim_pid=""
+cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$dir"/*.out; do echo "--- $f"; cat "$f"; done; exit 1; }
+
+"$FENCEKEEPER" sim --listen 127.0.0.1:0 --scenario "$SCENARIO" --write-kubeconfig "$dir/kubeconfig" > "$dir/sim.out" 2>&1 &
+sim_pid=$!
+i=0
+until [ -s "$dir/kubeconfig" ]; do
+  i=$((i + 1)); [ $i -gt 100 ] && fail "simulator did not start"
+  sleep 0.1
+done
+export KUBECONFIG="$dir/kubeconfig"
+k() { kubectl --request-timeout=10s "$@"; }
+
+k get sandboxes -A > "$dir/get.out" 2>&1 || fail "kubectl get sandboxes -A"
+grep -q 'openshell-agents *active-1' "$dir/get.out" || fail "sandbox list lacks active-1"
+test "$(grep -c 'openshell-agents' "$dir/get.out")" = 10 || fail "expected 10 sandboxes in openshell-agents"
+
+timeout 20 kubectl get sandboxes -n team-healthy -w > "$dir/watch.out" 2>&1 &
+watch_pid=$!
+
+cat > "$dir/sandbox.yaml" <<'YAML'
+apiVersion: agents.x-k8s.io/v1beta1
+kind: Sandbox
+metadata:
+  name: new-sb
+  namespace: team-healthy
+spec:
+  operatingMode: Running
+  podTemplate:
+    spec:
+      containers: [{name: agent, image: "agent:1"}]
+YAML
+k create -f "$dir/sandbox.yaml" > "$dir/create.out" 2>&1 || fail "kubectl create -f"
+grep -q 'sandbox.agents.x-k8s.io/new-sb created' "$dir/create.out" || fail "create output"
+k -n team-healthy get pod new-sb > /dev/null 2>&1 || fail "agent-sandbox emulation made no pod for a Running sandbox"
+
+k -n team-healthy patch sandbox new-sb --type merge -p '{"spec":{"operatingMode":"Suspended"}}' > "$dir/patch.out" 2>&1 || fail "kubectl patch"
+test "$(k -n team-healthy get sandbox new-sb -o jsonpath='{.metadata.generation}/{.spec.operatingMode}')" = "2/Suspended" || fail "patch did not bump generation to 2"
+k -n team-healthy get sandbox new-sb -o jsonpath='{.status.conditions[?(@.type=="Suspended")].status}' > "$dir/cond.out"
+test "$(cat "$dir/cond.out")" = True || fail "Suspended condition not True"
+if k -n team-healthy get pod new-sb > /dev/null 2>&1; then fail "pod of a suspended sandbox still exists"; fi
+
+# A metadata-only write does not bump the generation.
+k -n team-healthy annotate sandbox new-sb example.com/note=hello > /dev/null 2>&1 || fail "kubectl annotate"
+test "$(k -n team-healthy get sandbox new-sb -o jsonpath='{.metadata.generation}')" = 2 || fail "annotation bumped generation"
+
+k get networkpolicies -A -o yaml > "$dir/netpol.out" 2>&1 || fail "kubectl get networkpolicies -A -o yaml"
+test "$(grep -c 'name: openshell-sandbox-workloads' "$dir/netpol.out")" = 2 || fail "expected 2 workload fences"
+grep -q 'openshell.ai/boundary-role: workload' "$dir/netpol.out" || fail "policy spec missing"
+
+k -n team-healthy delete sandbox new-sb > "$dir/delete.out" 2>&1 || fail "kubectl delete"
+grep -q 'deleted' "$dir/delete.out" || fail "delete output"
+if k -n team-healthy get sandbox new-sb > /dev/null 2>&1; then fail "sandbox still there after delete"; fi
+
+# The watch saw the create and later changes of new-sb (get -w prints one line per event).
+i=0
+until [ "$(grep -c '^new-sb' "$dir/watch.out" || true)" -ge 3 ]; do
+  i=$((i + 1)); [ $i -gt 100 ] && fail "kubectl get -w did not show the new sandbox's events"
+  sleep 0.1
+done
+kill "$watch_pid" 2>/dev/null || true
+grep -q '^healthy-1' "$dir/watch.out" || fail "watch lacks the initial list"
+echo "kubectl test passed: get, create -f, patch, annotate, get -o yaml, delete, get -w"
