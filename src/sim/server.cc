@@ -111,7 +111,7 @@ struct Route {
   bool status = false;
 };
 
-std::optional<Route> ResolveRoute(const std::vector<std::string>& s) {
+std::optional<Route> ResolveRoute(const Simulator& sim, const std::vector<std::string>& s) {
   std::string group, version;
   size_t i;
   if (s.size() >= 3 && s[0] == "api" && s[1] == "v1") {
@@ -133,7 +133,7 @@ std::optional<Route> ResolveRoute(const std::vector<std::string>& s) {
   }
   if (rest.empty() || rest.size() > 3) return std::nullopt;
   r.kind = FindKind(group, rest[0]);
-  if (!r.kind || !r.kind->Serves(version)) return std::nullopt;
+  if (!r.kind || !sim.Serves(*r.kind, version)) return std::nullopt;
   if (rest.size() >= 2) r.name = rest[1];
   if (rest.size() == 3) {
     if (rest[2] != "status" || !r.kind->status_subresource) return std::nullopt;
@@ -152,38 +152,41 @@ json::value ApiVersions(const std::string& address) {
                        json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", address}}}}};
 }
 
-json::value GroupJson(const std::string& group) {
+json::value GroupJson(const Simulator& sim, const std::string& group) {
   json::array versions;
   std::string preferred;
   for (const auto& k : Kinds()) {
     if (k.group != group) continue;
     for (const auto& v : k.versions) {
+      if (!sim.Serves(k, v)) continue;
       bool seen = false;
       for (const auto& e : versions) seen |= e.at("version") == json::value(v);
       if (!seen) versions.push_back({{"groupVersion", group + "/" + v}, {"version", v}});
     }
-    if (preferred.empty()) preferred = k.versions[0];
+    for (const auto& v : k.versions) {
+      if (preferred.empty() && sim.Serves(k, v)) preferred = v;
+    }
   }
   return json::object{{"name", group},
                       {"versions", versions},
                       {"preferredVersion", {{"groupVersion", group + "/" + preferred}, {"version", preferred}}}};
 }
 
-json::value GroupList() {
+json::value GroupList(const Simulator& sim) {
   json::array groups;
   std::vector<std::string> seen;
   for (const auto& k : Kinds()) {
     if (k.group.empty() || std::find(seen.begin(), seen.end(), k.group) != seen.end()) continue;
     seen.push_back(k.group);
-    groups.push_back(GroupJson(k.group));
+    groups.push_back(GroupJson(sim, k.group));
   }
   return json::object{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
 }
 
-std::optional<json::value> ResourceList(const std::string& group, const std::string& version) {
+std::optional<json::value> ResourceList(const Simulator& sim, const std::string& group, const std::string& version) {
   json::array resources;
   for (const auto& k : Kinds()) {
-    if (k.group != group || !k.Serves(version)) continue;
+    if (k.group != group || !sim.Serves(k, version)) continue;
     json::array short_names;
     for (const auto& s : k.short_names) short_names.push_back(json::string(s));
     json::object r{{"name", k.plural},
@@ -208,11 +211,12 @@ std::optional<json::value> ResourceList(const std::string& group, const std::str
 // OpenAPI v3: just enough for kubectl to see that every kind supports
 // server-side field validation (the fieldValidation query parameter on PATCH),
 // so it sends fieldValidation=Strict instead of validating against a schema.
-json::value OpenApiV3Root() {
+json::value OpenApiV3Root(const Simulator& sim) {
   json::object paths;
   std::vector<std::string> seen;
   for (const auto& k : Kinds()) {
     for (const auto& v : k.versions) {
+      if (!sim.Serves(k, v)) continue;
       const std::string gv = k.group.empty() ? "api/" + v : "apis/" + k.group + "/" + v;
       if (std::find(seen.begin(), seen.end(), gv) != seen.end()) continue;
       seen.push_back(gv);
@@ -222,10 +226,10 @@ json::value OpenApiV3Root() {
   return json::object{{"paths", paths}};
 }
 
-std::optional<json::value> OpenApiV3Group(const std::string& group, const std::string& version) {
+std::optional<json::value> OpenApiV3Group(const Simulator& sim, const std::string& group, const std::string& version) {
   json::object paths;
   for (const auto& k : Kinds()) {
-    if (k.group != group || !k.Serves(version)) continue;
+    if (k.group != group || !sim.Serves(k, version)) continue;
     const std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
     const std::string path = prefix + (k.namespaced ? "/namespaces/{namespace}/" : "/") + k.plural + "/{name}";
     paths[path] = {{"patch",
@@ -353,12 +357,12 @@ struct Server::Impl {
     const auto& s = t.segments;
     const std::string address = options.host + ":" + std::to_string(port);
     if (s.size() == 1 && s[0] == "api") return Json(200, ApiVersions(address));
-    if (s.size() == 1 && s[0] == "apis") return Json(200, GroupList());
-    if (s.size() == 2 && s[0] == "api" && s[1] == "v1") return Json(200, *ResourceList("", "v1"));
+    if (s.size() == 1 && s[0] == "apis") return Json(200, GroupList(sim));
+    if (s.size() == 2 && s[0] == "api" && s[1] == "v1") return Json(200, *ResourceList(sim, "", "v1"));
     if (s.size() == 2 && s[0] == "apis") {
       for (const auto& k : Kinds()) {
         if (k.group == s[1]) {
-          json::value g = GroupJson(s[1]);
+          json::value g = GroupJson(sim, s[1]);
           g.as_object()["kind"] = "APIGroup";
           g.as_object()["apiVersion"] = "v1";
           return Json(200, g);
@@ -367,7 +371,7 @@ struct Server::Impl {
       return Fail(404, "NotFound", "the server could not find the requested resource");
     }
     if (s.size() == 3 && s[0] == "apis") {
-      if (auto list = ResourceList(s[1], s[2])) return Json(200, *list);
+      if (auto list = ResourceList(sim, s[1], s[2])) return Json(200, *list);
       return Fail(404, "NotFound", "the server could not find the requested resource");
     }
     if (s.size() == 1 && s[0] == "version") return Json(200, VersionInfo());
@@ -380,11 +384,11 @@ struct Server::Impl {
                                     {"paths", json::object{}},
                                     {"definitions", json::object{}}});
     }
-    if (s.size() == 2 && s[0] == "openapi" && s[1] == "v3") return Json(200, OpenApiV3Root());
+    if (s.size() == 2 && s[0] == "openapi" && s[1] == "v3") return Json(200, OpenApiV3Root(sim));
     if (s.size() >= 4 && s[0] == "openapi" && s[1] == "v3") {
       std::optional<json::value> doc;
-      if (s.size() == 4 && s[2] == "api") doc = OpenApiV3Group("", s[3]);
-      if (s.size() == 5 && s[2] == "apis") doc = OpenApiV3Group(s[3], s[4]);
+      if (s.size() == 4 && s[2] == "api") doc = OpenApiV3Group(sim, "", s[3]);
+      if (s.size() == 5 && s[2] == "apis") doc = OpenApiV3Group(sim, s[3], s[4]);
       if (doc) return Json(200, *doc);
       return Fail(404, "NotFound", "the server could not find the requested resource");
     }
@@ -434,6 +438,10 @@ struct Server::Impl {
     Response r;
     r.status = f.status;
     r.retry_after = f.retry_after_seconds;
+    if (!f.body.empty()) {
+      r.body = f.body;
+      return r;
+    }
     if (f.plain_text) {
       r.content_type = "text/plain; charset=utf-8";
       r.body = f.status == 429 ? "Too many requests, please try again later.\n" : "injected failure\n";
@@ -605,15 +613,19 @@ struct Server::Impl {
     const Route route = r;
     const Selector ls = *labels, fs = *fields;
     const uint64_t epoch = sim.watch_epoch();
-    const uint64_t waker = sim.AddWatchWaker([weak = std::weak_ptr<WatchState>(state)] {
-      if (auto s = weak.lock()) s->Wake();
-    });
+    const uint64_t waker = sim.AddWatchStream(
+        [weak = std::weak_ptr<WatchState>(state)] {
+          if (auto s = weak.lock()) s->Wake();
+        },
+        [weak = std::weak_ptr<WatchState>(state)](std::string raw) {
+          if (auto s = weak.lock()) s->Push(std::move(raw));
+        });
     Store::WatchStart start = sim.store().Watch(*r.kind, r.ns, from_rv, [state, route, ls, fs](const StoredEvent& e) {
       std::string line = EventLine(e, route, ls, fs);
       if (!line.empty()) state->Push(std::move(line));
     });
     Cleanup unregister{[this, waker, id = start.failure ? 0 : start.id] {
-      sim.RemoveWatchWaker(waker);
+      sim.RemoveWatchStream(waker);
       if (id) sim.store().Unwatch(id);
     }};
 
@@ -680,7 +692,7 @@ struct Server::Impl {
     Response control = Control(req, t, &handled);
     if (handled) co_return co_await Write(stream, req, control);
 
-    const std::optional<Route> route = ResolveRoute(t.segments);
+    const std::optional<Route> route = ResolveRoute(sim, t.segments);
     if (!route) {
       Response d = Discovery(t, &handled);
       if (!handled) d = Fail(404, "NotFound", "the server could not find the requested resource");

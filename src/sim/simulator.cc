@@ -116,20 +116,39 @@ void Simulator::DropWatches() {
   std::vector<std::function<void()>> wakers;
   {
     std::lock_guard lock(mu_);
-    for (auto& [id, w] : wakers_) wakers.push_back(w);
+    for (auto& [id, h] : streams_) wakers.push_back(h.wake);
   }
   for (auto& w : wakers) w();
 }
 
-uint64_t Simulator::AddWatchWaker(std::function<void()> wake) {
+void Simulator::InjectWatchLine(const std::string& line) {
+  std::vector<std::function<void(std::string)>> pushers;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, h] : streams_) pushers.push_back(h.push_raw);
+  }
+  for (auto& p : pushers) p(line + "\n");
+}
+
+uint64_t Simulator::AddWatchStream(std::function<void()> wake, std::function<void(std::string)> push_raw) {
   std::lock_guard lock(mu_);
-  wakers_[next_waker_] = std::move(wake);
+  streams_[next_waker_] = {std::move(wake), std::move(push_raw)};
   return next_waker_++;
 }
 
-void Simulator::RemoveWatchWaker(uint64_t id) {
+void Simulator::RemoveWatchStream(uint64_t id) {
   std::lock_guard lock(mu_);
-  wakers_.erase(id);
+  streams_.erase(id);
+}
+
+bool Simulator::Serves(const ResourceKind& kind, const std::string& version) const {
+  if (kind.plural == "sandboxes" && version == "v1beta1" && !options_.serve_sandbox_v1beta1) return false;
+  return kind.Serves(version);
+}
+
+void Simulator::ClearFaults() {
+  std::lock_guard lock(mu_);
+  faults_.clear();
 }
 
 void Simulator::AddFault(FaultRule rule) {

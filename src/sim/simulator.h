@@ -28,6 +28,7 @@ struct FaultRule {
   int status = 503;
   int retry_after_seconds = 0;  // > 0 adds a Retry-After header
   bool plain_text = false;      // answer like API priority-and-fairness: text, not a Status
+  std::string body;             // non-empty: answer exactly this body (e.g. truncated JSON with 200)
   int count = 1;
 };
 
@@ -37,6 +38,7 @@ struct SimOptions {
   int drop_watch_after_events = 0;                    // > 0: close each watch after that many events
   size_t history_limit = 10000;                       // retained events; older watches get 410
   bool emulate_agent_sandbox = true;
+  bool serve_sandbox_v1beta1 = true;  // false: an older agent-sandbox serving only v1alpha1
 };
 
 class Simulator {
@@ -53,12 +55,17 @@ class Simulator {
 
   // Faults.
   void AddFault(FaultRule rule);
+  void ClearFaults();
   std::optional<FaultRule> TakeFault(const std::string& verb, const std::string& resource);
   // Closes every open watch stream now (they end cleanly, as on a timeout).
   void DropWatches();
-  // Open watch streams register a waker so DropWatches reaches them at once.
-  uint64_t AddWatchWaker(std::function<void()> wake);
-  void RemoveWatchWaker(uint64_t id);
+  // Sends a raw line (garbage, for tests) to every open watch stream.
+  void InjectWatchLine(const std::string& line);
+  // Open watch streams register here so DropWatches and InjectWatchLine reach them.
+  uint64_t AddWatchStream(std::function<void()> wake, std::function<void(std::string)> push_raw);
+  void RemoveWatchStream(uint64_t id);
+  // Whether `version` of `kind` is served (discovery and routing ask).
+  bool Serves(const ResourceKind& kind, const std::string& version) const;
   uint64_t watch_epoch() const { return watch_epoch_.load(); }
   // Forgets the event history: watches resuming from before now get 410.
   void ExpireHistory() { store_.ExpireHistory(); }
@@ -86,7 +93,11 @@ class Simulator {
   mutable std::mutex mu_;
   std::vector<FaultRule> faults_;
   std::vector<std::pair<std::string, std::string>> requests_;  // (verb, resource)
-  std::map<uint64_t, std::function<void()>> wakers_;
+  struct WatchStreamHooks {
+    std::function<void()> wake;
+    std::function<void(std::string)> push_raw;
+  };
+  std::map<uint64_t, WatchStreamHooks> streams_;
   uint64_t next_waker_ = 1;
 };
 

@@ -130,7 +130,9 @@ class Store {
   std::map<Key, boost::json::value> objects_;
   std::vector<StoredEvent> history_;  // oldest first
   int64_t compacted_rv_ = 0;          // events at or before this are forgotten
-  int64_t rv_ = 0;
+  // Like an etcd revision, never 0: a list of an empty store must not hand
+  // out "0", which a watch would read as "start at the most recent state".
+  int64_t rv_ = 1;
   uint64_t next_watch_ = 1;
   uint64_t uid_counter_ = 0;
   uint32_t uid_prefix_;

@@ -1,0 +1,225 @@
+#include "kube/client.h"
+
+#include <boost/json.hpp>
+#include <condition_variable>
+#include <fstream>
+#include <sstream>
+
+namespace fk::kube {
+namespace json = boost::json;
+
+std::string ResourcePath(const std::string& group, const std::string& version, const std::string& plural,
+                         const std::string& ns, const std::string& name) {
+  std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  if (!ns.empty()) p += "/namespaces/" + ns;
+  p += "/" + plural;
+  if (!name.empty()) p += "/" + name;
+  return p;
+}
+
+std::string QueryEscape(const std::string& v) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : v) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+Result<std::unique_ptr<ApiClient>> ApiClient::Create(const ClusterConfig& config, ClientOptions options) {
+  TransportConfig t;
+  t.server = config.server;
+  t.ca_pem = config.ca_pem;
+  t.insecure_skip_tls_verify = config.insecure_skip_tls_verify;
+  t.tls_server_name = config.tls_server_name;
+  t.client_cert_pem = config.client_cert_pem;
+  t.client_key_pem = config.client_key_pem;
+  t.connect_timeout = options.connect_timeout;
+  t.request_timeout = options.request_timeout;
+  t.stream_idle_timeout = options.stream_idle_timeout;
+  auto transport = HttpTransport::Create(t);
+  if (!transport.ok()) {
+    return Status::InvalidArgument(config.source + ": " + transport.status().message());
+  }
+  return std::unique_ptr<ApiClient>(new ApiClient(config, std::move(options), std::move(*transport)));
+}
+
+ApiClient::ApiClient(ClusterConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      transport_(std::move(transport)),
+      rng_(options_.jitter_seed ? options_.jitter_seed : std::random_device{}()) {
+  if (!options_.clock) options_.clock = &SystemClock::Instance();
+  token_ = config_.token;
+}
+
+ApiClient::~ApiClient() {
+  Stop();
+  transport_.reset();
+}
+
+void ApiClient::Stop() {
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  stop_cv_.notify_all();
+}
+
+bool ApiClient::stopping() const {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
+bool ApiClient::Wait(std::chrono::milliseconds d) {
+  if (options_.sleep) return options_.sleep(d) && !stopping();
+  std::unique_lock lock(mu_);
+  stop_cv_.wait_for(lock, d, [this] { return stopping_; });
+  return !stopping_;
+}
+
+// A token bucket kept as a theoretical arrival time (GCRA): a request may go
+// once tat - (burst - 1) * interval <= now.
+bool ApiClient::AcquireRateToken() {
+  if (options_.qps <= 0) return true;
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(1.0 / options_.qps));
+  std::chrono::steady_clock::duration wait{0};
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (rate_tat_ < now) rate_tat_ = now;
+    const auto allowed_at = rate_tat_ - interval * (std::max(1, options_.burst) - 1);
+    if (allowed_at > now) wait = allowed_at - now;
+    rate_tat_ += interval;
+  }
+  if (wait.count() > 0) return Wait(std::chrono::ceil<std::chrono::milliseconds>(wait));
+  return true;
+}
+
+std::chrono::milliseconds ApiClient::Backoff(int attempt) {
+  using std::chrono::milliseconds;
+  milliseconds base = std::chrono::duration_cast<milliseconds>(options_.initial_backoff * (1LL << std::min(attempt, 20)));
+  if (base > options_.max_backoff) base = options_.max_backoff;
+  std::lock_guard lock(mu_);
+  std::uniform_int_distribution<int64_t> jitter(0, std::max<int64_t>(1, base.count()) - 1);
+  return std::min<milliseconds>(options_.max_backoff, base + milliseconds(jitter(rng_)));
+}
+
+void ApiClient::ReloadToken() {
+  if (config_.token_file.empty()) return;
+  std::ifstream in(config_.token_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string t = ss.str();
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  std::lock_guard lock(mu_);
+  if (in && !t.empty()) token_ = t;  // keep the old token if the file is briefly unreadable
+  token_read_at_ = options_.clock->Now();
+}
+
+std::optional<std::string> ApiClient::Token() {
+  if (!config_.token_file.empty()) {
+    bool stale;
+    {
+      std::lock_guard lock(mu_);
+      stale = token_.empty() || options_.clock->Now() - token_read_at_ >= options_.token_refresh;
+    }
+    if (stale) ReloadToken();
+  }
+  std::lock_guard lock(mu_);
+  if (token_.empty()) return std::nullopt;
+  return token_;
+}
+
+void ApiClient::Count(const std::string& method, int code) {
+  std::lock_guard lock(mu_);
+  ++counts_[method + " " + std::to_string(code)];
+}
+
+std::map<std::string, int> ApiClient::RequestCounts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+ApiResponse ApiClient::Send(const std::string& method, const std::string& path, const std::string& body,
+                            const std::string& content_type) {
+  bool reauthenticated = false;
+  ApiResponse out;
+  for (int attempt = 0;; ++attempt) {
+    if (stopping() || !AcquireRateToken()) {
+      out.error = {ApiErrorKind::kTransport, 0, "", "client is stopping", std::nullopt};
+      return out;
+    }
+    HttpRequest req{method, path, body, content_type, {}};
+    if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
+    auto res = transport_->RoundTrip(req);
+    std::optional<std::chrono::milliseconds> delay;
+    if (!res.ok()) {
+      Count(method, 0);
+      out = ApiResponse{};
+      out.error = {ApiErrorKind::kTransport, 0, "", res.status().message(), std::nullopt};
+      delay = Backoff(attempt);
+    } else {
+      Count(method, res->status);
+      out.status = res->status;
+      out.body = std::move(res->body);
+      out.error = ApiError{};
+      if (out.status >= 200 && out.status < 300) return out;
+      out.error = DecodeStatus(out.status, out.body);
+      if (!out.error.retry_after_seconds) out.error.retry_after_seconds = res->retry_after_seconds;
+      if (out.status == 401 && !config_.token_file.empty() && !reauthenticated) {
+        reauthenticated = true;  // the projected token may have rotated: re-read it and try again at once
+        ReloadToken();
+        --attempt;
+        continue;
+      }
+      if (out.status == 429 || out.status >= 500) {
+        delay = out.error.retry_after_seconds ? std::chrono::seconds(*out.error.retry_after_seconds)
+                                              : Backoff(attempt);
+      }
+    }
+    if (!delay || attempt >= options_.max_retries) return out;
+    if (!Wait(*delay)) return out;
+  }
+}
+
+std::unique_ptr<HttpTransport::Stream> ApiClient::OpenStream(const std::string& path,
+                                                             HttpTransport::StreamCallbacks callbacks) {
+  AcquireRateToken();
+  HttpRequest req{"GET", path, "", "", {}};
+  if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
+  Count("WATCH", 200);
+  return transport_->OpenStream(req, std::move(callbacks));
+}
+
+Result<std::string> ApiClient::DiscoverSandboxVersion() {
+  ApiResponse r = Get("/apis/agents.x-k8s.io");
+  if (r.error.kind == ApiErrorKind::kNotFound) {
+    return Status::NotFound("the Sandbox API (agents.x-k8s.io) is not served by " + config_.server +
+                            "; is agent-sandbox installed?");
+  }
+  if (!r.ok()) return Status::IOError("discovering agents.x-k8s.io: " + r.error.ToString());
+  boost::system::error_code ec;
+  json::value v = json::parse(r.body, ec);
+  if (ec || !v.is_object()) return Status::Corruption("discovery of agents.x-k8s.io returned something that is not JSON");
+  bool beta = false, alpha = false;
+  if (const auto* versions = v.as_object().if_contains("versions"); versions && versions->is_array()) {
+    for (const auto& e : versions->as_array()) {
+      if (!e.is_object()) continue;
+      const auto* ver = e.as_object().if_contains("version");
+      if (!ver || !ver->is_string()) continue;
+      beta |= ver->as_string() == "v1beta1";
+      alpha |= ver->as_string() == "v1alpha1";
+    }
+  }
+  if (beta) return std::string("v1beta1");
+  if (alpha) return std::string("v1alpha1");
+  return Status::NotFound("agents.x-k8s.io serves neither v1beta1 nor v1alpha1");
+}
+
+}  // namespace fk::kube

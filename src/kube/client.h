@@ -1,0 +1,108 @@
+// The Kubernetes API client: authentication (static token, token file
+// re-read every minute and right after a 401, client certificates through
+// the transport), a client-side rate limiter, retries of 429 and 5xx that
+// honour Retry-After and otherwise back off with jitter, and errors decoded
+// from Status objects into typed ApiErrors. Blocking calls, safe from any
+// thread; the I/O underneath is asynchronous (http_transport.h).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "kube/api_status.h"
+#include "kube/config.h"
+#include "kube/http_transport.h"
+
+namespace fk::kube {
+
+struct ClientOptions {
+  double qps = 50;  // client-side rate limit: sustained requests per second...
+  int burst = 100;  // ...and how many may go at once
+  int max_retries = 5;
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{30000};
+  std::chrono::seconds token_refresh{60};
+  std::chrono::milliseconds connect_timeout{10000};
+  std::chrono::milliseconds request_timeout{30000};
+  std::chrono::milliseconds stream_idle_timeout{330000};
+  const Clock* clock = nullptr;  // token refresh timing; the system clock by default
+  // Every wait (retry delay, rate limit) goes through this; it returns false
+  // when the client is stopping. Tests substitute one that records.
+  std::function<bool(std::chrono::milliseconds)> sleep;
+  uint64_t jitter_seed = 0;  // 0: random
+};
+
+struct ApiResponse {
+  ApiError error;  // kind kNone on success
+  int status = 0;
+  std::string body;
+  bool ok() const { return error.kind == ApiErrorKind::kNone; }
+};
+
+class ApiClient {
+ public:
+  static Result<std::unique_ptr<ApiClient>> Create(const ClusterConfig& config, ClientOptions options = {});
+  ~ApiClient();
+
+  ApiResponse Send(const std::string& method, const std::string& path, const std::string& body = "",
+                   const std::string& content_type = "");
+  ApiResponse Get(const std::string& path) { return Send("GET", path); }
+  ApiResponse MergePatch(const std::string& path, const std::string& body) {
+    return Send("PATCH", path, body, "application/merge-patch+json");
+  }
+
+  // Opens a streaming GET (a watch) with the same authentication.
+  std::unique_ptr<HttpTransport::Stream> OpenStream(const std::string& path, HttpTransport::StreamCallbacks callbacks);
+
+  // agents.x-k8s.io: "v1beta1" if served, else "v1alpha1".
+  Result<std::string> DiscoverSandboxVersion();
+
+  // Interrupts waits; calls in progress return promptly with an error.
+  void Stop();
+  bool stopping() const;
+
+  // Requests sent, by "VERB CODE" (code 0: no HTTP answer), for metrics and tests.
+  std::map<std::string, int> RequestCounts() const;
+  const ClusterConfig& config() const { return config_; }
+  // Re-reads the token file now (done automatically every token_refresh and after a 401).
+  void ReloadToken();
+
+ private:
+  ApiClient(ClusterConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport);
+  std::optional<std::string> Token();
+  bool Wait(std::chrono::milliseconds d);
+  bool AcquireRateToken();
+  std::chrono::milliseconds Backoff(int attempt);
+  void Count(const std::string& method, int code);
+
+  ClusterConfig config_;
+  ClientOptions options_;
+  std::unique_ptr<HttpTransport> transport_;
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::string token_;
+  std::chrono::system_clock::time_point token_read_at_{};
+  std::chrono::steady_clock::time_point rate_tat_{};
+  std::mt19937_64 rng_;
+  std::map<std::string, int> counts_;
+};
+
+// /api/v1/namespaces/NS/pods/NAME or /apis/GROUP/VERSION/namespaces/NS/PLURAL/NAME.
+std::string ResourcePath(const std::string& group, const std::string& version, const std::string& plural,
+                         const std::string& ns = "", const std::string& name = "");
+
+// Percent-encodes a query parameter value.
+std::string QueryEscape(const std::string& value);
+
+}  // namespace fk::kube

@@ -1,0 +1,463 @@
+// The client's only Beast translation unit: connections, TLS, keep-alive,
+// timeouts and streaming responses, as Asio coroutines on one io thread.
+#include "kube/http_transport.h"
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace fk::kube {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr auto kUse = net::use_awaitable;
+
+// One connection, plain or TLS.
+struct Conn {
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+  bool reused = false;
+
+  beast::tcp_stream& lowest() { return plain ? *plain : beast::get_lowest_layer(*tls); }
+  void Close() {
+    boost::system::error_code ec;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().close();
+  }
+};
+
+struct Answer {
+  Status status;
+  HttpResponse response;
+};
+
+std::string FieldString(beast::string_view v) { return std::string(v.data(), v.size()); }
+
+bool IsIpAddress(const std::string& host) {
+  boost::system::error_code ec;
+  net::ip::make_address(host, ec);
+  return !ec;
+}
+
+// The parts of the server URL.
+struct ServerUrl {
+  bool https = false;
+  std::string host;
+  std::string port;
+  std::string base_path;  // without a trailing slash
+};
+
+Result<ServerUrl> ParseServer(const std::string& server) {
+  ServerUrl u;
+  std::string rest;
+  if (server.rfind("https://", 0) == 0) {
+    u.https = true;
+    rest = server.substr(8);
+  } else if (server.rfind("http://", 0) == 0) {
+    rest = server.substr(7);
+  } else {
+    return Status::InvalidArgument("server URL '" + server + "' must start with http:// or https://");
+  }
+  const size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) u.base_path = rest.substr(slash);
+  while (!u.base_path.empty() && u.base_path.back() == '/') u.base_path.pop_back();
+  if (!authority.empty() && authority[0] == '[') {  // [v6]:port
+    const size_t close = authority.find(']');
+    if (close == std::string::npos) return Status::InvalidArgument("server URL '" + server + "' has a bad IPv6 address");
+    u.host = authority.substr(1, close - 1);
+    if (close + 1 < authority.size() && authority[close + 1] == ':') u.port = authority.substr(close + 2);
+  } else {
+    const size_t colon = authority.rfind(':');
+    u.host = authority.substr(0, colon);
+    if (colon != std::string::npos) u.port = authority.substr(colon + 1);
+  }
+  if (u.host.empty()) return Status::InvalidArgument("server URL '" + server + "' has no host");
+  if (u.port.empty()) u.port = u.https ? "443" : "80";
+  return u;
+}
+
+struct StreamState;
+
+}  // namespace
+
+struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
+  TransportConfig config;
+  ServerUrl url;
+  net::io_context io;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::thread thread;
+  std::unique_ptr<ssl::context> tls;
+  std::vector<std::unique_ptr<Conn>> idle;  // io thread only
+  std::mutex streams_mu;
+  std::set<std::shared_ptr<StreamState>> streams;
+
+  net::awaitable<void> Connect(std::unique_ptr<Conn>* out, Status* status) {
+    auto ex = co_await net::this_coro::executor;
+    tcp::resolver resolver(ex);
+    boost::system::error_code ec;
+    auto endpoints = co_await resolver.async_resolve(url.host, url.port, net::redirect_error(kUse, ec));
+    if (ec) {
+      *status = Status::IOError("cannot resolve " + url.host + ": " + ec.message());
+      co_return;
+    }
+    auto conn = std::make_unique<Conn>();
+    if (url.https) {
+      conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ex, *tls);
+    } else {
+      conn->plain = std::make_unique<beast::tcp_stream>(ex);
+    }
+    conn->lowest().expires_after(config.connect_timeout);
+    co_await conn->lowest().async_connect(endpoints, net::redirect_error(kUse, ec));
+    if (ec) {
+      *status = Status::IOError("cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
+      co_return;
+    }
+    if (conn->tls) {
+      const std::string name = config.tls_server_name.empty() ? url.host : config.tls_server_name;
+      if (!IsIpAddress(name)) SSL_set_tlsext_host_name(conn->tls->native_handle(), name.c_str());
+      if (!config.insecure_skip_tls_verify) {
+        conn->tls->set_verify_mode(ssl::verify_peer);
+        conn->tls->set_verify_callback(ssl::host_name_verification(name));
+      } else {
+        conn->tls->set_verify_mode(ssl::verify_none);
+      }
+      co_await conn->tls->async_handshake(ssl::stream_base::client, net::redirect_error(kUse, ec));
+      if (ec) {
+        std::string detail = ec.message();
+        const long verify = SSL_get_verify_result(conn->tls->native_handle());
+        if (verify != X509_V_OK) detail += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
+        *status = Status::IOError("TLS handshake with " + url.host + ":" + url.port + " failed: " + detail);
+        co_return;
+      }
+    }
+    conn->lowest().expires_never();
+    *out = std::move(conn);
+  }
+
+  http::request<http::string_body> BuildRequest(const HttpRequest& req) const {
+    http::request<http::string_body> r;
+    r.method(http::string_to_verb(req.method));
+    r.target(url.base_path + req.target);
+    r.version(11);
+    const bool default_port = (url.https && url.port == "443") || (!url.https && url.port == "80");
+    r.set(http::field::host, default_port ? url.host : url.host + ":" + url.port);
+    r.set(http::field::user_agent, "fencekeeper/0.1");
+    r.set(http::field::accept, "application/json");
+    for (const auto& [k, v] : req.headers) r.set(k, v);
+    if (!req.content_type.empty()) r.set(http::field::content_type, req.content_type);
+    r.body() = req.body;
+    r.keep_alive(true);
+    r.prepare_payload();
+    return r;
+  }
+
+  template <class Stream>
+  net::awaitable<void> Exchange(Stream& stream, Conn& conn, const http::request<http::string_body>& r,
+                                Answer* answer, bool* keep_alive, bool* nothing_received) {
+    boost::system::error_code ec;
+    conn.lowest().expires_after(config.request_timeout);
+    co_await http::async_write(stream, r, net::redirect_error(kUse, ec));
+    if (ec) {
+      answer->status = Status::IOError("sending " + FieldString(r.method_string()) + " " + FieldString(r.target()) +
+                                       " failed: " + ec.message());
+      co_return;
+    }
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(config.max_body_bytes);
+    conn.lowest().expires_after(config.request_timeout);
+    co_await http::async_read(stream, conn.buffer, parser, net::redirect_error(kUse, ec));
+    conn.lowest().expires_never();
+    if (ec) {
+      *nothing_received = !parser.got_some();
+      answer->status = Status::IOError("reading the answer to " + FieldString(r.method_string()) + " " +
+                                       FieldString(r.target()) + " failed: " + ec.message());
+      co_return;
+    }
+    auto res = parser.release();
+    answer->response.status = static_cast<int>(res.result_int());
+    answer->response.content_type = FieldString(res[http::field::content_type]);
+    if (auto it = res.find(http::field::retry_after); it != res.end()) {
+      try {
+        answer->response.retry_after_seconds = std::stoi(FieldString(it->value()));
+      } catch (...) {
+      }
+    }
+    answer->response.body = std::move(res.body());
+    *keep_alive = res.keep_alive();
+  }
+
+  net::awaitable<void> Do(HttpRequest req, Answer* answer) {
+    const auto r = BuildRequest(req);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      std::unique_ptr<Conn> conn;
+      if (!idle.empty()) {
+        conn = std::move(idle.back());
+        idle.pop_back();
+        conn->reused = true;
+      } else {
+        Status status;
+        co_await Connect(&conn, &status);
+        if (!conn) {
+          answer->status = status;
+          co_return;
+        }
+      }
+      bool keep_alive = false, nothing_received = false;
+      *answer = Answer{};
+      if (conn->plain) {
+        co_await Exchange(*conn->plain, *conn, r, answer, &keep_alive, &nothing_received);
+      } else {
+        co_await Exchange(*conn->tls, *conn, r, answer, &keep_alive, &nothing_received);
+      }
+      if (answer->status.ok()) {
+        if (keep_alive && idle.size() < config.max_idle_connections) {
+          idle.push_back(std::move(conn));
+        } else {
+          conn->Close();
+        }
+        co_return;
+      }
+      conn->Close();
+      // A kept-alive connection the server closed in the meantime: try once more on a new one.
+      if (!(conn->reused && nothing_received)) co_return;
+    }
+  }
+
+  net::awaitable<void> RunStream(HttpRequest req, std::shared_ptr<StreamState> state);
+};
+
+namespace {
+
+struct StreamState : HttpTransport::Stream, std::enable_shared_from_this<StreamState> {
+  std::weak_ptr<HttpTransport::Impl> transport;
+  HttpTransport::StreamCallbacks callbacks;
+  std::function<void()> closer;  // io thread only; set while connected
+  std::atomic<bool> cancelled{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ended = false;
+  std::string partial;  // an unfinished line
+
+  void Cancel() override {
+    cancelled = true;
+    if (auto t = transport.lock()) {
+      net::post(t->io, [self = shared_from_this()] {
+        if (self->closer) self->closer();
+      });
+    }
+  }
+  void Deliver(std::string_view data) {
+    partial.append(data.data(), data.size());
+    size_t start = 0;
+    for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+      std::string_view line(partial.data() + start, nl - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (!line.empty() && !cancelled) callbacks.on_line(line);
+    }
+    partial.erase(0, start);
+  }
+  void End(const Status& s, std::optional<HttpResponse> non_ok) {
+    {
+      std::lock_guard lock(mu);
+      if (ended) return;
+    }
+    if (callbacks.on_end) callbacks.on_end(s, std::move(non_ok));
+    std::lock_guard lock(mu);
+    ended = true;
+    cv.notify_all();
+  }
+  void WaitEnded() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [this] { return ended; });
+  }
+};
+
+// The handle the caller owns: cancels on destruction and waits for on_end,
+// so callbacks never outlive it.
+class StreamHandle final : public HttpTransport::Stream {
+ public:
+  StreamHandle(std::shared_ptr<StreamState> s, std::thread::id io_thread) : state_(std::move(s)), io_thread_(io_thread) {}
+  ~StreamHandle() override {
+    state_->Cancel();
+    if (std::this_thread::get_id() != io_thread_) state_->WaitEnded();
+  }
+  void Cancel() override { state_->Cancel(); }
+
+ private:
+  std::shared_ptr<StreamState> state_;
+  std::thread::id io_thread_;
+};
+
+}  // namespace
+
+net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req, std::shared_ptr<StreamState> state) {
+  struct Forget {
+    Impl* impl;
+    std::shared_ptr<StreamState> state;
+    ~Forget() {
+      std::lock_guard lock(impl->streams_mu);
+      impl->streams.erase(state);
+    }
+  } forget{this, state};
+  std::unique_ptr<Conn> conn;
+  Status status;
+  co_await Connect(&conn, &status);
+  if (!conn) {
+    state->End(status, std::nullopt);
+    co_return;
+  }
+  state->closer = [c = conn.get()] { c->Close(); };
+  if (state->cancelled) conn->Close();
+  const auto r = BuildRequest(req);
+  boost::system::error_code ec;
+  auto run = [&](auto& stream) -> net::awaitable<void> {
+    conn->lowest().expires_after(config.request_timeout);
+    co_await http::async_write(stream, r, net::redirect_error(kUse, ec));
+    if (ec) co_return;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(boost::none);  // a watch can run for hours
+    co_await http::async_read_header(stream, conn->buffer, parser, net::redirect_error(kUse, ec));
+    if (ec) co_return;
+    if (parser.get().result_int() != 200) {
+      parser.body_limit(config.max_body_bytes);
+      co_await http::async_read(stream, conn->buffer, parser, net::redirect_error(kUse, ec));
+      HttpResponse res;
+      res.status = static_cast<int>(parser.get().result_int());
+      res.body = parser.get().body();
+      res.content_type = FieldString(parser.get()[http::field::content_type]);
+      if (auto it = parser.get().find(http::field::retry_after); it != parser.get().end()) {
+        try {
+          res.retry_after_seconds = std::stoi(FieldString(it->value()));
+        } catch (...) {
+        }
+      }
+      ec = {};
+      state->End(Status::Ok(), std::move(res));
+      co_return;
+    }
+    auto on_body = [&](std::uint64_t, beast::string_view body, boost::system::error_code&) -> std::size_t {
+      state->Deliver(std::string_view(body.data(), body.size()));
+      return body.size();
+    };
+    parser.on_chunk_body(on_body);
+    while (!parser.is_done()) {
+      conn->lowest().expires_after(config.stream_idle_timeout);
+      co_await http::async_read_some(stream, conn->buffer, parser, net::redirect_error(kUse, ec));
+      if (ec) co_return;
+    }
+    if (!parser.get().body().empty()) state->Deliver(parser.get().body());  // a non-chunked body
+    if (!state->partial.empty()) state->Deliver("\n");
+  };
+  if (conn->plain) {
+    co_await run(*conn->plain);
+  } else {
+    co_await run(*conn->tls);
+  }
+  state->closer = nullptr;
+  conn->Close();
+  if (state->cancelled) {
+    state->End(Status::Busy("stream cancelled"), std::nullopt);
+  } else if (ec && ec != http::error::end_of_stream) {
+    state->End(Status::IOError("stream " + req.target + " failed: " + ec.message()), std::nullopt);
+  } else {
+    state->End(Status::Ok(), std::nullopt);
+  }
+}
+
+HttpTransport::HttpTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(const TransportConfig& config) {
+  auto url = ParseServer(config.server);
+  if (!url.ok()) return url.status();
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->url = *url;
+  if (url->https) {
+    impl->tls = std::make_unique<ssl::context>(ssl::context::tls_client);
+    boost::system::error_code ec;
+    impl->tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3);
+    if (!config.ca_pem.empty()) {
+      impl->tls->add_certificate_authority(net::buffer(config.ca_pem), ec);
+      if (ec) return Status::InvalidArgument("certificate authority is not valid PEM: " + ec.message());
+    } else {
+      impl->tls->set_default_verify_paths(ec);
+    }
+    if (!config.client_cert_pem.empty()) {
+      impl->tls->use_certificate_chain(net::buffer(config.client_cert_pem), ec);
+      if (ec) return Status::InvalidArgument("client certificate is not valid PEM: " + ec.message());
+      impl->tls->use_private_key(net::buffer(config.client_key_pem), ssl::context::pem, ec);
+      if (ec) return Status::InvalidArgument("client key is not valid PEM or does not match the certificate: " + ec.message());
+    }
+  }
+  impl->work.emplace(net::make_work_guard(impl->io));
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->io.run(); });
+  return std::unique_ptr<HttpTransport>(new HttpTransport(std::move(impl)));
+}
+
+HttpTransport::~HttpTransport() {
+  std::vector<std::shared_ptr<StreamState>> open;
+  {
+    std::lock_guard lock(impl_->streams_mu);
+    open.assign(impl_->streams.begin(), impl_->streams.end());
+  }
+  for (auto& s : open) s->Cancel();
+  impl_->work.reset();
+  net::post(impl_->io, [impl = impl_.get()] {
+    for (auto& c : impl->idle) c->Close();
+    impl->idle.clear();
+  });
+  // Give cancelled streams their on_end, then stop.
+  for (auto& s : open) {
+    std::unique_lock lock(s->mu);
+    s->cv.wait_for(lock, std::chrono::seconds(5), [&] { return s->ended; });
+  }
+  impl_->io.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request) {
+  std::promise<Answer> done;
+  auto future = done.get_future();
+  auto answer = std::make_shared<Answer>();
+  net::co_spawn(impl_->io, impl_->Do(request, answer.get()),
+                [answer, &done](std::exception_ptr e) {
+                  if (e) answer->status = Status::Internal("HTTP exchange threw");
+                  done.set_value(std::move(*answer));
+                });
+  Answer a = future.get();
+  if (!a.status.ok()) return a.status;
+  return std::move(a.response);
+}
+
+std::unique_ptr<HttpTransport::Stream> HttpTransport::OpenStream(const HttpRequest& request, StreamCallbacks callbacks) {
+  auto state = std::make_shared<StreamState>();
+  state->transport = impl_;
+  state->callbacks = std::move(callbacks);
+  {
+    std::lock_guard lock(impl_->streams_mu);
+    impl_->streams.insert(state);
+  }
+  net::co_spawn(impl_->io, impl_->RunStream(request, state), [state](std::exception_ptr e) {
+    if (e) state->End(Status::Internal("stream threw"), std::nullopt);
+  });
+  return std::make_unique<StreamHandle>(state, impl_->thread.get_id());
+}
+
+const std::string& HttpTransport::host() const { return impl_->url.host; }
+
+}  // namespace fk::kube

@@ -1,0 +1,282 @@
+// The simulator's semantics without HTTP: merge and JSON patch, generation
+// and resourceVersion rules, no-op writes, conflicts, watch history and 410,
+// the agent-sandbox emulation, version conversion, faults and scenarios.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "sim/patch.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+
+namespace fk::sim {
+namespace {
+namespace json = boost::json;
+
+json::value J(const char* text) { return json::parse(text); }
+
+// RFC 7386 appendix A, every example.
+TEST(MergePatch, Rfc7386Examples) {
+  const std::tuple<const char*, const char*, const char*> cases[] = {
+      {R"({"a":"b"})", R"({"a":"c"})", R"({"a":"c"})"},
+      {R"({"a":"b"})", R"({"b":"c"})", R"({"a":"b","b":"c"})"},
+      {R"({"a":"b"})", R"({"a":null})", R"({})"},
+      {R"({"a":"b","b":"c"})", R"({"a":null})", R"({"b":"c"})"},
+      {R"({"a":["b"]})", R"({"a":"c"})", R"({"a":"c"})"},
+      {R"({"a":"c"})", R"({"a":["b"]})", R"({"a":["b"]})"},
+      {R"({"a":{"b":"c"}})", R"({"a":{"b":"d","c":null}})", R"({"a":{"b":"d"}})"},
+      {R"({"a":[{"b":"c"}]})", R"({"a":[1]})", R"({"a":[1]})"},
+      {R"(["a","b"])", R"(["c","d"])", R"(["c","d"])"},
+      {R"({"a":"b"})", R"(["c"])", R"(["c"])"},
+      {R"({"a":"foo"})", R"(null)", R"(null)"},
+      {R"({"a":"foo"})", R"("bar")", R"("bar")"},
+      {R"({"e":null})", R"({"a":1})", R"({"e":null,"a":1})"},
+      {R"([1,2])", R"({"a":"b","c":null})", R"({"a":"b"})"},
+      {R"({})", R"({"a":{"bb":{"ccc":null}}})", R"({"a":{"bb":{}}})"},
+  };
+  for (const auto& [target, patch, want] : cases) {
+    EXPECT_EQ(MergePatch(J(target), J(patch)), J(want)) << target << " + " << patch;
+  }
+}
+
+TEST(JsonPatch, AppliesEveryOperation) {
+  json::value doc = J(R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":"p"}},"list":[1,2,3]})");
+  JsonPatchError err;
+  ASSERT_TRUE(ApplyJsonPatch(doc, J(R"([
+      {"op":"test","path":"/metadata/annotations/agents.x-k8s.io~1pod-name","value":"p"},
+      {"op":"add","path":"/list/1","value":9},
+      {"op":"add","path":"/list/-","value":4},
+      {"op":"remove","path":"/list/0"},
+      {"op":"replace","path":"/metadata/annotations/agents.x-k8s.io~1pod-name","value":"q"},
+      {"op":"copy","from":"/list/0","path":"/copied"},
+      {"op":"move","from":"/copied","path":"/moved"}])"), &err))
+      << err.message;
+  EXPECT_EQ(doc, J(R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":"q"}},"list":[9,2,3,4],"moved":9})"));
+}
+
+TEST(JsonPatch, FailedTestIs422AndMalformedIs400) {
+  json::value doc = J(R"({"a":1})");
+  JsonPatchError err;
+  EXPECT_FALSE(ApplyJsonPatch(doc, J(R"([{"op":"test","path":"/a","value":2}])"), &err));
+  EXPECT_EQ(err.http_status, 422);
+  EXPECT_FALSE(ApplyJsonPatch(doc, J(R"([{"op":"remove","path":"/missing"}])"), &err));
+  EXPECT_EQ(err.http_status, 422);
+  EXPECT_FALSE(ApplyJsonPatch(doc, J(R"({"op":"add"})"), &err));
+  EXPECT_EQ(err.http_status, 400);
+  EXPECT_FALSE(ApplyJsonPatch(doc, J(R"([{"op":"frobnicate","path":"/a"}])"), &err));
+  EXPECT_EQ(err.http_status, 400);
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  StoreTest() : sim_(Options()) {
+    sim_.store().Watch(*sandboxes_, "", std::nullopt, [this](const StoredEvent& e) { events_.push_back(e); });
+  }
+  static SimOptions Options() {
+    SimOptions o;
+    o.emulate_agent_sandbox = false;
+    o.history_limit = 50;
+    return o;
+  }
+  Outcome CreateSandbox(const std::string& name) {
+    return sim_.store().Create(*sandboxes_, "ns", J((R"({"metadata":{"name":")" + name +
+                                                       R"("},"spec":{"operatingMode":"Running"},"status":{"x":1}})").c_str()));
+  }
+  static int64_t Gen(const Outcome& o) { return o.object.at("metadata").at("generation").as_int64(); }
+  static std::string Rv(const Outcome& o) { return std::string(o.object.at("metadata").at("resourceVersion").as_string()); }
+  Outcome Merge(const std::string& name, const char* patch, bool status = false) {
+    return sim_.store().Mutate(*sandboxes_, "ns", name, [&](json::value& obj) -> std::optional<ApiFailure> {
+      obj = MergePatch(std::move(obj), J(patch));
+      return std::nullopt;
+    }, status);
+  }
+
+  Simulator sim_;
+  const ResourceKind* sandboxes_ = FindKind("agents.x-k8s.io", "sandboxes");
+  std::vector<StoredEvent> events_;
+};
+
+TEST_F(StoreTest, CreateSetsIdentityGenerationOneAndDropsStatus) {
+  Outcome o = CreateSandbox("a");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(Gen(o), 1);
+  EXPECT_FALSE(o.object.at("metadata").at("uid").as_string().empty());
+  EXPECT_FALSE(o.object.as_object().contains("status"));  // status subresource: POSTed status is dropped
+  EXPECT_EQ(CreateSandbox("a").failure->code, 409);
+  EXPECT_EQ(CreateSandbox("a").failure->reason, "AlreadyExists");
+}
+
+TEST_F(StoreTest, GenerationMovesOnlyWithSpecAndResourceVersionWithEveryChange) {
+  Outcome a = CreateSandbox("a");
+  Outcome labelled = Merge("a", R"({"metadata":{"labels":{"x":"y"},"annotations":{"k":"v"}}})");
+  EXPECT_EQ(Gen(labelled), 1);
+  EXPECT_GT(std::stoll(Rv(labelled)), std::stoll(Rv(a)));
+  Outcome spec = Merge("a", R"({"spec":{"operatingMode":"Suspended"}})");
+  EXPECT_EQ(Gen(spec), 2);
+  Outcome status = Merge("a", R"({"status":{"conditions":[]}})", /*status=*/true);
+  EXPECT_EQ(Gen(status), 2);
+  EXPECT_GT(std::stoll(Rv(status)), std::stoll(Rv(spec)));
+  // A spec change sent to /status is ignored, and status sent to the main resource too.
+  Outcome ignored = Merge("a", R"({"spec":{"operatingMode":"Running"}})", /*status=*/true);
+  EXPECT_EQ(ignored.object.at("spec").at("operatingMode"), "Suspended");
+  Outcome ignored2 = Merge("a", R"({"status":{"conditions":[1]}})");
+  EXPECT_EQ(ignored2.object.at("status").at("conditions"), json::array{});
+}
+
+TEST_F(StoreTest, NoOpWritesProduceNoResourceVersionAndNoEvent) {
+  Outcome a = CreateSandbox("a");
+  const size_t before = events_.size();
+  Outcome same = Merge("a", R"({"spec":{"operatingMode":"Running"}})");
+  EXPECT_TRUE(same.ok());
+  EXPECT_FALSE(same.changed);
+  EXPECT_EQ(Rv(same), Rv(a));
+  EXPECT_EQ(events_.size(), before);
+  EXPECT_EQ(sim_.store().CurrentResourceVersion(), std::stoll(Rv(a)));
+}
+
+TEST_F(StoreTest, StaleResourceVersionIsAConflictAndPutNeedsOne) {
+  Outcome a = CreateSandbox("a");
+  Merge("a", R"({"metadata":{"labels":{"x":"y"}}})");
+  const std::string stale = Rv(a);
+  Outcome conflict = Merge("a", (R"({"metadata":{"resourceVersion":")" + stale + R"("},"spec":{"operatingMode":"Suspended"}})").c_str());
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.failure->code, 409);
+  EXPECT_EQ(conflict.failure->reason, "Conflict");
+  EXPECT_NE(conflict.failure->message.find("the object has been modified"), std::string::npos);
+  Outcome no_rv = sim_.store().Update(*sandboxes_, "ns", "a", J(R"({"metadata":{"name":"a"},"spec":{}})"), false);
+  ASSERT_FALSE(no_rv.ok());
+  EXPECT_EQ(no_rv.failure->code, 422);
+  EXPECT_EQ(sim_.store().Get(*sandboxes_, "ns", "missing").failure->code, 404);
+}
+
+TEST_F(StoreTest, WatchFromExpiredResourceVersionIsGone) {
+  Outcome a = CreateSandbox("a");
+  const int64_t rv = std::stoll(Rv(a));
+  Merge("a", R"({"metadata":{"labels":{"x":"1"}}})");
+  std::vector<StoredEvent> replay;
+  auto w = sim_.store().Watch(*sandboxes_, "", rv, [&](const StoredEvent& e) { replay.push_back(e); });
+  ASSERT_FALSE(w.failure);
+  ASSERT_EQ(replay.size(), 1u);  // only what came after rv
+  EXPECT_EQ(replay[0].type, "MODIFIED");
+  sim_.ExpireHistory();
+  auto expired = sim_.store().Watch(*sandboxes_, "", rv, [](const StoredEvent&) {});
+  ASSERT_TRUE(expired.failure);
+  EXPECT_EQ(expired.failure->code, 410);
+  EXPECT_EQ(expired.failure->reason, "Expired");
+  // The history limit forgets old events the same way.
+  for (int i = 0; i < 60; ++i) Merge("a", (R"({"metadata":{"labels":{"n":")" + std::to_string(i) + R"("}}})").c_str());
+  EXPECT_TRUE(sim_.store().Watch(*sandboxes_, "", sim_.store().CurrentResourceVersion() - 55, [](const StoredEvent&) {}).failure);
+  EXPECT_FALSE(sim_.store().Watch(*sandboxes_, "", sim_.store().CurrentResourceVersion() - 10, [](const StoredEvent&) {}).failure);
+}
+
+TEST(AgentSandboxEmulation, SuspendDeletesThePodAndResumeMakesANewOne) {
+  Simulator sim;
+  const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
+  const ResourceKind* pods = FindKind("", "pods");
+  ASSERT_TRUE(sim.store().Create(*sandboxes, "ns", J(R"({"metadata":{"name":"a"},"spec":{"operatingMode":"Running"}})")).ok());
+  Outcome pod = sim.store().Get(*pods, "ns", "a");
+  ASSERT_TRUE(pod.ok());
+  const auto first_uid = pod.object.at("metadata").at("uid");
+  auto cond = [&](const char* type) {
+    Outcome s = sim.store().Get(*sandboxes, "ns", "a");
+    for (const auto& c : s.object.at("status").at("conditions").as_array()) {
+      if (c.at("type") == type) return std::string(c.at("status").as_string());
+    }
+    return std::string("absent");
+  };
+  EXPECT_EQ(cond("Ready"), "True");
+  auto set_mode = [&](const char* mode) {
+    return sim.store().Mutate(*sandboxes, "ns", "a", [&](json::value& o) -> std::optional<ApiFailure> {
+      o.at("spec").as_object()["operatingMode"] = mode;
+      return std::nullopt;
+    }, false);
+  };
+  set_mode("Suspended");
+  EXPECT_FALSE(sim.store().Get(*pods, "ns", "a").ok());
+  EXPECT_EQ(cond("Suspended"), "True");
+  EXPECT_EQ(cond("Ready"), "False");
+  set_mode("Running");
+  Outcome again = sim.store().Get(*pods, "ns", "a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again.object.at("metadata").at("uid"), first_uid);
+  EXPECT_EQ(cond("Suspended"), "False");
+  // Deleting the sandbox garbage-collects its pod.
+  sim.store().Delete(*sandboxes, "ns", "a", std::nullopt, std::nullopt);
+  EXPECT_FALSE(sim.store().Get(*pods, "ns", "a").ok());
+}
+
+TEST(Conversion, V1alpha1ReplicasMapToOperatingMode) {
+  const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
+  json::value stored = J(R"({"apiVersion":"agents.x-k8s.io/v1beta1","spec":{"operatingMode":"Suspended"}})");
+  json::value alpha = Simulator::ToVersion(*sandboxes, stored, "v1alpha1");
+  EXPECT_EQ(alpha.at("apiVersion"), "agents.x-k8s.io/v1alpha1");
+  EXPECT_EQ(alpha.at("spec").at("replicas"), 0);
+  EXPECT_FALSE(alpha.at("spec").as_object().contains("operatingMode"));
+  alpha.at("spec").as_object()["replicas"] = 1;
+  json::value back = Simulator::FromVersion(*sandboxes, alpha, "v1alpha1");
+  EXPECT_EQ(back.at("spec").at("operatingMode"), "Running");
+  EXPECT_EQ(back.at("apiVersion"), "agents.x-k8s.io/v1beta1");
+}
+
+TEST(Faults, RulesMatchAndCountDown) {
+  Simulator sim;
+  sim.AddFault({"patch", "sandboxes", 503, 0, false, "", 2});
+  sim.AddFault({"*", "*", 429, 1, false, "", -1});
+  EXPECT_EQ(sim.TakeFault("patch", "sandboxes")->status, 503);
+  EXPECT_EQ(sim.TakeFault("patch", "sandboxes")->status, 503);
+  EXPECT_EQ(sim.TakeFault("patch", "sandboxes")->status, 429);  // the first rule is used up
+  EXPECT_EQ(sim.TakeFault("get", "pods")->status, 429);
+  sim.ClearFaults();
+  EXPECT_FALSE(sim.TakeFault("get", "pods"));
+}
+
+TEST(Scenario, IncidentFileBuildsTheCluster) {
+  auto sc = ParseScenarioFile(std::string(FK_SOURCE_DIR) + "/tests/scenarios/incident-3525.yaml");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  Simulator sim(sc->options);
+  ASSERT_TRUE(ApplyScenario(sim, *sc).ok());
+  const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
+  EXPECT_EQ(sim.store().List(*sandboxes, "openshell-agents", Selector(), Selector()).items.size(), 10u);
+  EXPECT_EQ(sim.store().List(*sandboxes, "team-healthy", Selector(), Selector()).items.size(), 2u);
+  Outcome active = sim.store().Get(*sandboxes, "openshell-agents", "active-1");
+  Outcome fence = sim.store().Get(*FindKind("networking.k8s.io", "networkpolicies"), "openshell-agents",
+                                  "openshell-sandbox-workloads");
+  const auto& ann = active.object.at("metadata").at("annotations");
+  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-network-policy-uid"), fence.object.at("metadata").at("uid"));
+  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-network-policy-generation"), "1");
+  Outcome pod = sim.store().Get(*FindKind("", "pods"), "openshell-agents", "active-1");
+  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-workload-uid"), pod.object.at("metadata").at("uid"));
+}
+
+TEST(Scenario, FenceGenerationAndErrors) {
+  auto sc = ParseScenario(R"(
+namespaces:
+  - name: n
+    fence: {generation: 4}
+    sandboxes: [{name: s, mode: Suspended, admittedFenceGeneration: 3}]
+faults: [{verb: list, status: 429, retryAfterSeconds: 2}]
+)", "inline");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  Simulator sim(sc->options);
+  ASSERT_TRUE(ApplyScenario(sim, *sc).ok());
+  Outcome fence = sim.store().Get(*FindKind("networking.k8s.io", "networkpolicies"), "n", "openshell-sandbox-workloads");
+  EXPECT_EQ(fence.object.at("metadata").at("generation"), 4);
+  EXPECT_EQ(fence.object.at("spec").at("ingress").at(0).at("ports").at(0).at("port"), 5500);  // intact again
+  EXPECT_EQ(sim.TakeFault("list", "pods")->retry_after_seconds, 2);
+
+  auto bad = ParseScenario("namespaces: [{name: n, sandboxes: [{name: s, mode: Sleeping}]}]", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.yaml"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("mode must be Running or Suspended"), std::string::npos);
+  EXPECT_FALSE(ParseScenario("{unclosed", "x").ok());
+  EXPECT_FALSE(ParseScenario("surprise: 1", "x").ok());
+}
+
+TEST(YamlToJson, QuotedScalarsStayStrings) {
+  auto v = YamlToJson("a: \"1\"\nb: 1\nc: true\nd: 'x'\ne: ~\nf: 1.5\n");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, J(R"({"a":"1","b":1,"c":true,"d":"x","e":null,"f":1.5})"));
+}
+
+}  // namespace
+}  // namespace fk::sim
