@@ -201,3 +201,35 @@ TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {
 
 }  // namespace
 }  // namespace fk::cli
+
+namespace fk::cli {
+namespace {
+
+TEST(SimCommand, RejectsMalformedFlagsWithExitTwo) {
+  auto run = [](SimCommandOptions o) {
+    std::ostringstream out, err;
+    const int code = RunSim(o, out, err);
+    return std::make_pair(code, err.str());
+  };
+  SimCommandOptions bad_fault;
+  bad_fault.faults = {"patch:sandboxes"};
+  auto [c1, e1] = run(bad_fault);
+  EXPECT_EQ(c1, kExitUnusable);
+  EXPECT_NE(e1.find("--fault takes VERB:RESOURCE:STATUS"), std::string::npos) << e1;
+  SimCommandOptions bad_listen;
+  bad_listen.listen = "no-port";
+  EXPECT_EQ(run(bad_listen).first, kExitUnusable);
+  SimCommandOptions bad_duration;
+  bad_duration.drop_watches_every = "soon";
+  auto [c3, e3] = run(bad_duration);
+  EXPECT_EQ(c3, kExitUnusable);
+  EXPECT_NE(e3.find("--drop-watches-every"), std::string::npos);
+  SimCommandOptions bad_scenario;
+  bad_scenario.scenario = "/no/such/file.yaml";
+  auto [c4, e4] = run(bad_scenario);
+  EXPECT_EQ(c4, kExitUnusable);
+  EXPECT_NE(e4.find("/no/such/file.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fk::cli

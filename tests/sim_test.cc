@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "common/duration.h"
 #include "sim/patch.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -276,6 +277,39 @@ TEST(YamlToJson, QuotedScalarsStayStrings) {
   auto v = YamlToJson("a: \"1\"\nb: 1\nc: true\nd: 'x'\ne: ~\nf: 1.5\n");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(*v, J(R"({"a":"1","b":1,"c":true,"d":"x","e":null,"f":1.5})"));
+}
+
+}  // namespace
+}  // namespace fk::sim
+
+namespace fk {
+namespace {
+
+TEST(Duration, ParsesGoStyleDurations) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(ParseDuration("200ms"), 200ms);
+  EXPECT_EQ(ParseDuration("30s"), 30s);
+  EXPECT_EQ(ParseDuration("5m"), 5min);
+  EXPECT_EQ(ParseDuration("1h30m"), 90min);
+  EXPECT_EQ(ParseDuration("1.5s"), 1500ms);
+  EXPECT_EQ(ParseDuration("0"), 0ms);
+  for (const char* bad : {"", "5", "s", "5x", "-1s", "1.2.3s", "ms5"}) EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
+}
+
+}  // namespace
+}  // namespace fk
+
+namespace fk::sim {
+namespace {
+
+TEST(Scenario, BuiltInScenariosLoadByName) {
+  auto sc = ParseScenarioFile("incident-3525");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->namespaces.size(), 2u);
+  EXPECT_EQ(sc->namespaces[0].sandboxes.size(), 10u);
+  auto missing = ParseScenarioFile("no-such-scenario");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("built-in scenarios: incident-3525"), std::string::npos);
 }
 
 }  // namespace

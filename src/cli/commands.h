@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fk::cli {
 
@@ -40,10 +41,13 @@ struct SimCommandOptions {
   std::string listen = "127.0.0.1:18080";
   std::optional<std::string> scenario;
   std::optional<std::string> write_kubeconfig;
-  std::optional<int> latency_ms;
+  std::optional<std::string> latency;  // Go-style duration added to every answer
   std::optional<int> drop_watch_after_events;
   std::optional<std::string> tls_cert, tls_key;
   std::optional<std::string> token;
+  std::vector<std::string> faults;  // VERB:RESOURCE:STATUS[:RETRY_AFTER_SECONDS[:COUNT]]
+  std::optional<std::string> drop_watches_every;    // Go-style duration
+  std::optional<std::string> expire_history_every;  // Go-style duration
 };
 // Serves until SIGINT or SIGTERM.
 int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& err);

@@ -31,16 +31,21 @@ int main(int argc, char** argv) {
 
   fk::cli::SimCommandOptions sim;
   std::string scenario, kubeconfig_out, tls_cert, tls_key, token;
-  int latency_ms = 0, drop_after = 0;
+  std::string latency;
+  int drop_after = 0;
   auto* s = app.add_subcommand("sim", "Serve the simulated Kubernetes API until stopped");
   s->add_option("--listen", sim.listen, "HOST:PORT to listen on")->capture_default_str();
-  auto* scenario_opt = s->add_option("--scenario", scenario, "Scenario file (YAML)")->check(CLI::ExistingFile);
+  auto* scenario_opt = s->add_option("--scenario", scenario, "Scenario file (YAML), or a built-in name: incident-3525");
   auto* kubeconfig_opt = s->add_option("--write-kubeconfig", kubeconfig_out, "Write a kubeconfig for this server");
-  auto* latency_opt = s->add_option("--latency-ms", latency_ms, "Delay every answer by this many milliseconds");
+  auto* latency_opt = s->add_option("--latency", latency, "Delay every answer (e.g. 50ms)");
   auto* drop_opt = s->add_option("--drop-watch-after-events", drop_after, "Close each watch after N events");
   auto* cert_opt = s->add_option("--tls-cert", tls_cert, "Serve HTTPS with this PEM certificate");
   auto* key_opt = s->add_option("--tls-key", tls_key, "PEM private key for --tls-cert");
   auto* token_opt = s->add_option("--token", token, "Require this bearer token");
+  s->add_option("--fault", sim.faults, "Inject failures: VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]] (COUNT -1 = always)");
+  std::string drop_every, expire_every;
+  auto* drop_every_opt = s->add_option("--drop-watches-every", drop_every, "Close all watches periodically (e.g. 5s)");
+  auto* expire_every_opt = s->add_option("--expire-history-every", expire_every, "Forget watch history periodically (e.g. 10s)");
 
   try {
     app.parse(argc, argv);
@@ -59,11 +64,13 @@ int main(int argc, char** argv) {
   if (*s) {
     if (*scenario_opt) sim.scenario = scenario;
     if (*kubeconfig_opt) sim.write_kubeconfig = kubeconfig_out;
-    if (*latency_opt) sim.latency_ms = latency_ms;
+    if (*latency_opt) sim.latency = latency;
     if (*drop_opt) sim.drop_watch_after_events = drop_after;
     if (*cert_opt) sim.tls_cert = tls_cert;
     if (*key_opt) sim.tls_key = tls_key;
     if (*token_opt) sim.token = token;
+    if (*drop_every_opt) sim.drop_watches_every = drop_every;
+    if (*expire_every_opt) sim.expire_history_every = expire_every;
     return fk::cli::RunSim(sim, std::cout, std::cerr);
   }
   if (*d) {

@@ -30,6 +30,7 @@ struct Conn {
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
   bool reused = false;
+  std::chrono::steady_clock::time_point idle_since;
 
   beast::tcp_stream& lowest() { return plain ? *plain : beast::get_lowest_layer(*tls); }
   void Close() {
@@ -204,11 +205,16 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     const auto r = BuildRequest(req);
     for (int attempt = 0; attempt < 2; ++attempt) {
       std::unique_ptr<Conn> conn;
-      if (!idle.empty()) {
+      while (!idle.empty() && !conn) {
         conn = std::move(idle.back());
         idle.pop_back();
         conn->reused = true;
-      } else {
+        if (std::chrono::steady_clock::now() - conn->idle_since > config.idle_connection_timeout) {
+          conn->Close();  // idle too long: the server may have dropped it
+          conn.reset();
+        }
+      }
+      if (!conn) {
         Status status;
         co_await Connect(&conn, &status);
         if (!conn) {
@@ -225,6 +231,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       }
       if (answer->status.ok()) {
         if (keep_alive && idle.size() < config.max_idle_connections) {
+          conn->idle_since = std::chrono::steady_clock::now();
           idle.push_back(std::move(conn));
         } else {
           conn->Close();

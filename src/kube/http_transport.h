@@ -30,6 +30,8 @@ struct TransportConfig {
   // A stream with no bytes for this long is treated as dead.
   std::chrono::milliseconds stream_idle_timeout{330000};
   size_t max_idle_connections = 4;
+  // A kept-alive connection unused for this long is closed instead of reused.
+  std::chrono::milliseconds idle_connection_timeout{90000};
   uint64_t max_body_bytes = 64ull << 20;
 };
 

@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "common/duration.h"
 #include "kube/objects.h"
+#include "sim/builtin_scenarios.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -53,19 +56,6 @@ json::value NodeToJson(const YAML::Node& n) {
   }
 }
 
-// "250ms", "2s", "1m" -> milliseconds.
-std::optional<std::chrono::milliseconds> ParseDuration(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  if (i == 0) return std::nullopt;
-  const int64_t n = std::stoll(s.substr(0, i));
-  const std::string unit = s.substr(i);
-  if (unit == "ms") return std::chrono::milliseconds(n);
-  if (unit == "s" || unit.empty()) return std::chrono::milliseconds(n * 1000);
-  if (unit == "m") return std::chrono::milliseconds(n * 60000);
-  return std::nullopt;
-}
-
 class Reader {
  public:
   Reader(std::string source) : source_(std::move(source)) {}
@@ -106,10 +96,13 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
       if (key == "options") {
         for (const auto& o : v) {
           const std::string ok = o.first.as<std::string>();
-          if (ok == "latency" || ok == "bookmarkInterval") {
+          if (ok == "latency" || ok == "bookmarkInterval" || ok == "dropWatchesEvery" || ok == "expireHistoryEvery") {
             auto d = ParseDuration(o.second.as<std::string>());
             if (!d) return r.Error("options." + ok, "not a duration like 250ms or 2s");
-            (ok == "latency" ? sc.options.latency : sc.options.bookmark_interval) = *d;
+            (ok == "latency"            ? sc.options.latency
+             : ok == "bookmarkInterval" ? sc.options.bookmark_interval
+             : ok == "dropWatchesEvery" ? sc.options.drop_watches_every
+                                        : sc.options.expire_history_every) = *d;
           } else if (ok == "dropWatchAfterEvents") {
             sc.options.drop_watch_after_events = o.second.as<int>();
           } else if (ok == "historyLimit") {
@@ -182,8 +175,18 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
 }
 
 Result<Scenario> ParseScenarioFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    for (const auto& b : BuiltinScenarios()) {
+      if (b.name == path) return ParseScenario(b.yaml, "built-in " + b.name);
+    }
+  }
   std::ifstream in(path);
-  if (!in) return Status::NotFound("cannot read scenario file '" + path + "'");
+  if (!in) {
+    std::string names;
+    for (const auto& b : BuiltinScenarios()) names += (names.empty() ? "" : ", ") + b.name;
+    return Status::NotFound("cannot read scenario file '" + path + "' (built-in scenarios: " + names + ")");
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   return ParseScenario(ss.str(), path);

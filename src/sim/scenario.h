@@ -36,6 +36,7 @@ struct Scenario {
 };
 
 Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& source_name);
+// `path` may also name a built-in scenario (sim/builtin_scenarios.h), e.g. "incident-3525".
 Result<Scenario> ParseScenarioFile(const std::string& path);
 
 // Creates the scenario's objects in the simulator and installs its faults.

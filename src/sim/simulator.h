@@ -39,6 +39,9 @@ struct SimOptions {
   size_t history_limit = 10000;                       // retained events; older watches get 410
   bool emulate_agent_sandbox = true;
   bool serve_sandbox_v1beta1 = true;  // false: an older agent-sandbox serving only v1alpha1
+  // For `fencekeeper sim`: periodic faults (0 = never).
+  std::chrono::milliseconds drop_watches_every{0};
+  std::chrono::milliseconds expire_history_every{0};
 };
 
 class Simulator {

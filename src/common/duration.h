@@ -1,0 +1,13 @@
+// Go-style durations, as DESIGN §5 specifies for flags: "200ms", "30s",
+// "5m", "1h30m", "1.5s". Rounded down to milliseconds.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+namespace fk {
+
+std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text);
+
+}  // namespace fk
