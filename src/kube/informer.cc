@@ -1,5 +1,7 @@
 #include "kube/informer.h"
 
+#include "kube/json_fields.h"
+
 #include <spdlog/spdlog.h>
 
 #include <boost/json.hpp>
@@ -10,14 +12,6 @@ namespace fk::kube {
 namespace json = boost::json;
 
 namespace {
-
-std::string MetaString(const json::value& obj, const char* field) {
-  if (!obj.is_object()) return {};
-  const json::value* m = obj.as_object().if_contains("metadata");
-  if (!m || !m->is_object()) return {};
-  const json::value* v = m->as_object().if_contains(field);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
 
 std::string Excerpt(std::string_view line) {
   std::string s(line.substr(0, 200));
@@ -136,12 +130,12 @@ bool Informer::List() {
   std::map<std::pair<std::string, std::string>, ObjectPtr> fresh;
   int skipped = 0;
   for (const json::value& item : items->as_array()) {
-    const std::string name = MetaString(item, "name");
+    const std::string name = MetadataString(item, "name");
     if (name.empty()) {
       ++skipped;
       continue;
     }
-    fresh[{MetaString(item, "namespace"), name}] = std::make_shared<const json::value>(item);
+    fresh[{MetadataString(item, "namespace"), name}] = std::make_shared<const json::value>(item);
   }
   std::vector<Change> changes;
   {
@@ -149,20 +143,20 @@ bool Informer::List() {
     for (const auto& [key, obj] : fresh) {
       auto it = store_.objects_.find(key);
       if (it == store_.objects_.end()) {
-        changes.push_back({ChangeType::kAdded, key.first, key.second, MetaString(*obj, "resourceVersion"), obj, nullptr});
-      } else if (MetaString(*it->second, "resourceVersion") != MetaString(*obj, "resourceVersion")) {
-        changes.push_back({ChangeType::kModified, key.first, key.second, MetaString(*obj, "resourceVersion"), obj, it->second});
+        changes.push_back({ChangeType::kAdded, key.first, key.second, MetadataString(*obj, "resourceVersion"), obj, nullptr});
+      } else if (MetadataString(*it->second, "resourceVersion") != MetadataString(*obj, "resourceVersion")) {
+        changes.push_back({ChangeType::kModified, key.first, key.second, MetadataString(*obj, "resourceVersion"), obj, it->second});
       }
     }
     for (const auto& [key, obj] : store_.objects_) {
       if (!fresh.contains(key)) {
-        changes.push_back({ChangeType::kDeleted, key.first, key.second, MetaString(*obj, "resourceVersion"), obj, obj});
+        changes.push_back({ChangeType::kDeleted, key.first, key.second, MetadataString(*obj, "resourceVersion"), obj, obj});
       }
     }
     store_.objects_ = std::move(fresh);
   }
   const json::value* meta = list.as_object().if_contains("metadata");
-  std::string rv = meta && meta->is_object() ? MetaString(list, "resourceVersion") : "";
+  std::string rv = meta && meta->is_object() ? MetadataString(list, "resourceVersion") : "";
   {
     std::lock_guard lock(mu_);
     rv_ = rv;
@@ -177,9 +171,9 @@ bool Informer::List() {
 }
 
 void Informer::Apply(ChangeType type, ObjectPtr object) {
-  const std::string ns = MetaString(*object, "namespace");
-  const std::string name = MetaString(*object, "name");
-  Change c{type, ns, name, MetaString(*object, "resourceVersion"), object, nullptr};
+  const std::string ns = MetadataString(*object, "namespace");
+  const std::string name = MetadataString(*object, "name");
+  Change c{type, ns, name, MetadataString(*object, "resourceVersion"), object, nullptr};
   {
     std::lock_guard lock(store_.mu_);
     auto it = store_.objects_.find({ns, name});
@@ -273,7 +267,7 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
         stop_reading = true;
         break;
       }
-      const std::string rv = MetaString(*object, "resourceVersion");
+      const std::string rv = MetadataString(*object, "resourceVersion");
       if (t == "BOOKMARK") {
         if (!rv.empty()) {
           std::lock_guard lock(mu_);
@@ -281,7 +275,7 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
         }
         continue;
       }
-      if (MetaString(*object, "name").empty() || rv.empty() ||
+      if (MetadataString(*object, "name").empty() || rv.empty() ||
           (t != "ADDED" && t != "MODIFIED" && t != "DELETED")) {
         spdlog::warn("skipping an unusable {} watch event: {}", resource_.plural, Excerpt(line));
         std::lock_guard lock(mu_);

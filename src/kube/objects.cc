@@ -1,5 +1,7 @@
 #include "kube/objects.h"
 
+#include "kube/json_fields.h"
+
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cctype>
@@ -11,18 +13,6 @@ using domain::ApiVersion;
 using domain::BootstrapOp;
 
 namespace {
-
-const json::object* ObjectAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_object() ? &v->get_object() : nullptr;
-}
-
-std::optional<std::string> StringAt(const json::object* o, std::string_view key) {
-  if (!o) return std::nullopt;
-  const json::value* v = o->if_contains(key);
-  if (!v || !v->is_string()) return std::nullopt;
-  return std::string(v->get_string());
-}
 
 Result<json::value> Parse(std::string_view text, const char* what) {
   boost::system::error_code ec;
@@ -36,11 +26,11 @@ Result<json::value> Parse(std::string_view text, const char* what) {
 Status RequireIdentity(const json::object* meta, const char* kind, bool need_namespace) {
   if (!meta) return Status::InvalidArgument(std::string(kind) + " has no metadata object");
   for (const char* key : {"name", "uid"}) {
-    auto v = StringAt(meta, key);
+    auto v = StringField(meta, key);
     if (!v || v->empty()) return Status::InvalidArgument(std::string(kind) + " has no metadata." + key);
   }
   if (need_namespace) {
-    auto ns = StringAt(meta, "namespace");
+    auto ns = StringField(meta, "namespace");
     if (!ns || ns->empty()) return Status::InvalidArgument(std::string(kind) + " has no metadata.namespace");
   }
   return Status::Ok();
@@ -142,35 +132,35 @@ std::optional<int64_t> ParseFenceGeneration(std::string_view text) {
 Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version) {
   if (!object.is_object()) return Status::InvalidArgument("Sandbox is not a JSON object");
   const json::object& o = object.get_object();
-  const json::object* meta = ObjectAt(o, "metadata");
+  const json::object* meta = ObjectField(&o, "metadata");
   if (Status s = RequireIdentity(meta, "Sandbox", true); !s.ok()) return s;
-  const json::object* annotations = ObjectAt(*meta, "annotations");
-  const json::object* labels = ObjectAt(*meta, "labels");
+  const json::object* annotations = ObjectField(meta, "annotations");
+  const json::object* labels = ObjectField(meta, "labels");
 
   ParsedSandbox p;
   auto& sb = p.observation;
-  sb.ns = *StringAt(meta, "namespace");
-  sb.name = *StringAt(meta, "name");
-  sb.uid = *StringAt(meta, "uid");
+  sb.ns = *StringField(meta, "namespace");
+  sb.name = *StringField(meta, "name");
+  sb.uid = *StringField(meta, "uid");
   sb.generation = GenerationOf(meta);
   sb.api_version = version;
   const json::value* deletion = meta->if_contains("deletionTimestamp");
   sb.deleting = deletion && !deletion->is_null();
-  sb.should_run = ShouldRun(ObjectAt(o, "spec"), version);
-  sb.bootstrapping = StringAt(annotations, kBootstrappingAnnotation) == std::optional<std::string>("true");
-  if (auto op = StringAt(annotations, kBootstrapOperationAnnotation)) {
+  sb.should_run = ShouldRun(ObjectField(&o, "spec"), version);
+  sb.bootstrapping = StringField(annotations, kBootstrappingAnnotation) == std::optional<std::string>("true");
+  if (auto op = StringField(annotations, kBootstrapOperationAnnotation)) {
     auto parsed = domain::ParseBootstrapOp(*op);
     sb.bootstrap_op = parsed && *parsed != BootstrapOp::kNone ? *parsed : BootstrapOp::kOther;
   }
-  sb.fence_uid = StringAt(annotations, kFenceUidAnnotation);
-  if (auto g = StringAt(annotations, kFenceGenerationAnnotation)) sb.fence_generation = ParseFenceGeneration(*g);
-  sb.workload_uid = StringAt(annotations, kWorkloadUidAnnotation);
-  sb.supervisor_uid = StringAt(annotations, kSupervisorUidAnnotation);
+  sb.fence_uid = StringField(annotations, kFenceUidAnnotation);
+  if (auto g = StringField(annotations, kFenceGenerationAnnotation)) sb.fence_generation = ParseFenceGeneration(*g);
+  sb.workload_uid = StringField(annotations, kWorkloadUidAnnotation);
+  sb.supervisor_uid = StringField(annotations, kSupervisorUidAnnotation);
 
-  p.resource_version = StringAt(meta, "resourceVersion").value_or("");
-  p.workload_pod_name = StringAt(annotations, kPodNameAnnotation).value_or(sb.name);
+  p.resource_version = StringField(meta, "resourceVersion").value_or("");
+  p.workload_pod_name = StringField(annotations, kPodNameAnnotation).value_or(sb.name);
   if (p.workload_pod_name.empty()) p.workload_pod_name = sb.name;
-  auto id = StringAt(labels, kSandboxIdLabel);
+  auto id = StringField(labels, kSandboxIdLabel);
   if (id && !id->empty()) p.supervisor_pod_name = "os-supervisor-" + Lower(*id);
   return p;
 }
@@ -186,11 +176,11 @@ Result<domain::PolicyObservation> ParsePolicy(const json::value* object, PolicyR
   if (!object) return domain::PolicyObservation{};
   if (!object->is_object()) return Status::InvalidArgument("NetworkPolicy is not a JSON object");
   const json::object& o = object->get_object();
-  const json::object* meta = ObjectAt(o, "metadata");
+  const json::object* meta = ObjectField(&o, "metadata");
   if (Status s = RequireIdentity(meta, "NetworkPolicy", false); !s.ok()) return s;
   domain::PolicyObservation p;
   p.present = true;
-  p.uid = *StringAt(meta, "uid");
+  p.uid = *StringField(meta, "uid");
   p.generation = GenerationOf(meta);
   const json::value* spec = o.if_contains("spec");
   p.intact = spec && Normalize(*spec) == Normalize(IntendedSpec(role, boundary_port));
@@ -207,9 +197,9 @@ Result<domain::PolicyObservation> ParsePolicyJson(std::string_view text, PolicyR
 Result<domain::PodObservation> ParsePod(const json::value* object) {
   if (!object) return domain::PodObservation{};
   if (!object->is_object()) return Status::InvalidArgument("Pod is not a JSON object");
-  const json::object* meta = ObjectAt(object->get_object(), "metadata");
+  const json::object* meta = ObjectField(*object, "metadata");
   if (Status s = RequireIdentity(meta, "Pod", false); !s.ok()) return s;
-  return domain::PodObservation{true, *StringAt(meta, "uid")};
+  return domain::PodObservation{true, *StringField(meta, "uid")};
 }
 
 Result<domain::PodObservation> ParsePodJson(std::string_view text) {

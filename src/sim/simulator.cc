@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "kube/json_fields.h"
 #include "kube/objects.h"
 
 namespace fk::sim {
@@ -9,20 +10,12 @@ namespace json = boost::json;
 
 namespace {
 
-const json::object* ObjectAt(const json::value& v, const char* key) {
-  if (!v.is_object()) return nullptr;
-  const json::value* c = v.get_object().if_contains(key);
-  return c && c->is_object() ? &c->get_object() : nullptr;
-}
+using kube::ObjectField;
 
-std::string StringAt(const json::object* o, const char* key) {
-  if (!o) return {};
-  const json::value* v = o->if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
+std::string StringAt(const json::object* o, const char* key) { return kube::StringField(o, key).value_or(""); }
 
 bool IsSuspended(const json::value& sandbox) {
-  const json::object* spec = ObjectAt(sandbox, "spec");
+  const json::object* spec = ObjectField(sandbox, "spec");
   const json::value* mode = spec ? spec->if_contains("operatingMode") : nullptr;
   return mode && mode->is_string() && mode->get_string() == "Suspended";
 }
@@ -49,11 +42,11 @@ Simulator::Simulator(SimOptions options, const Clock& clock)
 void Simulator::EmulateAgentSandbox(const StoredEvent& e) {
   if (e.kind->plural != "sandboxes") return;
   const ResourceKind* pods = FindKind("", "pods");
-  const json::object* meta = ObjectAt(e.object, "metadata");
+  const json::object* meta = ObjectField(e.object, "metadata");
   const std::string ns = StringAt(meta, "namespace");
   const std::string name = StringAt(meta, "name");
   if (!meta) return;
-  std::string pod_name = StringAt(ObjectAt(e.object.at("metadata"), "annotations"), kube::kPodNameAnnotation);
+  std::string pod_name = StringAt(ObjectField(e.object.at("metadata"), "annotations"), kube::kPodNameAnnotation);
   if (pod_name.empty()) pod_name = name;
 
   if (e.type == "DELETED") {

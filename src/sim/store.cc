@@ -5,6 +5,7 @@
 #include <random>
 
 #include "kube/api_status.h"
+#include "kube/json_fields.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -16,14 +17,6 @@ json::object& Meta(json::value& obj) {
   json::value& m = obj.get_object()["metadata"];
   if (!m.is_object()) m = json::object{};
   return m.get_object();
-}
-
-std::string StringField(const json::value& obj, const char* field) {
-  if (!obj.is_object()) return {};
-  const json::value* m = obj.get_object().if_contains("metadata");
-  if (!m || !m->is_object()) return {};
-  const json::value* v = m->get_object().if_contains(field);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 // Everything but metadata (and status, where status has its own endpoint):
@@ -83,7 +76,7 @@ void Store::Publish(const StoredEvent& e) {
   }
   for (auto& [id, w] : watchers_) {
     if (w.kind != e.kind) continue;
-    if (!w.ns.empty() && StringField(e.object, "namespace") != w.ns) continue;
+    if (!w.ns.empty() && kube::MetadataString(e.object, "namespace") != w.ns) continue;
     w.sink(e);
   }
 }
@@ -115,11 +108,11 @@ Outcome Store::Commit(std::unique_lock<std::mutex>& lock, const ResourceKind& ki
 Outcome Store::Create(const ResourceKind& kind, const std::string& ns, json::value object) {
   if (!object.is_object()) return {Failure(400, "BadRequest", "the body must be a JSON object"), {}};
   json::object& meta = Meta(object);
-  std::string name = StringField(object, "name");
-  const std::string body_ns = StringField(object, "namespace");
+  std::string name = kube::MetadataString(object, "name");
+  const std::string body_ns = kube::MetadataString(object, "namespace");
   std::unique_lock lock(mu_);
   if (name.empty()) {
-    const std::string generate = StringField(object, "generateName");
+    const std::string generate = kube::MetadataString(object, "generateName");
     if (generate.empty()) {
       return {Failure(422, "Invalid", kind.kind + " \"\" is invalid: metadata.name: Required value: name or generateName is required", &kind), {}};
     }
@@ -175,12 +168,12 @@ ListOutcome Store::List(const ResourceKind& kind, const std::string& ns, const S
 Outcome Store::Update(const ResourceKind& kind, const std::string& ns, const std::string& name,
                       json::value object, bool status_only) {
   if (!object.is_object()) return {Failure(400, "BadRequest", "the body must be a JSON object"), {}};
-  const std::string body_name = StringField(object, "name");
+  const std::string body_name = kube::MetadataString(object, "name");
   if (!body_name.empty() && body_name != name) {
     return {Failure(400, "BadRequest", "the name of the object (" + body_name +
                                            ") does not match the name on the URL (" + name + ")", &kind, name), {}};
   }
-  const std::string rv = StringField(object, "resourceVersion");
+  const std::string rv = kube::MetadataString(object, "resourceVersion");
   if (rv.empty() && kind.custom) {
     return {Failure(422, "Invalid", kind.kind + " \"" + name + "\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update", &kind, name), {}};
   }
@@ -202,8 +195,8 @@ Outcome Store::Mutate(const ResourceKind& kind, const std::string& ns, const std
   if (auto failure = transform(edited)) return {std::move(failure), {}};
   if (!edited.is_object()) return {Failure(400, "BadRequest", "the result is not a JSON object", &kind, name), {}};
 
-  const std::string wanted_rv = StringField(edited, "resourceVersion");
-  const std::string current_rv = StringField(current, "resourceVersion");
+  const std::string wanted_rv = kube::MetadataString(edited, "resourceVersion");
+  const std::string current_rv = kube::MetadataString(current, "resourceVersion");
   if (!wanted_rv.empty() && wanted_rv != current_rv) {
     return {Failure(409, "Conflict", "Operation cannot be fulfilled on " + kind.GroupResource() + " \"" + name +
                                          "\": the object has been modified; please apply your changes to the latest version and try again",
@@ -247,8 +240,8 @@ Outcome Store::Delete(const ResourceKind& kind, const std::string& ns, const std
   const Key key{&kind, kind.namespaced ? ns : "", name};
   auto it = objects_.find(key);
   if (it == objects_.end()) return {NotFound(kind, name), {}};
-  if ((precondition_rv && *precondition_rv != StringField(it->second, "resourceVersion")) ||
-      (precondition_uid && *precondition_uid != StringField(it->second, "uid"))) {
+  if ((precondition_rv && *precondition_rv != kube::MetadataString(it->second, "resourceVersion")) ||
+      (precondition_uid && *precondition_uid != kube::MetadataString(it->second, "uid"))) {
     return {Failure(409, "Conflict", "Operation cannot be fulfilled on " + kind.GroupResource() + " \"" + name +
                                          "\": the precondition does not match", &kind, name), {}};
   }
@@ -269,7 +262,7 @@ Store::WatchStart Store::Watch(const ResourceKind& kind, const std::string& ns, 
     }
     for (const StoredEvent& e : history_) {
       if (e.rv <= *from_rv || e.kind != &kind) continue;
-      if (!ns.empty() && StringField(e.object, "namespace") != ns) continue;
+      if (!ns.empty() && kube::MetadataString(e.object, "namespace") != ns) continue;
       sink(e);
     }
   } else {
@@ -279,7 +272,7 @@ Store::WatchStart Store::Watch(const ResourceKind& kind, const std::string& ns, 
       e.type = "ADDED";
       e.kind = &kind;
       e.object = obj;
-      e.rv = std::stoll(StringField(obj, "resourceVersion"));
+      e.rv = std::stoll(kube::MetadataString(obj, "resourceVersion"));
       sink(e);
     }
   }
