@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 1).
+-- fencekeeper journal: the full current schema (version 2).
 -- Kept equal to the result of applying migrations/ in order; a test checks it.
 -- `events` is the journal proper: append-only (enforced by the triggers
 -- below), one row per thing fencekeeper saw, decided or did, with a monotonic
@@ -135,3 +135,14 @@ SELECT seq,
        json_extract(payload, '$.note')     AS note
 FROM events
 WHERE kind = 'decided';
+
+-- Leadership changes (with --leader-elect): acquired, lost, released.
+CREATE VIEW leadership AS
+SELECT seq,
+       recorded_at,
+       namespace                             AS lease_namespace,
+       name                                  AS lease,
+       json_extract(payload, '$.identity')   AS identity,
+       json_extract(payload, '$.state')      AS state
+FROM events
+WHERE kind = 'leadership';

@@ -37,6 +37,23 @@ struct DemoOptions {
 };
 int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err);
 
+struct RunOptions {
+  std::string journal;
+  std::optional<std::string> kubeconfig;
+  std::string context;
+  std::vector<std::string> namespaces;
+  std::string selector = "openshell.ai/managed-by=openshell";
+  std::string resync = "30s";
+  std::optional<std::string> http_addr;
+  bool leader_elect = false;
+  std::optional<std::string> leader_election_namespace;
+  int boundary_port = 5500;
+  std::string log_format = "text";
+  std::string log_level = "info";
+};
+// Runs until SIGINT or SIGTERM (exit 0); 2 for an unusable journal or config.
+int RunRun(const RunOptions& options, std::ostream& err);
+
 struct SimCommandOptions {
   std::string listen = "127.0.0.1:18080";
   std::optional<std::string> scenario;

@@ -24,6 +24,22 @@ int main(int argc, char** argv) {
   r->add_flag("--check", replay.check, "Re-run decide() on every recorded observation; exit 1 on divergence");
   r->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
 
+  fk::cli::RunOptions run;
+  std::string run_kubeconfig, run_http, run_le_ns;
+  auto* rn = app.add_subcommand("run", "Reconcile sandboxes against the namespace fences until stopped");
+  rn->add_option("--journal", run.journal, "Journal file (created if missing)")->required();
+  auto* run_kc_opt = rn->add_option("--kubeconfig", run_kubeconfig, "Kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  rn->add_option("--context", run.context, "Kubeconfig context");
+  rn->add_option("--namespace", run.namespaces, "Namespace to watch (repeatable; default: all)");
+  rn->add_option("--selector", run.selector, "Sandbox label selector")->capture_default_str();
+  rn->add_option("--resync", run.resync, "Re-evaluate every cached sandbox this often")->capture_default_str();
+  auto* run_http_opt = rn->add_option("--http-addr", run_http, "HOST:PORT for /healthz, /readyz, /metrics");
+  rn->add_flag("--leader-elect", run.leader_elect, "Take part in leader election (Lease 'fencekeeper')");
+  auto* run_le_ns_opt = rn->add_option("--leader-election-namespace", run_le_ns, "Namespace of the Lease (default: the config's)");
+  rn->add_option("--boundary-port", run.boundary_port, "TCP port of the intended fence")->capture_default_str();
+  rn->add_option("--log-format", run.log_format, "text or json")->capture_default_str();
+  rn->add_option("--log-level", run.log_level, "trace, debug, info, warn, error")->capture_default_str();
+
   fk::cli::DemoOptions demo;
   std::string demo_dir;
   auto* d = app.add_subcommand("demo", "Run the upstream incident end to end and print what happened");
@@ -55,6 +71,12 @@ int main(int argc, char** argv) {
   }
 
   if (*m) return fk::cli::RunMigrate(migrate, std::cout, std::cerr);
+  if (*rn) {
+    if (*run_kc_opt) run.kubeconfig = run_kubeconfig;
+    if (*run_http_opt) run.http_addr = run_http;
+    if (*run_le_ns_opt) run.leader_election_namespace = run_le_ns;
+    return fk::cli::RunRun(run, std::cerr);
+  }
   if (*r) {
     replay.json = format == "json";
     if (*until_opt) replay.until = until;

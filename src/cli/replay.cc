@@ -47,6 +47,8 @@ std::string Describe(const Event& e) {
     s << "suspend reason=" << ToString(i->reason) << " generation=" << i->observed_generation
       << " resourceVersion=" << i->resource_version;
     if (!i->note.empty()) s << ": " << i->note;
+  } else if (const auto* l = std::get_if<Leadership>(&e.body)) {
+    s << l->state << " by " << l->identity;
   } else if (const auto* o = std::get_if<SuspendOutcome>(&e.body)) {
     s << ToString(o->outcome) << " (intent " << e.ref_seq << ")";
     if (o->applied_generation) s << " at generation " << *o->applied_generation;

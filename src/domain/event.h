@@ -19,6 +19,7 @@ enum class EventKind {
   kDecided,          // decide() over the sandbox's latest observation
   kSuspendIntent,    // write-ahead: a suspend PATCH is about to be sent
   kSuspendOutcome,   // what became of an intent (ref_seq names the intent)
+  kLeadership,       // this instance acquired, lost or released the lease (subject: the Lease)
 };
 
 enum class Outcome { kPending, kApplied, kConflict, kFailed, kSuperseded };
@@ -61,7 +62,13 @@ struct SuspendOutcome {
   bool operator==(const SuspendOutcome&) const = default;
 };
 
-using EventBody = std::variant<FenceObserved, SandboxObserved, Decided, SuspendIntent, SuspendOutcome>;
+struct Leadership {
+  std::string identity;
+  std::string state;  // acquired, lost, released
+  bool operator==(const Leadership&) const = default;
+};
+
+using EventBody = std::variant<FenceObserved, SandboxObserved, Decided, SuspendIntent, SuspendOutcome, Leadership>;
 
 struct Event {
   int64_t seq = 0;          // assigned by the journal

@@ -18,6 +18,8 @@ struct Folder {
   JournalState& state;
   const Event& e;
 
+  void operator()(const Leadership&) {}  // audit only: no decision depends on it
+
   void operator()(const FenceObserved& f) {
     FenceRecord& r = state.fences[{e.ns, f.policy}];
     r = FenceRecord{e.ns, f.policy, f.observation, e.seq, e.recorded_at};

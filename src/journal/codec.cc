@@ -68,6 +68,7 @@ struct Encoder {
             {"api_version", ToString(i.api_version)},
             {"note", i.note}};
   }
+  json::object operator()(const Leadership& l) const { return {{"identity", l.identity}, {"state", l.state}}; }
   json::object operator()(const SuspendOutcome& o) const {
     return {{"outcome", ToString(o.outcome)},
             {"applied_generation", Opt(o.applied_generation)},
@@ -250,6 +251,8 @@ Result<EventBody> DecodePayload(EventKind kind, std::string_view text) {
         return SuspendOutcome{r.Enum<Outcome>("outcome", &ParseOutcome), r.OptInt("applied_generation"),
                               r.Str("detail")};
       });
+    case EventKind::kLeadership:
+      return DecodeAs<Leadership>(text, kind, [](Reader& r) { return Leadership{r.Str("identity"), r.Str("state")}; });
   }
   return Status::Corruption("unknown event kind");
 }

@@ -137,8 +137,11 @@ std::optional<std::string> ApiClient::Token() {
 }
 
 void ApiClient::Count(const std::string& method, int code) {
-  std::lock_guard lock(mu_);
-  ++counts_[method + " " + std::to_string(code)];
+  {
+    std::lock_guard lock(mu_);
+    ++counts_[method + " " + std::to_string(code)];
+  }
+  if (options_.on_request) options_.on_request(method, code);
 }
 
 std::map<std::string, int> ApiClient::RequestCounts() const {

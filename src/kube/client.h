@@ -40,6 +40,8 @@ struct ClientOptions {
   // when the client is stopping. Tests substitute one that records.
   std::function<bool(std::chrono::milliseconds)> sleep;
   uint64_t jitter_seed = 0;  // 0: random
+  // Called after every request with its verb and HTTP code (0: no answer), for metrics.
+  std::function<void(const std::string& verb, int code)> on_request;
 };
 
 struct ApiResponse {

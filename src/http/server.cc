@@ -1,0 +1,87 @@
+#include "http/server.h"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <thread>
+
+namespace fk::http {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = net::ip::tcp;
+
+struct Server::Impl {
+  std::string host;
+  uint16_t port;
+  Handler handler;
+  net::io_context io;
+  tcp::acceptor acceptor{io};
+  std::thread thread;
+
+  net::awaitable<void> Session(beast::tcp_stream stream) {
+    beast::flat_buffer buffer;
+    for (;;) {
+      bhttp::request<bhttp::string_body> req;
+      stream.expires_after(std::chrono::seconds(30));
+      boost::system::error_code ec;
+      co_await bhttp::async_read(stream, buffer, req, net::redirect_error(net::use_awaitable, ec));
+      if (ec) break;
+      std::string target(req.target());
+      const std::string path = target.substr(0, target.find('?'));
+      Reply reply = handler(std::string(req.method_string()), path);
+      bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(reply.status), req.version()};
+      res.set(bhttp::field::content_type, reply.content_type);
+      res.keep_alive(req.keep_alive());
+      res.body() = std::move(reply.body);
+      res.prepare_payload();
+      co_await bhttp::async_write(stream, res, net::redirect_error(net::use_awaitable, ec));
+      if (ec || !req.keep_alive()) break;
+    }
+    boost::system::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+  net::awaitable<void> Accept() {
+    for (;;) {
+      boost::system::error_code ec;
+      tcp::socket socket = co_await acceptor.async_accept(net::redirect_error(net::use_awaitable, ec));
+      if (ec) co_return;
+      net::co_spawn(io, Session(beast::tcp_stream(std::move(socket))), net::detached);
+    }
+  }
+};
+
+Server::Server(std::string host, uint16_t port, Handler handler) : impl_(std::make_unique<Impl>()) {
+  impl_->host = std::move(host);
+  impl_->port = port;
+  impl_->handler = std::move(handler);
+}
+
+Server::~Server() { Stop(); }
+
+Status Server::Start() {
+  try {
+    tcp::endpoint ep(net::ip::make_address(impl_->host), impl_->port);
+    impl_->acceptor.open(ep.protocol());
+    impl_->acceptor.set_option(net::socket_base::reuse_address(true));
+    impl_->acceptor.bind(ep);
+    impl_->acceptor.listen();
+    impl_->port = impl_->acceptor.local_endpoint().port();
+  } catch (const std::exception& e) {
+    return Status::IOError("cannot listen on " + impl_->host + ":" + std::to_string(impl_->port) + ": " + e.what());
+  }
+  net::co_spawn(impl_->io, impl_->Accept(), net::detached);
+  impl_->thread = std::thread([this] { impl_->io.run(); });
+  return Status::Ok();
+}
+
+void Server::Stop() {
+  if (!impl_->thread.joinable()) return;
+  impl_->io.stop();
+  impl_->thread.join();
+}
+
+uint16_t Server::port() const { return impl_->port; }
+
+}  // namespace fk::http

@@ -1,0 +1,35 @@
+// A small HTTP/1.1 server (Boost.Beast) for /healthz, /readyz and /metrics.
+// The handler runs on the server's own io thread and must be quick.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace fk::http {
+
+struct Reply {
+  int status = 200;
+  std::string body;
+  std::string content_type = "text/plain; charset=utf-8";
+};
+
+using Handler = std::function<Reply(const std::string& method, const std::string& path)>;
+
+class Server {
+ public:
+  Server(std::string host, uint16_t port, Handler handler);
+  ~Server();
+  Status Start();
+  void Stop();
+  uint16_t port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fk::http

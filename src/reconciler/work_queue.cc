@@ -1,0 +1,107 @@
+#include "reconciler/work_queue.h"
+
+#include <algorithm>
+
+namespace fk::reconciler {
+
+WorkQueue::WorkQueue(std::chrono::milliseconds base_delay, std::chrono::milliseconds max_delay)
+    : base_delay_(base_delay), max_delay_(max_delay) {}
+
+void WorkQueue::Add(const std::string& key) {
+  std::lock_guard lock(mu_);
+  if (shutdown_ || dirty_.contains(key)) return;
+  dirty_.insert(key);
+  if (processing_.contains(key)) return;  // queued again by Done
+  queue_.push_back(key);
+  cv_.notify_one();
+}
+
+void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay) {
+  if (delay.count() <= 0) return Add(key);
+  std::lock_guard lock(mu_);
+  if (shutdown_) return;
+  const auto at = Clock::now() + delay;
+  // Keep the earlier of two pending delays for the same key.
+  for (auto it = delayed_.begin(); it != delayed_.end(); ++it) {
+    if (it->second != key) continue;
+    if (it->first <= at) return;
+    delayed_.erase(it);
+    break;
+  }
+  delayed_.emplace(at, key);
+  cv_.notify_one();
+}
+
+void WorkQueue::AddRateLimited(const std::string& key) {
+  std::chrono::milliseconds delay;
+  {
+    std::lock_guard lock(mu_);
+    const int n = failures_[key]++;
+    delay = base_delay_ * (1LL << std::min(n, 30));
+    if (delay > max_delay_ || delay.count() <= 0) delay = max_delay_;
+  }
+  AddAfter(key, delay);
+}
+
+void WorkQueue::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  failures_.erase(key);
+}
+
+void WorkQueue::PromoteDue() {
+  const auto now = Clock::now();
+  while (!delayed_.empty() && delayed_.begin()->first <= now) {
+    const std::string key = delayed_.begin()->second;
+    delayed_.erase(delayed_.begin());
+    if (dirty_.contains(key)) continue;
+    dirty_.insert(key);
+    if (!processing_.contains(key)) queue_.push_back(key);
+  }
+}
+
+std::optional<std::string> WorkQueue::Get() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (shutdown_) return std::nullopt;
+    PromoteDue();
+    if (!queue_.empty()) break;
+    if (delayed_.empty()) {
+      cv_.wait(lock);
+    } else {
+      cv_.wait_until(lock, delayed_.begin()->first);
+    }
+  }
+  std::string key = queue_.front();
+  queue_.pop_front();
+  dirty_.erase(key);
+  processing_.insert(key);
+  return key;
+}
+
+void WorkQueue::Done(const std::string& key) {
+  std::lock_guard lock(mu_);
+  processing_.erase(key);
+  if (dirty_.contains(key)) {
+    queue_.push_back(key);
+    cv_.notify_one();
+  }
+}
+
+void WorkQueue::ShutDown() {
+  std::lock_guard lock(mu_);
+  shutdown_ = true;
+  cv_.notify_all();
+}
+
+size_t WorkQueue::Depth() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+int WorkQueue::Failures(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+}  // namespace fk::reconciler

@@ -1,0 +1,54 @@
+// A work queue of sandbox keys ("namespace/name"), modelled on client-go's:
+// a key queued several times before it is taken is processed once; a key is
+// never handed to two workers at once (re-adding it while it is processed
+// queues it again for after Done); failed keys come back after a per-key
+// exponential backoff.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace fk::reconciler {
+
+class WorkQueue {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit WorkQueue(std::chrono::milliseconds base_delay = std::chrono::milliseconds(5),
+                     std::chrono::milliseconds max_delay = std::chrono::seconds(300));
+
+  void Add(const std::string& key);
+  void AddAfter(const std::string& key, std::chrono::milliseconds delay);
+  // Re-queues a failed key after its backoff (5ms, 10ms, 20ms, ... capped).
+  void AddRateLimited(const std::string& key);
+  // Clears the key's failure count after a success.
+  void Forget(const std::string& key);
+  // Blocks for the next key, or returns nullopt once shut down.
+  std::optional<std::string> Get();
+  void Done(const std::string& key);
+  void ShutDown();
+
+  size_t Depth() const;  // keys waiting (not counting delayed ones)
+  int Failures(const std::string& key) const;
+
+ private:
+  void PromoteDue();  // under mu_
+
+  const std::chrono::milliseconds base_delay_, max_delay_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;
+  std::set<std::string> dirty_;       // queued and not yet taken
+  std::set<std::string> processing_;  // taken and not yet Done
+  std::multimap<Clock::time_point, std::string> delayed_;
+  std::map<std::string, int> failures_;
+  bool shutdown_ = false;
+};
+
+}  // namespace fk::reconciler
