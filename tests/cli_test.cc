@@ -185,10 +185,11 @@ TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {
   std::ostringstream out, err;
   DemoOptions o;
   o.directory = dir.path().string();
+  o.passes = 5;
   ASSERT_EQ(RunDemo(o, out, err), kExitOk) << err.str();
   const std::string report = out.str();
-  EXPECT_NE(report.find("-> 3 PATCHes, 3 warnings"), std::string::npos) << report;
-  EXPECT_NE(report.find("-> 0 PATCHes, 0 warnings"), std::string::npos) << report;
+  EXPECT_NE(report.find("5 resync passes: 3 PATCHes, 3 warnings"), std::string::npos) << report;
+  EXPECT_NE(report.find("5 resync passes: 0 PATCHes, 0 warnings, 0 journal rows, 0 API requests"), std::string::npos) << report;
   EXPECT_NE(report.find("totals: 3 PATCHes, 3 warnings"), std::string::npos) << report;
 
   SQLite::Database db(dir.File("journal.db"), SQLite::OPEN_READONLY);
@@ -196,7 +197,9 @@ TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE sandbox LIKE 'stopped-%' "
                           "OR namespace = 'team-healthy'").getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'hold'").getInt(), 10);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'healthy'").getInt(), 3);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'healthy'").getInt(), 2);
+  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT generation) FROM fence_observations "
+                          "WHERE namespace = 'openshell-agents' AND policy = 'openshell-sandbox-workloads'").getInt(), 2);
 }
 
 }  // namespace

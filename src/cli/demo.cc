@@ -1,124 +1,85 @@
-// `fencekeeper demo`, core-only edition.
-//
-// Until the Kubernetes client, simulator and reconciler loop exist (issues #3
-// and #4), the demo drives the real decide() and the real SQLite journal
-// in-process against a small scripted model of the upstream incident
-// (OpenShell #3525): it shows the convergence rule and the journal, not HTTP.
-// The report says so.
+// `fencekeeper demo`: the upstream incident (OpenShell #3525) end to end,
+// with nothing but the binary. An in-process simulator serves the built-in
+// incident scenario over real HTTP on 127.0.0.1; the real reconciler runs
+// against it with a journal in a temporary directory; the fence rolls to a
+// new generation; resync passes go by; the reconciler restarts on the same
+// journal for more passes; then the report.
 #include <stdlib.h>
 
+#include <boost/json.hpp>
 #include <filesystem>
-#include <map>
 #include <ostream>
+#include <thread>
 
 #include "cli/commands.h"
-#include "domain/decision.h"
+#include "cli/logging.h"
 #include "journal/journal.h"
+#include "kube/client.h"
+#include "kube/json_fields.h"
+#include "reconciler/controller.h"
+#include "sim/scenario.h"
+#include "sim/server.h"
 
 namespace fk::cli {
-using namespace fk::domain;
+namespace json = boost::json;
 
 namespace {
 
-// One sandbox as the scripted cluster holds it.
-struct ModelSandbox {
-  SandboxObservation obs;
-  int64_t resource_version = 0;
-  PodObservation workload_pod;
-  PodObservation supervisor_pod;
-};
-
-class IncidentModel {
- public:
-  IncidentModel() {
-    Add("openshell-agents", "stopped-", 7, /*running=*/false);
-    Add("openshell-agents", "active-", 3, /*running=*/true);
-    Add("team-healthy", "healthy-", 3, /*running=*/true);
-  }
-
-  void RollFence(const std::string& ns) { fences_[ns].generation += 1; }
-  int64_t FenceGeneration(const std::string& ns) { return fences_[ns].generation; }
-
-  Snapshot Observe(const ModelSandbox& m, const JournalState& journal) const {
-    Snapshot s;
-    s.sandbox = m.obs;
-    s.workload_fence = fences_.at(m.obs.ns);
-    s.supervisor_fence = PolicyObservation{true, "sup-" + m.obs.ns, 1, true};
-    s.workload_pod = m.workload_pod;
-    s.supervisor_pod = m.supervisor_pod;
-    s.history = history_for(journal, m.obs.uid);
-    return s;
-  }
-
-  // The suspend PATCH as the API server and the agent-sandbox controller
-  // would apply it: spec change bumps the generation, the pod goes away.
-  int64_t ApplySuspend(const std::string& uid) {
-    ModelSandbox& m = sandboxes_.at(uid);
-    m.obs.should_run = false;
-    m.obs.generation += 1;
-    m.resource_version = ++rv_;
-    m.workload_pod = {};
-    return m.obs.generation;
-  }
-
-  std::map<std::string, ModelSandbox>& sandboxes() { return sandboxes_; }
-
- private:
-  void Add(const std::string& ns, const std::string& prefix, int n, bool running) {
-    fences_.emplace(ns, PolicyObservation{true, "fence-" + ns, 1, true});
-    for (int i = 1; i <= n; ++i) {
-      ModelSandbox m;
-      m.obs.ns = ns;
-      m.obs.name = prefix + std::to_string(i);
-      m.obs.uid = "uid-" + ns + "-" + m.obs.name;
-      m.obs.generation = running ? 2 : 3;
-      m.obs.should_run = running;
-      m.obs.fence_uid = "fence-" + ns;
-      m.obs.fence_generation = 1;
-      m.obs.workload_uid = "pod-" + m.obs.name;
-      m.obs.supervisor_uid = "sup-pod-" + m.obs.name;
-      m.resource_version = ++rv_;
-      if (running) m.workload_pod = {true, "pod-" + m.obs.name};
-      m.supervisor_pod = {true, "sup-pod-" + m.obs.name};
-      sandboxes_.emplace(m.obs.uid, m);
-    }
-  }
-
-  std::map<std::string, PolicyObservation> fences_;
-  std::map<std::string, ModelSandbox> sandboxes_;
-  int64_t rv_ = 100;
-};
-
-struct Tally {
+struct Phase {
   int patches = 0;
   int warnings = 0;
-  int appended = 0;
+  int64_t journal_rows = 0;
+  int other_requests = 0;  // API requests other than the informers' list and watch
 };
 
-// One resync pass over every sandbox: observe, decide, journal, act.
-Status Pass(IncidentModel& model, journal::Journal& j, Tally& t, std::ostream& out,
-            const std::map<std::string, ModelSandbox>* stale_copies = nullptr) {
-  for (auto& [uid, m] : model.sandboxes()) {
-    const ModelSandbox& seen = stale_copies && stale_copies->contains(uid) ? stale_copies->at(uid) : m;
-    Evaluation eval;
-    eval.snapshot = model.Observe(seen, j.state());
-    eval.decision = decide(eval.snapshot);
-    eval.resource_version = std::to_string(seen.resource_version);
-    auto rec = j.Record(eval);
-    if (!rec.ok()) return rec.status();
-    t.appended += static_cast<int>(rec->appended);
-    if (!rec->intent_seq) continue;
-    ++t.patches;
-    ++t.warnings;
-    out << "  WARN  suspend " << m.obs.ns << "/" << m.obs.name << " reason="
-        << ToString(eval.decision.reason) << " (" << eval.decision.note << ") journal seq "
-        << *rec->intent_seq << "\n";
-    const int64_t generation = model.ApplySuspend(uid);
-    auto outcome = j.RecordOutcome(*rec->intent_seq, SuspendOutcome{Outcome::kApplied, generation, ""});
-    if (!outcome.ok()) return outcome.status();
-    ++t.appended;
+// Runs one reconciler lifetime for `passes` resync passes after its caches sync.
+Status RunReconciler(const std::string& server, const std::string& journal_path, int passes,
+                     std::chrono::milliseconds resync, const std::function<void()>& after_sync, sim::Simulator& sim,
+                     Phase* phase) {
+  auto journal = journal::Journal::Open(journal_path);
+  if (!journal.ok()) return journal.status();
+  kube::ClusterConfig config;
+  config.server = server;
+  config.source = "demo simulator";
+  auto client = kube::ApiClient::Create(config);
+  if (!client.ok()) return client.status();
+  reconciler::ControllerOptions o;
+  o.resync = resync;
+  o.instance = "fencekeeper-demo";
+  o.informer.initial_backoff = std::chrono::milliseconds(50);
+  reconciler::Controller controller(**client, **journal, o);
+  if (Status s = controller.ResolvePendingIntents(); !s.ok()) return s;
+  const int64_t rows_before = (*journal)->state().last_seq;
+  controller.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!controller.Synced()) {
+    if (std::chrono::steady_clock::now() > deadline) return Status::IOError("caches did not sync within 20s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  // Two passes first, so the journal records the cluster as it was.
+  while (controller.stats().resync_passes < 2) {
+    if (std::chrono::steady_clock::now() > deadline) return Status::IOError("resync passes did not complete in time");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const int base_passes = controller.stats().resync_passes;
+  const int requests_before = sim.RequestCount("*") - sim.RequestCount("list") - sim.RequestCount("watch");
+  after_sync();
+  while (controller.stats().resync_passes < base_passes + passes) {
+    if (std::chrono::steady_clock::now() > deadline) return Status::IOError("resync passes did not complete in time");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  controller.Stop();
+  const auto stats = controller.stats();
+  phase->patches = stats.patches;
+  phase->warnings = stats.warnings;
+  phase->journal_rows = (*journal)->state().last_seq - rows_before;
+  phase->other_requests =
+      sim.RequestCount("*") - sim.RequestCount("list") - sim.RequestCount("watch") - requests_before;
   return Status::Ok();
+}
+
+std::string Annotation(const json::value& obj, const char* key) {
+  return kube::StringField(kube::ObjectField(kube::ObjectField(obj, "metadata"), "annotations"), key).value_or("");
 }
 
 }  // namespace
@@ -136,82 +97,79 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
     dir = tmpl;
   }
   const std::string path = (std::filesystem::path(dir) / "journal.db").string();
+  if (Status s = SetUpLogging("text", "warn"); !s.ok()) return kExitUnusable;
 
-  out << "fencekeeper demo (core only): the upstream incident, OpenShell #3525\n"
-      << "  This build has the decision core and the SQLite journal; the Kubernetes client,\n"
-      << "  simulator and reconciler loop are not built yet. The demo therefore runs the real\n"
-      << "  decide() and journal in-process against a scripted model of the cluster: no HTTP.\n\n"
-      << "  namespace openshell-agents: 7 sandboxes suspended, 3 running, all admitted under\n"
-      << "  fence generation 1; namespace team-healthy: 3 running sandboxes.\n"
-      << "  journal: " << path << "\n\n";
-
-  IncidentModel model;
-  Tally before, rollout, after;
-  {
-    auto j = journal::Journal::Open(path);
-    if (!j.ok()) {
-      err << "fencekeeper demo: " << j.status().ToString() << "\n";
-      return kExitUnusable;
-    }
-    if (Status s = Pass(model, **j, before, out); !s.ok()) {
-      err << "fencekeeper demo: " << s.ToString() << "\n";
-      return kExitUnusable;
-    }
-    out << "pass 0 (fence generation 1): " << before.patches << " PATCHes, " << before.appended
-        << " journal rows (first sight of every sandbox)\n";
-    model.RollFence("openshell-agents");
-    out << "fence openshell-agents/openshell-sandbox-workloads rolled to generation "
-        << model.FenceGeneration("openshell-agents") << "; " << options.passes << " resync passes:\n";
-    for (int i = 0; i < options.passes; ++i) {
-      if (Status s = Pass(model, **j, rollout, out); !s.ok()) {
-        err << "fencekeeper demo: " << s.ToString() << "\n";
-        return kExitUnusable;
-      }
-    }
-    out << "  -> " << rollout.patches << " PATCHes, " << rollout.warnings << " warnings, "
-        << rollout.appended << " journal rows over " << options.passes << " passes\n";
-  }
-  // Restart: a new process would open the same file. The first pass after
-  // the restart is served stale copies of the three suspended sandboxes
-  // (older generation, still Running), as a lagging cache might.
-  std::map<std::string, ModelSandbox> stale;
-  for (auto& [uid, m] : model.sandboxes()) {
-    if (m.obs.name.rfind("active-", 0) == 0) {
-      ModelSandbox old = m;
-      old.obs.should_run = true;
-      old.obs.generation -= 1;
-      old.workload_pod = {true, "pod-" + m.obs.name};
-      stale.emplace(uid, old);
-    }
-  }
-  auto j = journal::Journal::Open(path);
-  if (!j.ok()) {
-    err << "fencekeeper demo: " << j.status().ToString() << "\n";
+  auto scenario = sim::ParseScenarioFile("incident-3525");
+  if (!scenario.ok()) {
+    err << "fencekeeper demo: " << scenario.status().ToString() << "\n";
     return kExitUnusable;
   }
-  out << "restart on the same journal (first pass sees stale Running copies of the 3 suspended);\n"
-      << options.passes << " more passes:\n";
-  for (int i = 0; i < options.passes; ++i) {
-    if (Status s = Pass(model, **j, after, out, i == 0 ? &stale : nullptr); !s.ok()) {
-      err << "fencekeeper demo: " << s.ToString() << "\n";
-      return kExitUnusable;
-    }
+  scenario->options.bookmark_interval = std::chrono::milliseconds(200);
+  sim::Simulator simulator(scenario->options);
+  if (Status s = sim::ApplyScenario(simulator, *scenario); !s.ok()) {
+    err << "fencekeeper demo: " << s.ToString() << "\n";
+    return kExitUnusable;
   }
-  out << "  -> " << after.patches << " PATCHes, " << after.warnings << " warnings, " << after.appended
-      << " journal rows\n\n";
+  sim::Server server(simulator, {});
+  if (Status s = server.Start(); !s.ok()) {
+    err << "fencekeeper demo: " << s.ToString() << "\n";
+    return kExitUnusable;
+  }
+  const auto resync = std::chrono::milliseconds(100);
+  out << "fencekeeper demo: the upstream incident (OpenShell #3525), end to end\n"
+      << "  Kubernetes API: an in-process simulator at " << server.url() << " (scenario incident-3525)\n"
+      << "  namespace openshell-agents: 7 sandboxes suspended, 3 running, all admitted under fence generation 1\n"
+      << "  namespace team-healthy: 2 running sandboxes\n"
+      << "  journal: " << path << "\n"
+      << "  resync every " << resync.count() << "ms; warnings below are the reconciler's own log lines\n\n"
+      << std::flush;
 
-  out << "outcome per sandbox:\n";
-  for (const auto& [uid, r] : (*j)->state().sandboxes) {
-    out << "  " << r.ns << "/" << r.name << ": "
-        << (r.decision ? ToString(r.decision->verdict) : "unknown");
-    if (r.decision && r.decision->reason != Reason::kNone) out << " (" << ToString(r.decision->reason) << ")";
-    if (r.history.applied_generation) out << ", suspended by fencekeeper at generation " << *r.history.applied_generation;
+  const auto* policies = sim::FindKind("networking.k8s.io", "networkpolicies");
+  auto roll_fence = [&] {
+    // A spec edit that keeps the fence intact: the API server bumps its generation.
+    sim::Outcome o = simulator.store().Mutate(*policies, "openshell-agents", "openshell-sandbox-workloads",
+                                              [](json::value& obj) -> std::optional<sim::ApiFailure> {
+                                                obj.at("spec").as_object()["policyTypes"] = json::array{"Egress", "Ingress"};
+                                                return std::nullopt;
+                                              }, false);
+    out << "fence openshell-agents/openshell-sandbox-workloads rolled to generation "
+        << o.object.at("metadata").at("generation").as_int64() << "\n" << std::flush;
+  };
+  Phase first, second;
+  out << "[1] reconciler started; two passes after its caches synced:\n" << std::flush;
+  if (Status s = RunReconciler(server.url(), path, options.passes, resync, roll_fence, simulator, &first); !s.ok()) {
+    err << "fencekeeper demo: " << s.ToString() << "\n";
+    return kExitUnusable;
+  }
+  out << "    " << options.passes << " resync passes: " << first.patches << " PATCHes, " << first.warnings
+      << " warnings, " << first.journal_rows << " journal rows\n\n"
+      << "[2] reconciler restarted on the same journal\n" << std::flush;
+  if (Status s = RunReconciler(server.url(), path, options.passes, resync, [] {}, simulator, &second); !s.ok()) {
+    err << "fencekeeper demo: " << s.ToString() << "\n";
+    return kExitUnusable;
+  }
+  out << "    " << options.passes << " resync passes: " << second.patches << " PATCHes, " << second.warnings
+      << " warnings, " << second.journal_rows << " journal rows, " << second.other_requests
+      << " API requests besides list and watch\n\n";
+
+  out << "outcome per sandbox (as the API server holds them now):\n";
+  const auto* sandboxes = sim::FindKind("agents.x-k8s.io", "sandboxes");
+  for (const auto& obj : simulator.store().List(*sandboxes, "", sim::Selector(), sim::Selector()).items) {
+    const std::string seq = Annotation(obj, "openshell.ai/fail-closed-journal-seq");
+    out << "  " << kube::MetadataString(obj, "namespace") << "/" << kube::MetadataString(obj, "name") << ": "
+        << obj.at("spec").at("operatingMode").as_string().c_str();
+    if (!seq.empty()) {
+      out << ", suspended by fencekeeper (reason " << Annotation(obj, "openshell.ai/fail-closed-reason")
+          << ", journal seq " << seq << ")";
+    } else {
+      out << ", untouched";
+    }
     out << "\n";
   }
-  out << "\ntotals: " << before.patches + rollout.patches + after.patches << " PATCHes, "
-      << before.warnings + rollout.warnings + after.warnings << " warnings (OpenShell before the fix: "
-      << "a warning and a re-PATCH for each of the 7 suspended sandboxes every pass or two, forever)\n"
-      << "\naudit the journal:\n"
+  out << "\ntotals: " << first.patches + second.patches << " PATCHes, " << first.warnings + second.warnings
+      << " warnings. OpenShell before its fix re-patched and re-warned the 7 suspended sandboxes on every pass;\n"
+      << "fencekeeper held them (journaled once, never patched) and suspended each running one exactly once.\n"
+      << "\naudit the journal it left behind:\n"
       << "  sqlite3 -readonly " << path << " 'select seq, namespace, sandbox, reason, outcome from transitions'\n"
       << "  sqlite3 -readonly " << path << " 'select * from fence_observations'\n"
       << "  sqlite3 -readonly " << path << " 'select namespace, sandbox, verdict, reason from sandbox_state'\n"

@@ -18,6 +18,7 @@
 #include <map>
 #include <thread>
 
+#include "kube/json_fields.h"
 #include "sim/patch.h"
 
 namespace fk::sim {
@@ -481,6 +482,15 @@ struct Server::Impl {
       auto fields = Selector::ParseFields(t.Query("fieldSelector"));
       if (!labels || !fields) return Fail(400, "BadRequest", "unable to parse the label or field selector");
       ListOutcome l = store.List(kind, r.ns, *labels, *fields);
+      if (auto stale = sim.TakeStaleList(kind)) {
+        l.items.clear();
+        for (auto& item : stale->items) {
+          if ((r.ns.empty() || kube::MetadataString(item, "namespace") == r.ns) && labels->Matches(item) && fields->Matches(item)) {
+            l.items.push_back(std::move(item));
+          }
+        }
+        l.resource_version = stale->resource_version;
+      }
       json::array items;
       for (auto& item : l.items) items.push_back(Simulator::ToVersion(kind, std::move(item), r.version));
       return Json(200, json::object{{"kind", kind.kind + "List"},
@@ -699,7 +709,7 @@ struct Server::Impl {
       co_return co_await Write(stream, req, d);
     }
     const std::string verb = VerbFor(req.method(), *route, t);
-    sim.CountRequest(verb, route->kind->plural);
+    sim.CountRequest(verb, route->kind->plural, route->name);
     if (auto fault = sim.TakeFault(verb, route->kind->plural)) {
       co_return co_await Write(stream, req, FaultResponse(*fault));
     }

@@ -160,18 +160,35 @@ std::optional<FaultRule> Simulator::TakeFault(const std::string& verb, const std
   return std::nullopt;
 }
 
-void Simulator::CountRequest(const std::string& verb, const std::string& resource) {
+void Simulator::CountRequest(const std::string& verb, const std::string& resource, const std::string& name) {
   std::lock_guard lock(mu_);
-  requests_.emplace_back(verb, resource);
+  requests_.push_back({verb, resource, name});
 }
 
-int Simulator::RequestCount(const std::string& verb, const std::string& resource) const {
+int Simulator::RequestCount(const std::string& verb, const std::string& resource, const std::string& name) const {
   std::lock_guard lock(mu_);
   int n = 0;
-  for (const auto& [v, r] : requests_) {
-    if ((verb == "*" || v == verb) && (resource == "*" || r == resource)) ++n;
+  for (const auto& r : requests_) {
+    if ((verb == "*" || r.verb == verb) && (resource == "*" || r.resource == resource) &&
+        (name == "*" || r.name == name)) {
+      ++n;
+    }
   }
   return n;
+}
+
+void Simulator::ServeStaleListOnce(const ResourceKind& kind, ListOutcome stale) {
+  std::lock_guard lock(mu_);
+  stale_lists_[&kind] = std::move(stale);
+}
+
+std::optional<ListOutcome> Simulator::TakeStaleList(const ResourceKind& kind) {
+  std::lock_guard lock(mu_);
+  auto it = stale_lists_.find(&kind);
+  if (it == stale_lists_.end()) return std::nullopt;
+  ListOutcome out = std::move(it->second);
+  stale_lists_.erase(it);
+  return out;
 }
 
 void Simulator::ResetCounts() {

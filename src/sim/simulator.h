@@ -75,8 +75,14 @@ class Simulator {
 
   // Request counters by verb ("get", "list", "watch", "patch", ...), for tests
   // that count API traffic.
-  void CountRequest(const std::string& verb, const std::string& resource);
-  int RequestCount(const std::string& verb, const std::string& resource = "*") const;
+  void CountRequest(const std::string& verb, const std::string& resource, const std::string& name = "");
+  int RequestCount(const std::string& verb, const std::string& resource = "*", const std::string& name = "*") const;
+
+  // A lagging cache: the next list of `kind` answers these items at this
+  // resourceVersion instead of the current state (once). Watches from that
+  // resourceVersion then replay what happened since, as a real server does.
+  void ServeStaleListOnce(const ResourceKind& kind, ListOutcome stale);
+  std::optional<ListOutcome> TakeStaleList(const ResourceKind& kind);
   void ResetCounts();
 
   // Converts a stored (storage-version) object to the version a client asked
@@ -95,7 +101,11 @@ class Simulator {
   std::atomic<uint64_t> watch_epoch_{0};
   mutable std::mutex mu_;
   std::vector<FaultRule> faults_;
-  std::vector<std::pair<std::string, std::string>> requests_;  // (verb, resource)
+  struct RequestRecord {
+    std::string verb, resource, name;
+  };
+  std::vector<RequestRecord> requests_;
+  std::map<const ResourceKind*, ListOutcome> stale_lists_;
   struct WatchStreamHooks {
     std::function<void()> wake;
     std::function<void(std::string)> push_raw;

@@ -1,0 +1,293 @@
+// End to end, in process: the simulator over real HTTP, the real reconciler,
+// a journal on disk. Counts PATCH requests, warnings and journal rows.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <boost/json.hpp>
+#include <thread>
+
+#include "journal/journal.h"
+#include "kube/client.h"
+#include "kube/json_fields.h"
+#include "reconciler/controller.h"
+#include "sim/scenario.h"
+#include "sim/server.h"
+#include "test_support.h"
+
+namespace fk::reconciler {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+template <class Pred>
+bool Eventually(Pred pred, std::chrono::milliseconds deadline = 20s) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(2ms);
+  }
+  return pred();
+}
+
+const sim::ResourceKind& Sandboxes() { return *sim::FindKind("agents.x-k8s.io", "sandboxes"); }
+const sim::ResourceKind& Policies() { return *sim::FindKind("networking.k8s.io", "networkpolicies"); }
+
+// One reconciler lifetime: its own client, journal connection and controller.
+struct Instance {
+  std::unique_ptr<journal::Journal> journal;
+  std::unique_ptr<kube::ApiClient> client;
+  std::unique_ptr<Controller> controller;
+  ~Instance() {
+    if (controller) controller->Stop();
+  }
+};
+
+class EndToEnd : public ::testing::Test {
+ protected:
+  void StartSim(const std::string& scenario_name = "incident-3525", sim::SimOptions extra = {},
+                std::vector<sim::FaultRule> faults = {}) {
+    auto sc = sim::ParseScenarioFile(scenario_name);
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    sc->options.bookmark_interval = 50ms;
+    sc->options.drop_watch_after_events = extra.drop_watch_after_events;
+    sc->faults = faults;
+    sim_ = std::make_unique<sim::Simulator>(sc->options);
+    ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
+    server_ = std::make_unique<sim::Server>(*sim_, sim::ServerOptions{});
+    ASSERT_TRUE(server_->Start().ok());
+  }
+  std::unique_ptr<Instance> Start() {
+    auto in = std::make_unique<Instance>();
+    auto j = journal::Journal::Open(path_);
+    EXPECT_TRUE(j.ok()) << j.status().ToString();
+    in->journal = std::move(*j);
+    kube::ClusterConfig cfg;
+    cfg.server = server_->url();
+    kube::ClientOptions co;
+    co.initial_backoff = 20ms;
+    auto c = kube::ApiClient::Create(cfg, co);
+    EXPECT_TRUE(c.ok());
+    in->client = std::move(*c);
+    ControllerOptions o;
+    o.resync = 30ms;
+    o.informer.initial_backoff = 10ms;
+    o.informer.max_backoff = 100ms;
+    o.retry_base = 10ms;
+    o.retry_max = 200ms;
+    in->controller = std::make_unique<Controller>(*in->client, *in->journal, o);
+    EXPECT_TRUE(in->controller->ResolvePendingIntents().ok());
+    in->controller->Start();
+    EXPECT_TRUE(Eventually([&] { return in->controller->Synced(); }));
+    return in;
+  }
+  void Passes(Instance& in, int n) {
+    const int target = in.controller->stats().resync_passes + n;
+    ASSERT_TRUE(Eventually([&] { return in.controller->stats().resync_passes >= target; }));
+  }
+  int64_t RollFence(const std::string& ns = "openshell-agents") {
+    auto o = sim_->store().Mutate(Policies(), ns, "openshell-sandbox-workloads", [](json::value& obj) -> std::optional<sim::ApiFailure> {
+      auto& types = obj.at("spec").as_object()["policyTypes"];
+      types = types == json::array{"Egress", "Ingress"} ? json::array{"Ingress", "Egress"} : json::array{"Egress", "Ingress"};
+      return std::nullopt;
+    }, false);
+    return o.object.at("metadata").at("generation").as_int64();
+  }
+  json::value Get(const std::string& ns, const std::string& name) {
+    return sim_->store().Get(Sandboxes(), ns, name).object;
+  }
+  std::string Mode(const std::string& ns, const std::string& name) {
+    return std::string(Get(ns, name).at("spec").at("operatingMode").as_string());
+  }
+  int Patches(const std::string& name = "*") { return sim_->RequestCount("patch", "sandboxes", name); }
+  int64_t Rows() {
+    SQLite::Database db(path_, SQLite::OPEN_READONLY);
+    return db.execAndGet("SELECT count(*) FROM events").getInt64();
+  }
+  int64_t Count(const std::string& sql) {
+    SQLite::Database db(path_, SQLite::OPEN_READONLY);
+    return db.execAndGet(sql).getInt64();
+  }
+  // Waits until the three running sandboxes are suspended.
+  void Converge(Instance& in) {
+    ASSERT_TRUE(Eventually([&] {
+      return Mode("openshell-agents", "active-1") == "Suspended" && Mode("openshell-agents", "active-2") == "Suspended" &&
+             Mode("openshell-agents", "active-3") == "Suspended" && in.controller->stats().applied >= 3;
+    }));
+    Passes(in, 3);
+  }
+
+  testing::TempDir dir_;
+  std::string path_ = dir_.File("journal.db");
+  std::unique_ptr<sim::Simulator> sim_;
+  std::unique_ptr<sim::Server> server_;
+};
+
+TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
+  StartSim();
+  auto in = Start();
+  Passes(*in, 2);
+  EXPECT_EQ(Patches(), 0);
+  RollFence();
+  Converge(*in);
+  Passes(*in, 10);
+  EXPECT_EQ(Patches(), 3);
+  for (const char* n : {"active-1", "active-2", "active-3"}) EXPECT_EQ(Patches(n), 1) << n;
+  EXPECT_EQ(in->controller->stats().warnings, 3);
+  EXPECT_EQ(in->controller->stats().events_created, 3);
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
+  // Zero writes to the 7 suspended sandboxes and the healthy namespace.
+  for (int i = 1; i <= 7; ++i) {
+    const auto obj = Get("openshell-agents", "stopped-" + std::to_string(i));
+    EXPECT_EQ(obj.at("metadata").at("generation"), 1);
+    EXPECT_FALSE(kube::ObjectField(kube::ObjectField(obj, "metadata"), "annotations")->contains("openshell.ai/fail-closed-journal-seq"));
+  }
+  for (const char* n : {"healthy-1", "healthy-2"}) EXPECT_EQ(Mode("team-healthy", n), "Running");
+  EXPECT_EQ(sim_->RequestCount("create", "events"), 3);
+
+  // Steady state: no API requests beyond the watches, no journal rows.
+  const int64_t rows = Rows();
+  const int requests = sim_->RequestCount("*") - sim_->RequestCount("watch");
+  Passes(*in, 10);
+  EXPECT_EQ(Rows(), rows);
+  EXPECT_EQ(sim_->RequestCount("*") - sim_->RequestCount("watch"), requests);
+}
+
+TEST_F(EndToEnd, RestartOnTheSameJournalWritesNothing) {
+  StartSim();
+  {
+    auto in = Start();
+    Passes(*in, 2);
+    RollFence();
+    Converge(*in);
+  }
+  const int patches = Patches();
+  const int64_t rows = Rows();
+  auto again = Start();
+  Passes(*again, 10);
+  EXPECT_EQ(Patches(), patches);
+  EXPECT_EQ(again->controller->stats().warnings, 0);
+  EXPECT_EQ(Rows(), rows);
+}
+
+TEST_F(EndToEnd, RestartServedAStaleCopyOfTheSuspendedSandboxesWritesNothing) {
+  StartSim();
+  // What a lagging cache will show later: the sandboxes before the rollout, still Running.
+  sim::ListOutcome before = sim_->store().List(Sandboxes(), "", sim::Selector(), sim::Selector());
+  {
+    auto in = Start();
+    Passes(*in, 2);
+    RollFence();
+    Converge(*in);
+  }
+  const int patches = Patches();
+  sim_->ServeStaleListOnce(Sandboxes(), before);
+  // Keep the sandbox watch failing for a while, so the stale copy is what gets decided on.
+  sim_->AddFault({"watch", "sandboxes", 503, 0, false, "", 4});
+  auto again = Start();
+  Passes(*again, 10);
+  EXPECT_EQ(Patches(), patches);
+  EXPECT_EQ(again->controller->stats().warnings, 0);
+  EXPECT_EQ(Mode("openshell-agents", "active-1"), "Suspended");
+  // The stale observations were journaled as decisions not to act.
+  EXPECT_GE(Count("SELECT count(*) FROM decisions WHERE sandbox = 'active-1' AND verdict = 'suspend' AND action = 'none'"), 1);
+}
+
+TEST_F(EndToEnd, ResumeWithCurrentFenceIsLeftAloneAndWithOldFenceIsSuspendedOnce) {
+  StartSim();
+  auto in = Start();
+  Passes(*in, 2);
+  const int64_t generation = RollFence();
+  Converge(*in);
+  const std::string fence_uid(sim_->store().Get(Policies(), "openshell-agents", "openshell-sandbox-workloads")
+                                  .object.at("metadata").at("uid").as_string());
+  auto mutate = [&](const std::string& name, std::function<void(json::object&)> f) {
+    sim_->store().Mutate(Sandboxes(), "openshell-agents", name, [&](json::value& obj) -> std::optional<sim::ApiFailure> {
+      f(obj.as_object());
+      return std::nullopt;
+    }, false);
+  };
+  // OpenShell resumes active-1 properly: bootstrapping under the current fence, then records the new pod.
+  mutate("active-1", [&](json::object& o) {
+    o["spec"].as_object()["operatingMode"] = "Running";
+    auto& ann = o["metadata"].as_object()["annotations"].as_object();
+    ann["openshell.ai/sandbox-runtime-bootstrapping"] = "true";
+    ann["openshell.ai/sandbox-runtime-bootstrap-operation"] = "restart";
+    ann["openshell.ai/sandbox-runtime-network-policy-uid"] = fence_uid;
+    ann["openshell.ai/sandbox-runtime-network-policy-generation"] = std::to_string(generation);
+  });
+  const auto pod = sim_->store().Get(*sim::FindKind("", "pods"), "openshell-agents", "active-1");
+  ASSERT_TRUE(pod.ok());
+  mutate("active-1", [&](json::object& o) {
+    auto& ann = o["metadata"].as_object()["annotations"].as_object();
+    ann.erase("openshell.ai/sandbox-runtime-bootstrapping");
+    ann.erase("openshell.ai/sandbox-runtime-bootstrap-operation");
+    ann["openshell.ai/sandbox-runtime-workload-uid"] = pod.object.at("metadata").at("uid");
+  });
+  // Someone sets active-2 Running again with the old fence recorded: a new episode.
+  mutate("active-2", [](json::object& o) { o["spec"].as_object()["operatingMode"] = "Running"; });
+  ASSERT_TRUE(Eventually([&] { return Mode("openshell-agents", "active-2") == "Suspended"; }));
+  Passes(*in, 10);
+  EXPECT_EQ(Mode("openshell-agents", "active-1"), "Running");
+  EXPECT_EQ(Patches("active-1"), 1);  // only the original rollout's
+  EXPECT_EQ(Patches("active-2"), 2);  // the rollout's and exactly one for the new episode
+  EXPECT_EQ(in->controller->stats().warnings, 4);
+}
+
+TEST_F(EndToEnd, FaultsEarlyOnStillEndWithOneAppliedTransitionEach) {
+  sim::SimOptions o;
+  o.drop_watch_after_events = 7;  // watches keep dropping
+  StartSim("incident-3525", o,
+           {{"patch", "sandboxes", 503, 0, false, "", 2},
+            {"list", "*", 429, 1, false, "", 1},
+            {"list", "pods", 500, 0, false, "", 1}});
+  sim_->ExpireHistory();
+  auto in = Start();
+  // A 410 for whoever resumes from before now.
+  sim_->ExpireHistory();
+  sim_->DropWatches();
+  RollFence();
+  Converge(*in);
+  Passes(*in, 5);
+  for (const char* n : {"active-1", "active-2", "active-3"}) {
+    EXPECT_EQ(Mode("openshell-agents", n), "Suspended") << n;
+    EXPECT_EQ(Count(std::string("SELECT count(*) FROM transitions WHERE outcome = 'applied' AND sandbox = '") + n + "'"), 1) << n;
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'pending'"), 0);
+  EXPECT_GE(Count("SELECT count(*) FROM transitions WHERE outcome = 'failed'"), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
+}
+
+TEST_F(EndToEnd, JournalThatCannotBeWrittenSendsNoPatchWithoutADurableIntent) {
+  StartSim();
+  // A tiny page cap: the journal fills up as the rollout is recorded.
+  journal::OpenOptions jo;
+  auto probe = journal::Journal::Open(path_);
+  ASSERT_TRUE(probe.ok());
+  probe->reset();
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  const int64_t pages = db.execAndGet("PRAGMA page_count").getInt64();
+  jo.max_page_count = pages + 2;
+  auto full = journal::Journal::Open(path_, jo);
+  ASSERT_TRUE(full.ok());
+  kube::ClusterConfig cfg;
+  cfg.server = server_->url();
+  auto client = kube::ApiClient::Create(cfg);
+  ASSERT_TRUE(client.ok());
+  ControllerOptions o;
+  o.resync = 30ms;
+  o.retry_base = 10ms;
+  o.retry_max = 50ms;
+  Controller c(**client, **full, o);
+  ASSERT_TRUE(c.ResolvePendingIntents().ok());
+  c.Start();
+  RollFence();
+  ASSERT_TRUE(Eventually([&] { return !c.JournalWritable() && c.stats().journal_errors > 0; }));
+  // Every PATCH sent was preceded by a durable intent.
+  EXPECT_EQ(Patches(), c.stats().patches);
+  EXPECT_LE(Patches(), static_cast<int>(Count("SELECT count(*) FROM transitions")));
+  c.Stop();
+}
+
+}  // namespace
+}  // namespace fk::reconciler
