@@ -47,6 +47,10 @@ struct RunOptions {
   std::optional<std::string> http_addr;
   bool leader_elect = false;
   std::optional<std::string> leader_election_namespace;
+  // controller-runtime's defaults; shorter values are for tests.
+  std::string lease_duration = "15s";
+  std::string renew_deadline = "10s";
+  std::string retry_period = "2s";
   int boundary_port = 5500;
   std::string log_format = "text";
   std::string log_level = "info";

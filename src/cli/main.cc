@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   auto* run_http_opt = rn->add_option("--http-addr", run_http, "HOST:PORT for /healthz, /readyz, /metrics");
   rn->add_flag("--leader-elect", run.leader_elect, "Take part in leader election (Lease 'fencekeeper')");
   auto* run_le_ns_opt = rn->add_option("--leader-election-namespace", run_le_ns, "Namespace of the Lease (default: the config's)");
+  rn->add_option("--lease-duration", run.lease_duration, "Leader election lease duration")->capture_default_str();
+  rn->add_option("--renew-deadline", run.renew_deadline, "Leader election renew deadline")->capture_default_str();
+  rn->add_option("--retry-period", run.retry_period, "Leader election retry period")->capture_default_str();
   rn->add_option("--boundary-port", run.boundary_port, "TCP port of the intended fence")->capture_default_str();
   rn->add_option("--log-format", run.log_format, "text or json")->capture_default_str();
   rn->add_option("--log-level", run.log_level, "trace, debug, info, warn, error")->capture_default_str();

@@ -56,6 +56,11 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     err << "fencekeeper run: --resync takes a duration like 30s, got '" << o.resync << "'\n";
     return kExitUnusable;
   }
+  auto lease = ParseDuration(o.lease_duration), renew = ParseDuration(o.renew_deadline), retry = ParseDuration(o.retry_period);
+  if (!lease || !renew || !retry || !(*lease > *renew && *renew > *retry * 12 / 10) || retry->count() <= 0) {
+    err << "fencekeeper run: leader election needs durations with lease-duration > renew-deadline > 1.2 x retry-period\n";
+    return kExitUnusable;
+  }
   if (o.boundary_port <= 0 || o.boundary_port > 65535) {
     err << "fencekeeper run: --boundary-port must be 1-65535\n";
     return kExitUnusable;
@@ -225,6 +230,9 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     reconciler::LeaderOptions lo;
     lo.identity = Hostname() + "_" + std::to_string(getpid());
     lo.ns = o.leader_election_namespace.value_or((*config).default_namespace);
+    lo.lease_duration = *lease;
+    lo.renew_deadline = *renew;
+    lo.retry_period = *retry;
     reconciler::LeaderElector elector(**client, lo, &**journal);
     elector.Run(
         [&] {

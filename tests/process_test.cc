@@ -1,0 +1,225 @@
+// The built binary as separate processes against the simulator: SIGKILL in
+// the middle of a rollout, graceful SIGTERM, and leader election between two
+// instances.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <boost/json.hpp>
+#include <fcntl.h>
+#include <thread>
+
+#include "kube/json_fields.h"
+#include "sim/scenario.h"
+#include "sim/server.h"
+#include "test_support.h"
+
+extern char** environ;
+
+namespace fk {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+template <class Pred>
+bool Eventually(Pred pred, std::chrono::milliseconds deadline = 30s) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return pred();
+}
+
+// A child process running the fencekeeper binary; stderr goes to a file.
+class Process {
+ public:
+  Process(const std::vector<std::string>& args, const std::string& log) {
+    std::vector<char*> argv;
+    std::vector<std::string> all = {FK_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    EXPECT_EQ(posix_spawn(&pid_, FK_BINARY, &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~Process() {
+    if (pid_ > 0) Kill(SIGKILL);
+  }
+  // Sends `sig` and waits for the exit; returns the exit code (or 128+signal).
+  int Kill(int sig) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, sig);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  // Waits (up to `deadline`) for the process to exit by itself.
+  std::optional<int> Wait(std::chrono::milliseconds deadline) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    while (std::chrono::steady_clock::now() < end) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class Processes : public ::testing::Test {
+ protected:
+  void StartSim(const std::string& yaml, std::chrono::milliseconds latency = 0ms) {
+    auto sc = sim::ParseScenario(yaml, "test");
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    sc->options.latency = latency;
+    sc->options.bookmark_interval = 100ms;
+    sim_ = std::make_unique<sim::Simulator>(sc->options);
+    ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
+    server_ = std::make_unique<sim::Server>(*sim_, sim::ServerOptions{});
+    ASSERT_TRUE(server_->Start().ok());
+    ASSERT_TRUE(sim::WriteKubeconfig(kubeconfig_, server_->url()).ok());
+  }
+  std::vector<std::string> RunArgs(const std::string& journal, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"run", "--journal", journal, "--kubeconfig", kubeconfig_, "--resync", "50ms"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  void RollFence(const std::string& ns) {
+    sim_->store().Mutate(*sim::FindKind("networking.k8s.io", "networkpolicies"), ns, "openshell-sandbox-workloads",
+                         [](json::value& obj) -> std::optional<sim::ApiFailure> {
+                           obj.at("spec").as_object()["policyTypes"] = json::array{"Egress", "Ingress"};
+                           return std::nullopt;
+                         }, false);
+  }
+  int Suspended(const std::string& ns) {
+    int n = 0;
+    for (const auto& o : sim_->store().List(*sim::FindKind("agents.x-k8s.io", "sandboxes"), ns, sim::Selector(), sim::Selector()).items) {
+      n += o.at("spec").at("operatingMode") == "Suspended";
+    }
+    return n;
+  }
+  std::string LeaseHolder() {
+    auto o = sim_->store().Get(*sim::FindKind("coordination.k8s.io", "leases"), "default", "fencekeeper");
+    if (!o.ok()) return "";
+    return kube::StringField(kube::ObjectField(o.object, "spec"), "holderIdentity").value_or("");
+  }
+
+  testing::TempDir dir_;
+  std::string kubeconfig_ = dir_.File("kubeconfig");
+  std::unique_ptr<sim::Simulator> sim_;
+  std::unique_ptr<sim::Server> server_;
+};
+
+TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending) {
+  std::string yaml = "namespaces:\n  - name: big\n    sandboxes:\n";
+  for (int i = 0; i < 50; ++i) yaml += "      - {name: sb-" + std::to_string(i) + ", mode: Running}\n";
+  StartSim(yaml, 3ms);  // a little latency so kills land mid-rollout
+  const std::string journal = dir_.File("journal.db");
+  const std::string log = dir_.File("run.log");
+  auto patches = [&] { return sim_->RequestCount("patch", "sandboxes"); };
+  int mid_rollout_kills = 0;
+  {
+    Process first(RunArgs(journal), log);
+    ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
+    RollFence("big");
+    ASSERT_TRUE(Eventually([&] { return patches() >= 4; }));
+    EXPECT_EQ(first.Kill(SIGKILL), 128 + SIGKILL);
+    mid_rollout_kills += Suspended("big") < 50;
+  }
+  for (int target : {12, 21, 33, 42}) {
+    Process again(RunArgs(journal), log);
+    if (!Eventually([&] { return patches() >= target || Suspended("big") == 50; })) break;
+    again.Kill(SIGKILL);
+    mid_rollout_kills += Suspended("big") < 50;
+  }
+  EXPECT_GE(mid_rollout_kills, 3) << "the kills should interrupt the rollout";
+  Process last(RunArgs(journal), log);
+  ASSERT_TRUE(Eventually([&] { return Suspended("big") == 50; })) << Suspended("big") << " suspended";
+  EXPECT_EQ(last.Kill(SIGTERM), 0);
+
+  for (int i = 0; i < 50; ++i) {
+    const std::string name = "sb-" + std::to_string(i);
+    EXPECT_LE(sim_->RequestCount("patch", "sandboxes", name), 2) << name;
+  }
+  SQLite::Database db(journal, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'pending'").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT sandbox) FROM transitions WHERE outcome = 'applied'").getInt(), 50);
+}
+
+TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
+  StartSim("namespaces: [{name: n, sandboxes: [{name: a, mode: Running}]}]\n");
+  const std::string journal = dir_.File("journal.db");
+  Process p(RunArgs(journal), dir_.File("run.log"));
+  ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(p.Kill(SIGTERM), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  SQLite::Database db(journal, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+}
+
+TEST_F(Processes, RefusesAForeignJournalWithExitTwoWithinSeconds) {
+  StartSim("");
+  const std::string foreign = dir_.File("foreign.db");
+  testing::WriteBytes(foreign, "definitely not a journal");
+  Process p(RunArgs(foreign), dir_.File("run.log"));
+  EXPECT_EQ(p.Wait(10s), 2);
+  EXPECT_EQ(testing::ReadBytes(foreign), "definitely not a journal");
+  EXPECT_NE(testing::ReadBytes(dir_.File("run.log")).find(foreign), std::string::npos);
+}
+
+TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
+  StartSim("namespaces:\n  - name: n\n    sandboxes:\n      - {name: a, mode: Running}\n      - {name: b, mode: Running}\n");
+  const std::vector<std::string> le = {"--leader-elect", "--lease-duration", "2s", "--renew-deadline", "1500ms",
+                                       "--retry-period", "200ms"};
+  auto one = std::make_unique<Process>(RunArgs(dir_.File("one.db"), le), dir_.File("one.log"));
+  ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty(); }));
+  auto two = std::make_unique<Process>(RunArgs(dir_.File("two.db"), le), dir_.File("two.log"));
+  const std::string first_leader = LeaseHolder();
+  ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
+  RollFence("n");
+  ASSERT_TRUE(Eventually([&] { return Suspended("n") == 2; }));
+  EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
+  EXPECT_EQ(sim_->RequestCount("watch", "pods"), 1);  // the follower observes nothing
+  auto intents = [&](const std::string& path) {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    return db.execAndGet("SELECT count(*) FROM transitions").getInt();
+  };
+  EXPECT_EQ(intents(dir_.File("one.db")) + intents(dir_.File("two.db")), 2);
+  EXPECT_TRUE(intents(dir_.File("one.db")) == 0 || intents(dir_.File("two.db")) == 0);
+
+  // Kill the leader without a chance to release the lease.
+  const bool one_leads = intents(dir_.File("one.db")) == 2;
+  (one_leads ? one : two)->Kill(SIGKILL);
+  const auto killed_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty() && LeaseHolder() != first_leader; }, 10s));
+  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, 2s + 1s);  // within the lease duration (+ a retry)
+  // The new leader writes: a sandbox set Running under the old fence is suspended again.
+  sim_->store().Mutate(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "n", "a", [](json::value& o) -> std::optional<sim::ApiFailure> {
+    o.at("spec").as_object()["operatingMode"] = "Running";
+    return std::nullopt;
+  }, false);
+  ASSERT_TRUE(Eventually([&] { return Suspended("n") == 2 && sim_->RequestCount("patch", "sandboxes") == 3; }));
+  const std::string survivor = one_leads ? dir_.File("two.db") : dir_.File("one.db");
+  SQLite::Database db(survivor, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM leadership WHERE state = 'acquired'").getInt(), 1);
+  EXPECT_EQ((one_leads ? two : one)->Kill(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace fk
