@@ -24,16 +24,7 @@ using namespace std::chrono_literals;
 
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
 
-// Waits until `pred` holds, polling, for at most `deadline`.
-template <class Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds deadline = 10s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(2ms);
-  }
-  return pred();
-}
+using fk::testing::Eventually;
 
 // Records every wait instead of sleeping.
 struct RecordingSleep {

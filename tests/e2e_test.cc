@@ -20,15 +20,7 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-template <class Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds deadline = 20s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(2ms);
-  }
-  return pred();
-}
+using fk::testing::Eventually;
 
 const sim::ResourceKind& Sandboxes() { return *sim::FindKind("agents.x-k8s.io", "sandboxes"); }
 const sim::ResourceKind& Policies() { return *sim::FindKind("networking.k8s.io", "networkpolicies"); }

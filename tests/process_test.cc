@@ -24,15 +24,7 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-template <class Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds deadline = 30s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
+using fk::testing::Eventually;
 
 // A child process running the fencekeeper binary; stderr goes to a file.
 class Process {

@@ -4,6 +4,9 @@
 
 #include <stdlib.h>
 
+#include <chrono>
+#include <thread>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -65,6 +68,18 @@ inline domain::Snapshot StaleSnapshot(const std::string& name = "sb-1") {
   domain::Snapshot s = HealthySnapshot(name);
   s.workload_fence.generation = 2;
   return s;
+}
+
+// Polls `pred` until it holds or `deadline` passes; returns the last answer.
+// Tests wait on conditions with deadlines, never on fixed sleeps.
+template <class Pred>
+bool Eventually(Pred pred, std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return pred();
 }
 
 }  // namespace fk::testing
