@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
 
 #include <boost/json.hpp>
 #include <thread>
@@ -115,7 +119,33 @@ class EndToEnd : public ::testing::Test {
   std::unique_ptr<sim::Server> server_;
 };
 
+// Captures the process-wide log so tests count real warning lines.
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
+    logger->set_pattern("%l %v");
+    logger->set_level(spdlog::level::info);
+    spdlog::set_default_logger(logger);
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  std::string Text() const { return out_.str(); }
+  int Lines(const std::string& level, const std::string& containing = "") {
+    std::istringstream in(out_.str());
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(level + " ", 0) == 0 && line.find(containing) != std::string::npos) ++n;
+    }
+    return n;
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
 TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
+  LogCapture log;
   StartSim();
   auto in = Start();
   Passes(*in, 2);
@@ -126,6 +156,9 @@ TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
   EXPECT_EQ(Patches(), 3);
   for (const char* n : {"active-1", "active-2", "active-3"}) EXPECT_EQ(Patches(n), 1) << n;
   EXPECT_EQ(in->controller->stats().warnings, 3);
+  EXPECT_EQ(log.Lines("warning"), 3) << log.Text();  // exactly one warning line per transition
+  EXPECT_EQ(log.Lines("warning", "fence generation 1 -> 2"), 3);
+  EXPECT_EQ(log.Lines("info", "stopped-1 held"), 1);  // a held sandbox: once, at info
   EXPECT_EQ(in->controller->stats().events_created, 3);
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
   // Zero writes to the 7 suspended sandboxes and the healthy namespace.
@@ -248,6 +281,19 @@ TEST_F(EndToEnd, FaultsEarlyOnStillEndWithOneAppliedTransitionEach) {
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'pending'"), 0);
   EXPECT_GE(Count("SELECT count(*) FROM transitions WHERE outcome = 'failed'"), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
+}
+
+TEST_F(EndToEnd, ConflictIsReadAgainAndDecidedAgainNotRetriedBlindly) {
+  StartSim("incident-3525", {}, {{"patch", "sandboxes", 409, 0, false, "", 1}});
+  auto in = Start();
+  Passes(*in, 2);
+  RollFence();
+  Converge(*in);
+  EXPECT_EQ(Patches(), 4);  // three sandboxes, one of them twice: after the 409 it was read again
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'conflict'"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
+  EXPECT_EQ(sim_->RequestCount("get", "sandboxes"), 1);  // the re-read
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'pending'"), 0);
 }
 
 TEST_F(EndToEnd, JournalThatCannotBeWrittenSendsNoPatchWithoutADurableIntent) {

@@ -10,8 +10,10 @@
 
 #include <boost/json.hpp>
 #include <fcntl.h>
+#include <sstream>
 #include <thread>
 
+#include "kube/client.h"
 #include "kube/json_fields.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
@@ -156,13 +158,47 @@ TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending
 TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
   StartSim("namespaces: [{name: n, sandboxes: [{name: a, mode: Running}]}]\n");
   const std::string journal = dir_.File("journal.db");
-  Process p(RunArgs(journal), dir_.File("run.log"));
+  const std::string log = dir_.File("run.log");
+  Process p(RunArgs(journal, {"--http-addr", "127.0.0.1:0", "--log-format", "json"}), log);
   ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
+  // The health server: the port is in the log.
+  std::string port;
+  ASSERT_TRUE(Eventually([&] {
+    const std::string text = testing::ReadBytes(log);
+    const auto at = text.find("/metrics on 127.0.0.1:");
+    if (at == std::string::npos) return false;
+    port = text.substr(at + 22, text.find('"', at + 22) - at - 22);
+    return true;
+  }));
+  kube::ClusterConfig health;
+  health.server = "http://127.0.0.1:" + port;
+  auto client = kube::ApiClient::Create(health);
+  ASSERT_TRUE(client.ok());
+  EXPECT_EQ((*client)->Get("/healthz").status, 200);
+  ASSERT_TRUE(Eventually([&] { return (*client)->Get("/readyz").status == 200; }));
+  kube::ApiResponse metrics;
+  EXPECT_TRUE(Eventually([&] {
+    metrics = (*client)->Get("/metrics");
+    return metrics.body.find("fencekeeper_sandboxes{verdict=\"healthy\"} 1") != std::string::npos;
+  })) << metrics.body;
+  EXPECT_NE(metrics.body.find("fencekeeper_ready 1"), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("fencekeeper_api_requests_total{code=\"200\",verb=\"GET\"}"), std::string::npos);
+  EXPECT_EQ((*client)->Get("/nope").status, 404);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(p.Kill(SIGTERM), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   SQLite::Database db(journal, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  // --log-format json: every line is one JSON object with time, level and msg.
+  std::istringstream lines(testing::ReadBytes(log));
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    boost::system::error_code ec;
+    json::value v = json::parse(line, ec);
+    ASSERT_FALSE(ec) << line;
+    EXPECT_TRUE(v.as_object().contains("time") && v.as_object().contains("level") && v.as_object().contains("msg")) << line;
+  }
+  EXPECT_GE(n, 3);
 }
 
 TEST_F(Processes, RefusesAForeignJournalWithExitTwoWithinSeconds) {
