@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 #include <fcntl.h>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -219,6 +220,7 @@ TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
   ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty(); }));
   auto two = std::make_unique<Process>(RunArgs(dir_.File("two.db"), le), dir_.File("two.log"));
   const std::string first_leader = LeaseHolder();
+  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(dir_.File("two.db")); }));
   ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
   RollFence("n");
   ASSERT_TRUE(Eventually([&] { return Suspended("n") == 2; }));

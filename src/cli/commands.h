@@ -22,6 +22,9 @@ struct MigrateOptions {
 };
 int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& err);
 
+// Copies a live journal consistently (SQLite online backup) and verifies the copy.
+int RunBackup(const std::string& journal, const std::string& to, std::ostream& out, std::ostream& err);
+
 struct ReplayOptions {
   std::string journal;
   std::optional<std::string> sandbox;  // "namespace/name"

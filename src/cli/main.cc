@@ -13,6 +13,11 @@ int main(int argc, char** argv) {
   m->add_option("--journal", migrate.journal, "Journal file")->required();
   m->add_flag("--check", migrate.check, "Report the schema version and pending migrations; change nothing");
 
+  std::string backup_journal, backup_to;
+  auto* b = app.add_subcommand("backup", "Copy a live journal consistently (SQLite online backup) and verify the copy");
+  b->add_option("--journal", backup_journal, "Journal file")->required();
+  b->add_option("--to", backup_to, "Backup file to create (must not exist)")->required();
+
   fk::cli::ReplayOptions replay;
   std::string format = "text";
   int64_t until = 0;
@@ -74,6 +79,7 @@ int main(int argc, char** argv) {
   }
 
   if (*m) return fk::cli::RunMigrate(migrate, std::cout, std::cerr);
+  if (*b) return fk::cli::RunBackup(backup_journal, backup_to, std::cout, std::cerr);
   if (*rn) {
     if (*run_kc_opt) run.kubeconfig = run_kubeconfig;
     if (*run_http_opt) run.http_addr = run_http;

@@ -1,6 +1,7 @@
 #include <ostream>
 
 #include "cli/commands.h"
+#include "journal/backup.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
 
@@ -46,6 +47,18 @@ int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& e
       if (m.version > from) out << "  applied " << m.name << "\n";
     }
   }
+  return kExitOk;
+}
+
+int RunBackup(const std::string& journal, const std::string& to, std::ostream& out, std::ostream& err) {
+  auto r = journal::BackupJournal(journal, to);
+  if (!r.ok()) {
+    err << "fencekeeper backup: " << r.status().ToString() << "\n";
+    return kExitUnusable;
+  }
+  out << "backup of '" << journal << "' written to '" << to << "': " << r->events << " events (last seq "
+      << r->last_seq << "), schema version " << r->schema_version << ", " << r->bytes
+      << " bytes, integrity_check ok\n";
   return kExitOk;
 }
 

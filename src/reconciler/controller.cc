@@ -371,11 +371,8 @@ Controller::Step Controller::Evaluate(const std::string& ns, const std::string& 
 
   const int64_t seq = *recorded->intent_seq;
   const std::string reason = domain::ToString(eval.decision.reason);
-  spdlog::warn("fail-closed: suspending sandbox {}/{} (reason {}: {}; journal seq {})", ns, name, reason,
-               eval.decision.note, seq);
   {
     std::lock_guard lock(mu_);
-    ++stats_.warnings;
     ++stats_.patches;
   }
   kube::ApiResponse r = client_.MergePatch(SandboxPath(options_.sandbox_version, ns, name),
@@ -396,8 +393,20 @@ Controller::Step Controller::Evaluate(const std::string& ns, const std::string& 
   }
   if (!OutcomeTimed(seq, outcome).ok()) return Step::kRetry;  // the intent stays pending; resolved on restart
   if (metrics_) metrics_->Transition(reason, domain::ToString(outcome.outcome));
+  // One warning per fail-closed transition: when the suspend has landed. A
+  // 409 or a failed attempt is part of the same transition, logged below warning.
+  if (outcome.outcome == Outcome::kApplied) {
+    spdlog::warn("fail-closed: suspended sandbox {}/{} (reason {}: {}; journal seq {})", ns, name, reason,
+                 eval.decision.note, seq);
+  } else if (outcome.outcome == Outcome::kFailed) {
+    spdlog::error("suspend of {}/{} failed and will be retried: {} (journal seq {})", ns, name, outcome.detail, seq);
+  } else {
+    spdlog::info("suspend of {}/{} not applied: {} ({}; journal seq {})", ns, name, domain::ToString(outcome.outcome),
+                 outcome.detail, seq);
+  }
   {
     std::lock_guard lock(mu_);
+    if (outcome.outcome == Outcome::kApplied) ++stats_.warnings;
     if (outcome.outcome == Outcome::kApplied) ++stats_.applied;
     if (outcome.outcome == Outcome::kConflict) ++stats_.conflicts;
     if (outcome.outcome == Outcome::kFailed) ++stats_.failures;

@@ -44,7 +44,7 @@ struct ControllerStats {
   int resync_passes = 0;
   int reconciles = 0;
   int patches = 0;       // suspend PATCHes sent
-  int warnings = 0;      // fail-closed warnings logged (one per transition)
+  int warnings = 0;      // fail-closed warnings logged (one per applied transition)
   int applied = 0;
   int conflicts = 0;
   int failures = 0;

@@ -1,0 +1,8 @@
+-- Suspend intents with no recorded outcome: the process stopped between the
+-- durable intent and the outcome. The next start resolves each by reading the
+-- sandbox again, so on a running instance this list is empty.
+--   sqlite3 -readonly journal.db < schema/audit/intents_without_outcome.sql
+SELECT seq, recorded_at, namespace, sandbox, sandbox_uid, reason, observed_generation, detail
+FROM transitions
+WHERE outcome = 'pending'
+ORDER BY seq;

@@ -1,0 +1,36 @@
+-- The full timeline of one sandbox: its namespace's fence changes, what was
+-- observed, decided and done, in journal order.
+-- Parameters: @namespace and @sandbox.
+--   sqlite3 -readonly journal.db -cmd ".parameter set @namespace openshell-agents" \
+--     -cmd ".parameter set @sandbox active-1" < schema/audit/sandbox_timeline.sql
+SELECT seq,
+       recorded_at,
+       kind,
+       CASE kind
+         WHEN 'fence_observed' THEN
+           json_extract(payload, '$.policy') ||
+           CASE WHEN json_extract(payload, '$.present')
+                THEN ' generation ' || json_extract(payload, '$.generation') ||
+                     CASE WHEN json_extract(payload, '$.intact') THEN ', intact' ELSE ', ALTERED' END
+                ELSE ' absent' END
+         WHEN 'sandbox_observed' THEN
+           'generation ' || json_extract(payload, '$.sandbox.generation') || ', ' ||
+           CASE WHEN json_extract(payload, '$.sandbox.should_run') THEN 'running' ELSE 'suspended' END ||
+           ', admitted under fence generation ' || COALESCE(json_extract(payload, '$.sandbox.fence_generation'), 'none') ||
+           ', fence now at ' || json_extract(payload, '$.workload_fence.generation')
+         WHEN 'decided' THEN
+           json_extract(payload, '$.verdict') ||
+           CASE WHEN json_extract(payload, '$.reason') <> '' THEN ' (' || json_extract(payload, '$.reason') || ')' ELSE '' END ||
+           ' -> ' || json_extract(payload, '$.action')
+         WHEN 'suspend_intent' THEN
+           'intent: suspend, ' || json_extract(payload, '$.reason') || ', resourceVersion ' ||
+           json_extract(payload, '$.resource_version')
+         WHEN 'suspend_outcome' THEN
+           json_extract(payload, '$.outcome') ||
+           COALESCE(' at generation ' || json_extract(payload, '$.applied_generation'), '') || ' (intent ' || ref_seq || ')'
+       END AS what
+FROM events
+WHERE (kind = 'fence_observed' AND namespace = @namespace)
+   OR (kind IN ('sandbox_observed', 'decided', 'suspend_intent', 'suspend_outcome')
+       AND namespace = @namespace AND name = @sandbox)
+ORDER BY seq;

@@ -1,0 +1,162 @@
+// deploy/ rendered with `kubectl kustomize`: least-privilege RBAC, the
+// StatefulSet's journal volume, probes and security context, the metrics
+// Service, and the optional ServiceMonitor component.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "test_support.h"
+
+namespace fk {
+namespace {
+
+bool HaveKubectl() { return std::system("command -v kubectl >/dev/null 2>&1") == 0; }
+
+std::vector<YAML::Node> Render(const std::string& dir) {
+  const std::string cmd = "kubectl kustomize '" + dir + "' 2>&1";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << out;
+  }
+  return YAML::LoadAll(out);
+}
+
+const YAML::Node* Find(const std::vector<YAML::Node>& docs, const std::string& kind, const std::string& name) {
+  for (const auto& d : docs) {
+    if (d["kind"].as<std::string>() == kind && d["metadata"]["name"].as<std::string>() == name) return &d;
+  }
+  return nullptr;
+}
+
+using Rules = std::map<std::pair<std::string, std::string>, std::set<std::string>>;  // (group, resource) -> verbs
+
+Rules RulesOf(const YAML::Node& role) {
+  Rules out;
+  for (const auto& rule : role["rules"]) {
+    for (const auto& g : rule["apiGroups"]) {
+      for (const auto& r : rule["resources"]) {
+        for (const auto& v : rule["verbs"]) out[{g.as<std::string>(), r.as<std::string>()}].insert(v.as<std::string>());
+      }
+    }
+  }
+  return out;
+}
+
+class Deploy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveKubectl()) GTEST_SKIP() << "kubectl is not installed: the rendered manifests were not checked";
+    docs_ = Render(std::string(FK_SOURCE_DIR) + "/deploy");
+    ASSERT_FALSE(docs_.empty());
+  }
+  std::vector<YAML::Node> docs_;
+};
+
+TEST_F(Deploy, RbacIsExactlyTheLeastPrivilegeSet) {
+  const YAML::Node* cluster_role = Find(docs_, "ClusterRole", "fencekeeper");
+  ASSERT_TRUE(cluster_role);
+  const Rules want{{{"agents.x-k8s.io", "sandboxes"}, {"get", "list", "watch", "patch"}},
+                   {{"networking.k8s.io", "networkpolicies"}, {"get", "list", "watch"}},
+                   {{"", "pods"}, {"get", "list", "watch"}},
+                   {{"events.k8s.io", "events"}, {"create", "patch"}}};
+  EXPECT_EQ(RulesOf(*cluster_role), want);
+  const YAML::Node* role = Find(docs_, "Role", "fencekeeper-leader-election");
+  ASSERT_TRUE(role);
+  EXPECT_EQ((*role)["metadata"]["namespace"].as<std::string>(), "fencekeeper-system");
+  EXPECT_EQ(RulesOf(*role), (Rules{{{"coordination.k8s.io", "leases"}, {"get", "create", "update"}}}));
+  // Nothing else grants anything, and no rule anywhere has a wildcard or secrets.
+  int roles = 0;
+  for (const auto& d : docs_) {
+    const std::string kind = d["kind"].as<std::string>();
+    if (kind != "ClusterRole" && kind != "Role") continue;
+    ++roles;
+    for (const auto& [key, verbs] : RulesOf(d)) {
+      EXPECT_NE(key.first, "*");
+      EXPECT_NE(key.second, "*");
+      EXPECT_NE(key.second, "secrets");
+      EXPECT_FALSE(verbs.contains("*"));
+    }
+  }
+  EXPECT_EQ(roles, 2);
+  const YAML::Node* binding = Find(docs_, "RoleBinding", "fencekeeper-leader-election");
+  ASSERT_TRUE(binding);
+  EXPECT_EQ((*binding)["subjects"][0]["name"].as<std::string>(), "fencekeeper");
+  EXPECT_EQ((*binding)["subjects"][0]["namespace"].as<std::string>(), "fencekeeper-system");
+}
+
+TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
+  const YAML::Node* sts = Find(docs_, "StatefulSet", "fencekeeper");
+  ASSERT_TRUE(sts);
+  const YAML::Node spec = (*sts)["spec"];
+  EXPECT_EQ(spec["replicas"].as<int>(), 1);
+  ASSERT_EQ(spec["volumeClaimTemplates"].size(), 1u);
+  const std::string volume = spec["volumeClaimTemplates"][0]["metadata"]["name"].as<std::string>();
+  const YAML::Node pod = spec["template"]["spec"];
+  const YAML::Node c = pod["containers"][0];
+
+  std::string journal, http_addr;
+  bool leader_elect = false;
+  for (const auto& a : c["args"]) {
+    const std::string arg = a.as<std::string>();
+    if (arg.rfind("--journal=", 0) == 0) journal = arg.substr(10);
+    if (arg.rfind("--http-addr=", 0) == 0) http_addr = arg.substr(12);
+    leader_elect |= arg == "--leader-elect";
+  }
+  EXPECT_TRUE(leader_elect);
+  std::string mount;
+  for (const auto& m : c["volumeMounts"]) {
+    if (m["name"].as<std::string>() == volume) mount = m["mountPath"].as<std::string>();
+  }
+  ASSERT_FALSE(mount.empty()) << "the journal volume is not mounted";
+  EXPECT_EQ(journal.rfind(mount + "/", 0), 0u) << journal << " is not under " << mount;
+
+  // Probes: the served paths, on the port --http-addr listens on.
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
+  const std::string port_name = c["livenessProbe"]["httpGet"]["port"].as<std::string>();
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"].as<std::string>(), port_name);
+  int container_port = 0;
+  for (const auto& p : c["ports"]) {
+    if (p["name"].as<std::string>() == port_name) container_port = p["containerPort"].as<int>();
+  }
+  EXPECT_EQ(http_addr.substr(http_addr.rfind(':') + 1), std::to_string(container_port));
+
+  // Security context and resources.
+  EXPECT_TRUE(pod["securityContext"]["runAsNonRoot"].as<bool>());
+  EXPECT_EQ(pod["securityContext"]["seccompProfile"]["type"].as<std::string>(), "RuntimeDefault");
+  EXPECT_TRUE(c["securityContext"]["readOnlyRootFilesystem"].as<bool>());
+  EXPECT_FALSE(c["securityContext"]["allowPrivilegeEscalation"].as<bool>());
+  EXPECT_EQ(c["securityContext"]["capabilities"]["drop"][0].as<std::string>(), "ALL");
+  for (const char* kind : {"requests", "limits"}) {
+    EXPECT_TRUE(c["resources"][kind]["cpu"] && c["resources"][kind]["memory"]) << kind;
+  }
+  EXPECT_GE(pod["terminationGracePeriodSeconds"].as<int>(), 10);
+  EXPECT_EQ(pod["serviceAccountName"].as<std::string>(), "fencekeeper");
+
+  // The metrics Service selects these pods.
+  const YAML::Node* svc = Find(docs_, "Service", "fencekeeper-metrics");
+  ASSERT_TRUE(svc);
+  for (const auto& kv : (*svc)["spec"]["selector"]) {
+    EXPECT_EQ(spec["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(), kv.second.as<std::string>());
+  }
+}
+
+TEST_F(Deploy, ServiceMonitorComponentRenders) {
+  testing::TempDir dir;
+  std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"), std::filesystem::copy_options::recursive);
+  testing::WriteBytes(dir.File("kustomization.yaml"), "resources: [base]\ncomponents: [base/components/servicemonitor]\n");
+  const auto docs = Render(dir.path().string());
+  const YAML::Node* sm = Find(docs, "ServiceMonitor", "fencekeeper");
+  ASSERT_TRUE(sm);
+  EXPECT_EQ((*sm)["spec"]["endpoints"][0]["path"].as<std::string>(), "/metrics");
+  EXPECT_EQ((*sm)["metadata"]["namespace"].as<std::string>(), "fencekeeper-system");
+}
+
+}  // namespace
+}  // namespace fk
