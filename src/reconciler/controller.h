@@ -67,6 +67,8 @@ class Controller {
   Status ResolvePendingIntents();
   void Start();
   // Stops the worker after its current step, then the informers. Idempotent.
+  // It also stops `client` (interrupting retries in flight), so every
+  // controller gets a client of its own.
   void Stop();
 
   bool Synced() const;
