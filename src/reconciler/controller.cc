@@ -328,8 +328,25 @@ Controller::Step Controller::Reconcile(const std::string& key) {
   const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
   kube::ObjectPtr sandbox = FindInformerObject(kSandboxes, ns, name);
   if (!sandbox) return Step::kDone;  // deleted: nothing to fence
+  // Verdict counts move by this sandbox's change only: O(log n), not a recount.
+  const std::string uid = kube::MetadataString(*sandbox, "uid");
+  auto verdict_of = [&]() -> std::string {
+    auto it = journal_.state().sandboxes.find(uid);
+    return it != journal_.state().sandboxes.end() && it->second.decision ? domain::ToString(it->second.decision->verdict) : "";
+  };
+  const std::string before = verdict_of();
   const Step step = Evaluate(ns, name, sandbox, 0);
-  UpdateVerdicts();
+  const std::string after = verdict_of();
+  if (before != after) {
+    std::map<std::string, int> counts;
+    {
+      std::lock_guard lock(mu_);
+      if (!before.empty()) --verdicts_[before];
+      if (!after.empty()) ++verdicts_[after];
+      counts = verdicts_;
+    }
+    if (metrics_) metrics_->SandboxesByVerdict(counts);
+  }
   return step;
 }
 

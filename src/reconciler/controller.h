@@ -90,7 +90,7 @@ class Controller {
   void CreateEvent(const domain::SandboxObservation& sb, const domain::Decision& d, int64_t seq);
   Result<journal::Journal::Recorded> RecordTimed(const domain::Evaluation& eval);
   Result<int64_t> OutcomeTimed(int64_t seq, const domain::SuspendOutcome& outcome);
-  void UpdateVerdicts();
+  void UpdateVerdicts();  // a full recount, once at start
   bool Stopping() const;
 
   kube::ApiClient& client_;
