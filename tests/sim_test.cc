@@ -314,3 +314,32 @@ TEST(Scenario, BuiltInScenariosLoadByName) {
 
 }  // namespace
 }  // namespace fk::sim
+
+#include "common/backoff.h"
+#include "common/clock.h"
+
+namespace fk {
+namespace {
+
+TEST(Backoff, DoublesUpToTheCapAndJitterStaysWithinOneStep) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(ExponentialDelay(5ms, 0, 1000ms), 5ms);
+  EXPECT_EQ(ExponentialDelay(5ms, 3, 1000ms), 40ms);
+  EXPECT_EQ(ExponentialDelay(5ms, 10, 1000ms), 1000ms);
+  EXPECT_EQ(ExponentialDelay(5ms, 500, 1000ms), 1000ms);  // no overflow for large attempts
+  std::mt19937 rng(7);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const auto d = JitteredDelay(100ms, attempt, 30000ms, rng);
+    EXPECT_GE(d, ExponentialDelay(100ms, attempt, 30000ms));
+    EXPECT_LT(d, 2 * ExponentialDelay(100ms, attempt, 30000ms));
+  }
+}
+
+TEST(Clock, MicroTimeHasSixFractionalDigits) {
+  const auto t = std::chrono::system_clock::from_time_t(1'800'000'000) + std::chrono::microseconds(123456);
+  EXPECT_EQ(FormatMicroTime(t), "2027-01-15T08:00:00.123456Z");
+  EXPECT_EQ(FormatRfc3339(t), "2027-01-15T08:00:00.123Z");
+}
+
+}  // namespace
+}  // namespace fk

@@ -27,4 +27,13 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+std::string FormatMicroTime(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  int64_t us = duration_cast<microseconds>(t.time_since_epoch()).count() % 1000000;
+  if (us < 0) us += 1000000;
+  char frac[8];
+  std::snprintf(frac, sizeof frac, "%06lld", static_cast<long long>(us));
+  return FormatRfc3339(t).substr(0, 19) + "." + frac + "Z";
+}
+
 }  // namespace fk

@@ -36,4 +36,8 @@ class ManualClock final : public Clock {
 // RFC 3339 UTC with millisecond precision: "2026-11-29T17:14:31.123Z".
 std::string FormatRfc3339(std::chrono::system_clock::time_point t);
 
+// Kubernetes MicroTime (Lease and Event times): six fractional digits,
+// "2026-11-29T17:14:31.123456Z".
+std::string FormatMicroTime(std::chrono::system_clock::time_point t);
+
 }  // namespace fk

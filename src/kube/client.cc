@@ -1,5 +1,7 @@
 #include "kube/client.h"
 
+#include "common/backoff.h"
+
 #include <boost/json.hpp>
 #include <condition_variable>
 #include <fstream>
@@ -102,12 +104,8 @@ bool ApiClient::AcquireRateToken() {
 }
 
 std::chrono::milliseconds ApiClient::Backoff(int attempt) {
-  using std::chrono::milliseconds;
-  milliseconds base = std::chrono::duration_cast<milliseconds>(options_.initial_backoff * (1LL << std::min(attempt, 20)));
-  if (base > options_.max_backoff) base = options_.max_backoff;
   std::lock_guard lock(mu_);
-  std::uniform_int_distribution<int64_t> jitter(0, std::max<int64_t>(1, base.count()) - 1);
-  return std::min<milliseconds>(options_.max_backoff, base + milliseconds(jitter(rng_)));
+  return JitteredDelay(options_.initial_backoff, attempt, options_.max_backoff, rng_);
 }
 
 void ApiClient::ReloadToken() {

@@ -1,5 +1,6 @@
 #include "kube/informer.h"
 
+#include "common/backoff.h"
 #include "kube/json_fields.h"
 
 #include <spdlog/spdlog.h>
@@ -87,12 +88,8 @@ bool Informer::Backoff(int* attempt, std::optional<std::chrono::milliseconds> re
   if (retry_after) {
     d = *retry_after;
   } else {
-    using std::chrono::milliseconds;
-    milliseconds base = std::chrono::duration_cast<milliseconds>(options_.initial_backoff * (1LL << std::min(*attempt, 16)));
-    if (base > options_.max_backoff) base = options_.max_backoff;
     static thread_local std::mt19937 rng{std::random_device{}()};
-    std::uniform_int_distribution<int64_t> jitter(0, std::max<int64_t>(1, base.count()) - 1);
-    d = std::min<milliseconds>(options_.max_backoff, base + milliseconds(jitter(rng)));
+    d = JitteredDelay(options_.initial_backoff, *attempt, options_.max_backoff, rng);
   }
   ++*attempt;
   if (options_.sleep) {

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "common/backoff.h"
 #include "domain/decision.h"
 #include "kube/json_fields.h"
 #include "kube/objects.h"
@@ -42,16 +43,6 @@ std::optional<int64_t> GenerationOf(const std::string& body) {
   const json::value* g = meta ? meta->if_contains("generation") : nullptr;
   if (g && g->is_int64()) return g->as_int64();
   return std::nullopt;
-}
-
-// MicroTime: RFC 3339 with 6 fractional digits.
-std::string MicroTime() {
-  const auto now = std::chrono::system_clock::now();
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
-  std::string t = FormatRfc3339(now);  // ...SS.mmmZ
-  char frac[8];
-  std::snprintf(frac, sizeof frac, "%06lld", static_cast<long long>(us));
-  return t.substr(0, 19) + "." + frac + "Z";
 }
 
 }  // namespace
@@ -211,7 +202,7 @@ Status Controller::ResolvePendingIntents() {
         spdlog::warn("cannot read {}/{} to resolve pending intent {}: {}; retrying", intent.ns, intent.name, seq,
                      r.error.ToString());
         std::unique_lock lock(mu_);
-        cv_.wait_for(lock, std::min<std::chrono::milliseconds>(options_.retry_max, std::chrono::duration_cast<std::chrono::milliseconds>(options_.retry_base * (1LL << std::min(attempt, 10)))),
+        cv_.wait_for(lock, ExponentialDelay(options_.retry_base, attempt, options_.retry_max),
                      [this] { return stopping_; });
         continue;
       }
@@ -454,7 +445,7 @@ void Controller::CreateEvent(const domain::SandboxObservation& sb, const domain:
       {"apiVersion", "events.k8s.io/v1"},
       {"kind", "Event"},
       {"metadata", {{"name", sb.name + "." + suffix}, {"namespace", sb.ns}}},
-      {"eventTime", MicroTime()},
+      {"eventTime", FormatMicroTime(std::chrono::system_clock::now())},
       {"type", "Warning"},
       {"reason", "FailClosedSuspended"},
       {"action", "Suspend"},

@@ -3,24 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/json.hpp>
-#include <cstdio>
 
 #include "kube/json_fields.h"
 
 namespace fk::reconciler {
 namespace json = boost::json;
-
-namespace {
-
-std::string MicroTimeNow() {
-  const auto now = std::chrono::system_clock::now();
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
-  char frac[8];
-  std::snprintf(frac, sizeof frac, "%06lld", static_cast<long long>(us));
-  return FormatRfc3339(now).substr(0, 19) + "." + frac + "Z";
-}
-
-}  // namespace
 
 LeaderElector::LeaderElector(kube::ApiClient& client, LeaderOptions options, journal::Journal* journal)
     : client_(client), options_(std::move(options)), journal_(journal) {}
@@ -37,7 +24,7 @@ void LeaderElector::Journal(const std::string& state) {
 
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string path = kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
-  const std::string now = MicroTimeNow();
+  const std::string now = FormatMicroTime(std::chrono::system_clock::now());
   const int64_t duration_s = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
   kube::ApiResponse got = client_.Get(path);
   if (got.error.kind == kube::ApiErrorKind::kNotFound) {
@@ -102,7 +89,7 @@ void LeaderElector::Release() {
   if (ec || !lease.is_object()) return;
   json::value& spec = lease.as_object()["spec"];
   if (!spec.is_object() || kube::StringField(&spec.as_object(), "holderIdentity").value_or("") != options_.identity) return;
-  const std::string now = MicroTimeNow();
+  const std::string now = FormatMicroTime(std::chrono::system_clock::now());
   spec.as_object()["holderIdentity"] = "";
   spec.as_object()["leaseDurationSeconds"] = 1;
   spec.as_object()["renewTime"] = now;

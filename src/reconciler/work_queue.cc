@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/backoff.h"
+
 namespace fk::reconciler {
 
 WorkQueue::WorkQueue(std::chrono::milliseconds base_delay, std::chrono::milliseconds max_delay)
@@ -36,9 +38,7 @@ void WorkQueue::AddRateLimited(const std::string& key) {
   std::chrono::milliseconds delay;
   {
     std::lock_guard lock(mu_);
-    const int n = failures_[key]++;
-    delay = base_delay_ * (1LL << std::min(n, 30));
-    if (delay > max_delay_ || delay.count() <= 0) delay = max_delay_;
+    delay = ExponentialDelay(base_delay_, failures_[key]++, max_delay_);
   }
   AddAfter(key, delay);
 }
