@@ -26,18 +26,6 @@ const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sand
 
 using fk::testing::Eventually;
 
-// Records every wait instead of sleeping.
-struct RecordingSleep {
-  std::shared_ptr<std::vector<std::chrono::milliseconds>> waits = std::make_shared<std::vector<std::chrono::milliseconds>>();
-  std::function<bool(std::chrono::milliseconds)> fn() {
-    auto w = waits;
-    return [w](std::chrono::milliseconds d) {
-      w->push_back(d);
-      return true;
-    };
-  }
-};
-
 class ClientTest : public ::testing::Test {
  protected:
   void StartServer(sim::ServerOptions options = {}, sim::SimOptions sim_options = {}) {
@@ -52,7 +40,7 @@ class ClientTest : public ::testing::Test {
     sim_.reset();
   }
   ApiClient& Client(ClientOptions options = {}) {
-    if (!options.sleep) options.sleep = sleep_.fn();
+    if (!options.time) options.time = &time_;  // records every wait instead of sleeping
     auto c = ApiClient::Create(config_, options);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(*c);
@@ -66,7 +54,7 @@ class ClientTest : public ::testing::Test {
   std::unique_ptr<sim::Simulator> sim_;
   std::unique_ptr<sim::Server> server_;
   ClusterConfig config_;
-  RecordingSleep sleep_;
+  ManualTimeSource time_;
   std::unique_ptr<ApiClient> client_;
 };
 
@@ -97,7 +85,7 @@ TEST_F(ClientTest, CreateGetPatchAndTypedErrors) {
   EXPECT_EQ(stale.error.kind, ApiErrorKind::kConflict);
   EXPECT_EQ(stale.status, 409);
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
-  EXPECT_TRUE(sleep_.waits->empty());
+  EXPECT_TRUE(time_.sleeps().empty());
 
   EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").error.kind, ApiErrorKind::kAlreadyExists);
   ApiResponse invalid = c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json");
@@ -115,14 +103,14 @@ TEST_F(ClientTest, TooManyRequestsHonoursRetryAfter) {
   sim_->AddFault({"list", "sandboxes", 429, 3, false, "", 1});
   ApiResponse r = c.Get(kSandboxes);
   ASSERT_TRUE(r.ok()) << r.error.ToString();
-  ASSERT_EQ(sleep_.waits->size(), 1u);
-  EXPECT_EQ(sleep_.waits->at(0), 3000ms);
+  ASSERT_EQ(time_.sleeps().size(), 1u);
+  EXPECT_EQ(time_.sleeps().at(0), 3000ms);
   EXPECT_EQ(sim_->RequestCount("list", "sandboxes"), 2);
   // The plain-text form of API priority and fairness is understood too.
   sim_->AddFault({"list", "sandboxes", 429, 1, true, "", 1});
   r = c.Get(kSandboxes);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(sleep_.waits->back(), 1000ms);
+  EXPECT_EQ(time_.sleeps().back(), 1000ms);
 }
 
 TEST_F(ClientTest, ServerErrorsAreRetriedWithGrowingBackoff) {
@@ -134,12 +122,12 @@ TEST_F(ClientTest, ServerErrorsAreRetriedWithGrowingBackoff) {
   c.Send("POST", kSandboxes, SandboxJson("a"), "application/json");
   ApiResponse r = c.Get(kSandboxes + "/a");
   ASSERT_TRUE(r.ok()) << r.error.ToString();
-  ASSERT_EQ(sleep_.waits->size(), 3u);
-  EXPECT_GE(sleep_.waits->at(0), 100ms);
-  EXPECT_LT(sleep_.waits->at(0), 200ms);
-  EXPECT_GE(sleep_.waits->at(1), 200ms);
-  EXPECT_LT(sleep_.waits->at(1), 400ms);
-  EXPECT_GE(sleep_.waits->at(2), 400ms);
+  ASSERT_EQ(time_.sleeps().size(), 3u);
+  EXPECT_GE(time_.sleeps().at(0), 100ms);
+  EXPECT_LT(time_.sleeps().at(0), 200ms);
+  EXPECT_GE(time_.sleeps().at(1), 200ms);
+  EXPECT_LT(time_.sleeps().at(1), 400ms);
+  EXPECT_GE(time_.sleeps().at(2), 400ms);
   EXPECT_EQ(sim_->RequestCount("get", "sandboxes"), 4);
 
   sim_->AddFault({"get", "sandboxes", 500, 0, false, "", -1});
@@ -166,9 +154,9 @@ TEST_F(ClientTest, RateLimiterSpacesRequestsBeyondTheBurst) {
   ApiClient& c = Client(o);
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(c.Get("/api").ok());
   // Two go at once; the next two each wait about half a second (recorded, not slept).
-  ASSERT_EQ(sleep_.waits->size(), 2u);
-  EXPECT_GE(sleep_.waits->at(0), 400ms);
-  EXPECT_GE(sleep_.waits->at(1), 400ms);
+  ASSERT_EQ(time_.sleeps().size(), 2u);
+  EXPECT_GE(time_.sleeps().at(0), 400ms);
+  EXPECT_GE(time_.sleeps().at(1), 400ms);
 }
 
 TEST_F(ClientTest, DiscoversTheSandboxVersion) {
@@ -268,9 +256,9 @@ TEST_F(ClientTest, TokenFileIsReReadAfterA401AndPeriodically) {
   const std::string token_file = dir.File("token");
   testing::WriteBytes(token_file, "token-1\n");
   config_.token_file = token_file;
-  ManualClock clock(std::chrono::system_clock::from_time_t(1'800'000'000));
+  ManualTimeSource clock(std::chrono::system_clock::from_time_t(1'800'000'000));
   ClientOptions o;
-  o.clock = &clock;
+  o.time = &clock;
   ApiClient& c = Client(o);
   ASSERT_TRUE(c.Get("/api").ok());
 
@@ -320,9 +308,7 @@ class InformerTest : public ClientTest {
     sim::SimOptions quiet;
     quiet.emulate_agent_sandbox = false;  // every write below is the test's own
     StartServer({}, quiet);
-    ClientOptions o;
-    o.sleep = [](std::chrono::milliseconds) { return true; };
-    Client(o);
+    Client();
     // Backoffs in these tests are real but short.
     io_.initial_backoff = 5ms;
     io_.max_backoff = 50ms;
@@ -456,8 +442,8 @@ TEST_F(InformerTest, GarbageOnTheWatchStreamIsSkippedAndCounted) {
 }
 
 TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
-  RecordingSleep waits;
-  io_.sleep = waits.fn();
+  ManualTimeSource waits;  // records the informer's backoffs
+  io_.time = &waits;
   informer_ = std::make_unique<Informer>(*client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
   sim_->AddFault({"list", "sandboxes", 200, 0, false, R"({"kind":"SandboxList","items":[{"metad)", 1});
   sim_->AddFault({"watch", "sandboxes", 429, 4, false, "", 1});
@@ -469,8 +455,8 @@ TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
   auto expected = Churn("t", 2);
   ASSERT_TRUE(Eventually([&] { return CacheState() == ServerState(); }));
   EXPECT_EQ(informer_->stats().watch_errors, 1);
-  ASSERT_EQ(waits.waits->size(), 2u);            // one backoff after the bad list...
-  EXPECT_EQ(waits.waits->at(1), 4000ms);         // ...and the watch's Retry-After, honoured
+  ASSERT_EQ(waits.sleeps().size(), 2u);            // one backoff after the bad list...
+  EXPECT_EQ(waits.sleeps().at(1), 4000ms);         // ...and the watch's Retry-After, honoured
 }
 
 TEST_F(InformerTest, BookmarksAdvanceTheResourceVersion) {
@@ -480,9 +466,7 @@ TEST_F(InformerTest, BookmarksAdvanceTheResourceVersion) {
   fast.emulate_agent_sandbox = false;
   fast.bookmark_interval = 20ms;
   StartServer({}, fast);
-  ClientOptions o;
-  o.sleep = [](std::chrono::milliseconds) { return true; };
-  Client(o);
+  Client();
   informer_ = std::make_unique<Informer>(*client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
   informer_->Start();
   ASSERT_TRUE(informer_->WaitForSync(10s));

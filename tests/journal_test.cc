@@ -44,7 +44,7 @@ class JournalTest : public ::testing::Test {
 
   TempDir dir_;
   std::string path_ = dir_.File("journal.db");
-  ManualClock clock_;
+  ManualTimeSource clock_;
 };
 
 TEST_F(JournalTest, CreatesFileWithMode0600WalAndIdentity) {
@@ -358,7 +358,7 @@ TEST_F(JournalTest, DetectsASecondWriter) {
 TEST(Migrations, UpgradeAnOlderJournalAndRollBackAFailedOne) {
   TempDir dir;
   const std::string path = dir.File("j.db");
-  ManualClock clock(std::chrono::system_clock::from_time_t(0));
+  ManualTimeSource clock(std::chrono::system_clock::from_time_t(0));
   SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   const std::vector<Migration> v1 = {EmbeddedMigrations().front()};
   ASSERT_TRUE(ApplyMigrations(db, v1, clock).ok());

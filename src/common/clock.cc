@@ -2,15 +2,67 @@
 
 #include <cstdio>
 #include <ctime>
+#include <algorithm>
 
 namespace fk {
 
-SystemClock& SystemClock::Instance() {
-  static SystemClock clock;
-  return clock;
+void Interrupt::Fire() {
+  std::lock_guard lock(mu_);
+  fired_ = true;
+  cv_.notify_all();
 }
 
-std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
+bool Interrupt::fired() const {
+  std::lock_guard lock(mu_);
+  return fired_;
+}
+
+bool Interrupt::WaitFor(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, d, [this] { return fired_; });
+}
+
+RealTimeSource& RealTimeSource::Instance() {
+  static RealTimeSource source;
+  return source;
+}
+
+ManualTimeSource::ManualTimeSource(WallTime start) : start_(start) {}
+
+WallTime ManualTimeSource::Now() const {
+  std::lock_guard lock(mu_);
+  return start_ + elapsed_;
+}
+
+MonoTime ManualTimeSource::MonotonicNow() const {
+  std::lock_guard lock(mu_);
+  return MonoTime(elapsed_);
+}
+
+bool ManualTimeSource::SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) {
+  if (interrupt.fired()) return false;
+  std::lock_guard lock(mu_);
+  sleeps_.push_back(d);
+  elapsed_ += std::max(d, std::chrono::milliseconds(0));
+  return true;
+}
+
+void ManualTimeSource::Advance(std::chrono::milliseconds d) {
+  std::lock_guard lock(mu_);
+  elapsed_ += d;
+}
+
+std::vector<std::chrono::milliseconds> ManualTimeSource::sleeps() const {
+  std::lock_guard lock(mu_);
+  return sleeps_;
+}
+
+void ManualTimeSource::ClearSleeps() {
+  std::lock_guard lock(mu_);
+  sleeps_.clear();
+}
+
+std::string FormatRfc3339(WallTime t) {
   using namespace std::chrono;
   const auto ms = duration_cast<milliseconds>(t.time_since_epoch()).count();
   std::time_t secs = static_cast<std::time_t>(ms / 1000);
@@ -27,7 +79,7 @@ std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-std::string FormatMicroTime(std::chrono::system_clock::time_point t) {
+std::string FormatMicroTime(WallTime t) {
   using namespace std::chrono;
   int64_t us = duration_cast<microseconds>(t.time_since_epoch()).count() % 1000000;
   if (us < 0) us += 1000000;

@@ -1,43 +1,84 @@
-// The wall clock as an injectable seam: the journal stamps events with it,
-// and tests substitute a ManualClock so timestamps are deterministic.
+// Time as an injectable seam (after Envoy's TimeSource): the wall clock, the
+// monotonic clock, and waits that can be interrupted. Every module that needs
+// time takes a TimeSource; none reads a clock or sleeps by itself, so tests
+// and the deterministic simulation run on ManualTimeSource, where time moves
+// only when told to and a wait returns at once.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace fk {
 
-class Clock {
- public:
-  virtual ~Clock() = default;
-  virtual std::chrono::system_clock::time_point Now() const = 0;
-};
+using WallTime = std::chrono::system_clock::time_point;
+using MonoTime = std::chrono::steady_clock::time_point;
 
-class SystemClock final : public Clock {
+// A one-way flag that cuts waits short: once fired it stays fired. Owners
+// (a client, an informer, a controller) fire theirs on Stop.
+class Interrupt {
  public:
-  std::chrono::system_clock::time_point Now() const override {
-    return std::chrono::system_clock::now();
-  }
-  static SystemClock& Instance();
-};
-
-// A clock that moves only when told to.
-class ManualClock final : public Clock {
- public:
-  explicit ManualClock(std::chrono::system_clock::time_point start) : now_(start) {}
-  std::chrono::system_clock::time_point Now() const override { return now_; }
-  void Advance(std::chrono::milliseconds d) { now_ += d; }
+  void Fire();
+  bool fired() const;
+  // Blocks up to `d` on the real clock; true when the whole time passed.
+  bool WaitFor(std::chrono::milliseconds d);
 
  private:
-  std::chrono::system_clock::time_point now_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool fired_ = false;
+};
+
+class TimeSource {
+ public:
+  virtual ~TimeSource() = default;
+  virtual WallTime Now() const = 0;           // wall clock: timestamps, Lease and Event times
+  virtual MonoTime MonotonicNow() const = 0;  // durations, deadlines, backoff
+  // Waits `d`, or less if `interrupt` fires first; true when the whole time passed.
+  virtual bool SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) = 0;
+
+  int64_t NowMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Now().time_since_epoch()).count();
+  }
+};
+
+class RealTimeSource final : public TimeSource {
+ public:
+  WallTime Now() const override { return std::chrono::system_clock::now(); }
+  MonoTime MonotonicNow() const override { return std::chrono::steady_clock::now(); }
+  bool SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) override { return interrupt.WaitFor(d); }
+  static RealTimeSource& Instance();
+};
+
+// Time that moves only when told to. A SleepFor advances it by the requested
+// duration and returns at once (unless interrupted), and is recorded, so a
+// test can assert exactly which waits happened. Thread-safe.
+class ManualTimeSource final : public TimeSource {
+ public:
+  explicit ManualTimeSource(WallTime start = WallTime(std::chrono::hours(24 * 365 * 56)));
+  WallTime Now() const override;
+  MonoTime MonotonicNow() const override;
+  bool SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) override;
+
+  void Advance(std::chrono::milliseconds d);
+  std::vector<std::chrono::milliseconds> sleeps() const;
+  void ClearSleeps();
+
+ private:
+  mutable std::mutex mu_;
+  std::chrono::milliseconds elapsed_{0};
+  WallTime start_;
+  std::vector<std::chrono::milliseconds> sleeps_;
 };
 
 // RFC 3339 UTC with millisecond precision: "2026-11-29T17:14:31.123Z".
-std::string FormatRfc3339(std::chrono::system_clock::time_point t);
+std::string FormatRfc3339(WallTime t);
 
 // Kubernetes MicroTime (Lease and Event times): six fractional digits,
 // "2026-11-29T17:14:31.123456Z".
-std::string FormatMicroTime(std::chrono::system_clock::time_point t);
+std::string FormatMicroTime(WallTime t);
 
 }  // namespace fk

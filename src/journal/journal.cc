@@ -128,9 +128,9 @@ Result<FileInfo> InspectJournalFile(const std::string& path) {
 }
 
 struct Journal::Impl {
-  Impl(const std::string& path, int flags, const Clock* c) : db(path, flags), clock(c) {}
+  Impl(const std::string& path, int flags, const TimeSource* c) : db(path, flags), clock(c) {}
   SQLite::Database db;
-  const Clock* clock;
+  const TimeSource* clock;
 };
 
 Journal::Journal(std::string path, std::unique_ptr<Impl> impl)
@@ -139,7 +139,7 @@ Journal::Journal(std::string path, std::unique_ptr<Impl> impl)
 Journal::~Journal() = default;
 
 Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOptions options) {
-  const Clock* clock = options.clock ? options.clock : &SystemClock::Instance();
+  const TimeSource* clock = options.clock ? options.clock : &RealTimeSource::Instance();
   auto info = InspectJournalFile(path);
   if (!info.ok()) return info.status();
 

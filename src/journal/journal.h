@@ -28,7 +28,7 @@ struct OpenOptions {
   // Read-only opens never create, migrate or write (replay, audit, backup source).
   bool read_only = false;
   int busy_timeout_ms = 5000;
-  const Clock* clock = nullptr;  // defaults to the system clock
+  const TimeSource* clock = nullptr;  // defaults to the system clock
   // Caps the file at this many pages (PRAGMA max_page_count); 0 = no cap.
   // Appends past the cap fail like a full disk, which is how tests make one.
   int64_t max_page_count = 0;

@@ -13,7 +13,7 @@ int LatestSchemaVersion() {
 }
 
 Status ApplyMigrations(SQLite::Database& db, const std::vector<Migration>& migrations,
-                       const Clock& clock) {
+                       const TimeSource& clock) {
   for (const Migration& m : migrations) {
     try {
       SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);

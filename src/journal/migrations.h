@@ -13,7 +13,7 @@ class Database;
 }
 
 namespace fk {
-class Clock;
+class TimeSource;
 class Status;
 }  // namespace fk
 
@@ -34,6 +34,6 @@ int LatestSchemaVersion();
 // Applies every migration newer than the file's user_version. Throws nothing;
 // a failed migration is rolled back and reported.
 Status ApplyMigrations(SQLite::Database& db, const std::vector<Migration>& migrations,
-                       const Clock& clock);
+                       const TimeSource& clock);
 
 }  // namespace fk::journal

@@ -57,7 +57,7 @@ ApiClient::ApiClient(ClusterConfig config, ClientOptions options, std::unique_pt
       options_(std::move(options)),
       transport_(std::move(transport)),
       rng_(options_.jitter_seed ? options_.jitter_seed : std::random_device{}()) {
-  if (!options_.clock) options_.clock = &SystemClock::Instance();
+  if (!options_.time) options_.time = &RealTimeSource::Instance();
   token_ = config_.token;
 }
 
@@ -66,34 +66,21 @@ ApiClient::~ApiClient() {
   transport_.reset();
 }
 
-void ApiClient::Stop() {
-  std::lock_guard lock(mu_);
-  stopping_ = true;
-  stop_cv_.notify_all();
-}
+void ApiClient::Stop() { stop_.Fire(); }
 
-bool ApiClient::stopping() const {
-  std::lock_guard lock(mu_);
-  return stopping_;
-}
+bool ApiClient::stopping() const { return stop_.fired(); }
 
-bool ApiClient::Wait(std::chrono::milliseconds d) {
-  if (options_.sleep) return options_.sleep(d) && !stopping();
-  std::unique_lock lock(mu_);
-  stop_cv_.wait_for(lock, d, [this] { return stopping_; });
-  return !stopping_;
-}
+bool ApiClient::Wait(std::chrono::milliseconds d) { return options_.time->SleepFor(d, stop_); }
 
 // A token bucket kept as a theoretical arrival time (GCRA): a request may go
 // once tat - (burst - 1) * interval <= now.
 bool ApiClient::AcquireRateToken() {
   if (options_.qps <= 0) return true;
-  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(1.0 / options_.qps));
-  std::chrono::steady_clock::duration wait{0};
+  const auto interval = std::chrono::duration_cast<MonoTime::duration>(std::chrono::duration<double>(1.0 / options_.qps));
+  MonoTime::duration wait{0};
   {
     std::lock_guard lock(mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = options_.time->MonotonicNow();
     if (rate_tat_ < now) rate_tat_ = now;
     const auto allowed_at = rate_tat_ - interval * (std::max(1, options_.burst) - 1);
     if (allowed_at > now) wait = allowed_at - now;
@@ -117,7 +104,7 @@ void ApiClient::ReloadToken() {
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
   std::lock_guard lock(mu_);
   if (in && !t.empty()) token_ = t;  // keep the old token if the file is briefly unreadable
-  token_read_at_ = options_.clock->Now();
+  token_read_at_ = options_.time->Now();
 }
 
 std::optional<std::string> ApiClient::Token() {
@@ -125,7 +112,7 @@ std::optional<std::string> ApiClient::Token() {
     bool stale;
     {
       std::lock_guard lock(mu_);
-      stale = token_.empty() || options_.clock->Now() - token_read_at_ >= options_.token_refresh;
+      stale = token_.empty() || options_.time->Now() - token_read_at_ >= options_.token_refresh;
     }
     if (stale) ReloadToken();
   }

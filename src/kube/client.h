@@ -35,10 +35,9 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds request_timeout{30000};
   std::chrono::milliseconds stream_idle_timeout{330000};
-  const Clock* clock = nullptr;  // token refresh timing; the system clock by default
-  // Every wait (retry delay, rate limit) goes through this; it returns false
-  // when the client is stopping. Tests substitute one that records.
-  std::function<bool(std::chrono::milliseconds)> sleep;
+  // Token refresh timing, the rate limiter and every wait (retry delay, rate
+  // limit); the real clock by default. Stop() interrupts the waits.
+  TimeSource* time = nullptr;
   uint64_t jitter_seed = 0;  // 0: random
   // Called after every request with its verb and HTTP code (0: no answer), for metrics.
   std::function<void(const std::string& verb, int code)> on_request;
@@ -91,11 +90,10 @@ class ApiClient {
   ClientOptions options_;
   std::unique_ptr<HttpTransport> transport_;
   mutable std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
+  Interrupt stop_;
   std::string token_;
-  std::chrono::system_clock::time_point token_read_at_{};
-  std::chrono::steady_clock::time_point rate_tat_{};
+  WallTime token_read_at_{};
+  MonoTime rate_tat_{};
   std::mt19937_64 rng_;
   std::map<std::string, int> counts_;
 };

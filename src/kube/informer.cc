@@ -43,7 +43,9 @@ size_t ObjectStore::size() const {
 }
 
 Informer::Informer(ApiClient& client, ResourceRef resource, InformerOptions options)
-    : client_(client), resource_(std::move(resource)), options_(std::move(options)) {}
+    : client_(client), resource_(std::move(resource)), options_(std::move(options)) {
+  if (!options_.time) options_.time = &RealTimeSource::Instance();
+}
 
 Informer::~Informer() { Stop(); }
 
@@ -57,6 +59,7 @@ void Informer::Stop() {
     stopping_ = true;
     if (stream_) stream_->Cancel();
   }
+  stop_.Fire();
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -92,13 +95,7 @@ bool Informer::Backoff(int* attempt, std::optional<std::chrono::milliseconds> re
     d = JitteredDelay(options_.initial_backoff, *attempt, options_.max_backoff, rng);
   }
   ++*attempt;
-  if (options_.sleep) {
-    std::lock_guard lock(mu_);
-    if (stopping_) return false;
-  }
-  if (options_.sleep) return options_.sleep(d);
-  std::unique_lock lock(mu_);
-  return !cv_.wait_for(lock, d, [this] { return stopping_; });
+  return options_.time->SleepFor(d, stop_);
 }
 
 // Replaces the cache with a fresh list, notifying what changed since.

@@ -64,9 +64,9 @@ struct InformerOptions {
   int watch_timeout_seconds = 290;
   std::chrono::milliseconds initial_backoff{800};
   std::chrono::milliseconds max_backoff{30000};
-  // Every backoff wait goes through this (returns false when stopping);
-  // tests substitute one that records.
-  std::function<bool(std::chrono::milliseconds)> sleep;
+  // Backoff waits go through this (the real clock by default); Stop()
+  // interrupts them.
+  TimeSource* time = nullptr;
 };
 
 struct InformerStats {
@@ -116,6 +116,7 @@ class Informer {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  Interrupt stop_;
   InformerStats stats_;
   std::string rv_;
   std::unique_ptr<HttpTransport::Stream> stream_;

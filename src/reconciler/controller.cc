@@ -68,7 +68,8 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal, Contr
       journal_(journal),
       options_(std::move(options)),
       metrics_(metrics),
-      queue_(options_.retry_base, options_.retry_max) {
+      time_(options_.time ? *options_.time : RealTimeSource::Instance()),
+      queue_(time_, options_.retry_base, options_.retry_max) {
   std::vector<std::string> namespaces = options_.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
   for (const std::string& ns : namespaces) {
@@ -155,9 +156,9 @@ std::map<std::string, int> Controller::VerdictCounts() const {
 }
 
 Result<journal::Journal::Recorded> Controller::RecordTimed(const domain::Evaluation& eval) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = time_.MonotonicNow();
   auto r = journal_.Record(eval);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
   if (r.ok()) {
     if (r->appended && metrics_) metrics_->JournalAppend(r->appended, seconds);
     if (!journal_ok_.exchange(true)) spdlog::info("journal {} is writable again", journal_.path());
@@ -171,9 +172,9 @@ Result<journal::Journal::Recorded> Controller::RecordTimed(const domain::Evaluat
 }
 
 Result<int64_t> Controller::OutcomeTimed(int64_t seq, const domain::SuspendOutcome& outcome) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = time_.MonotonicNow();
   auto r = journal_.RecordOutcome(seq, outcome);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
   if (r.ok()) {
     if (metrics_) metrics_->JournalAppend(1, seconds);
     journal_ok_ = true;
@@ -438,14 +439,14 @@ void Controller::CreateEvent(const domain::SandboxObservation& sb, const domain:
   char suffix[24];
   std::snprintf(suffix, sizeof suffix, "%llx",
                 static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                    std::chrono::system_clock::now().time_since_epoch())
+                                                    time_.Now().time_since_epoch())
                                                     .count()));
   const std::string api_version = "agents.x-k8s.io/" + options_.sandbox_version;
   json::object event{
       {"apiVersion", "events.k8s.io/v1"},
       {"kind", "Event"},
       {"metadata", {{"name", sb.name + "." + suffix}, {"namespace", sb.ns}}},
-      {"eventTime", FormatMicroTime(std::chrono::system_clock::now())},
+      {"eventTime", FormatMicroTime(time_.Now())},
       {"type", "Warning"},
       {"reason", "FailClosedSuspended"},
       {"action", "Suspend"},

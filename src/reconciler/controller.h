@@ -38,6 +38,7 @@ struct ControllerOptions {
   kube::InformerOptions informer;  // backoff settings; namespace/selector are set per informer
   std::chrono::milliseconds retry_base{50};
   std::chrono::milliseconds retry_max{60000};
+  TimeSource* time = nullptr;  // the real clock by default
 };
 
 struct ControllerStats {
@@ -97,6 +98,7 @@ class Controller {
   journal::Journal& journal_;
   ControllerOptions options_;
   Metrics* metrics_;
+  TimeSource& time_;
   WorkQueue queue_;
   // informers_ holds, per watched namespace (or one for all), a sandbox,
   // a networkpolicy and a pod informer: index = 3 * namespace_index + kind.

@@ -10,7 +10,10 @@ namespace fk::reconciler {
 namespace json = boost::json;
 
 LeaderElector::LeaderElector(kube::ApiClient& client, LeaderOptions options, journal::Journal* journal)
-    : client_(client), options_(std::move(options)), journal_(journal) {}
+    : client_(client),
+      options_(std::move(options)),
+      journal_(journal),
+      time_(options_.time ? *options_.time : RealTimeSource::Instance()) {}
 
 void LeaderElector::Journal(const std::string& state) {
   spdlog::info("leader election: {} lease {}/{} as {}", state, options_.ns, options_.name, options_.identity);
@@ -24,7 +27,7 @@ void LeaderElector::Journal(const std::string& state) {
 
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string path = kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
-  const std::string now = FormatMicroTime(std::chrono::system_clock::now());
+  const std::string now = FormatMicroTime(time_.Now());
   const int64_t duration_s = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
   kube::ApiResponse got = client_.Get(path);
   if (got.error.kind == kube::ApiErrorKind::kNotFound) {
@@ -41,7 +44,7 @@ bool LeaderElector::TryAcquireOrRenew() {
                                              json::serialize(lease), "application/json");
     if (created.ok()) {
       observed_record_ = json::serialize(lease["spec"]);
-      observed_at_ = std::chrono::steady_clock::now();
+      observed_at_ = time_.MonotonicNow();
     }
     return created.ok();
   }
@@ -55,13 +58,13 @@ bool LeaderElector::TryAcquireOrRenew() {
   const std::string record = json::serialize(spec);
   if (record != observed_record_) {
     observed_record_ = record;
-    observed_at_ = std::chrono::steady_clock::now();  // our own clock, not renewTime
+    observed_at_ = time_.MonotonicNow();  // our own clock, not renewTime
   }
   const std::string holder = kube::StringField(&spec, "holderIdentity").value_or("");
   int64_t held_for_s = duration_s;
   if (const json::value* d = spec.if_contains("leaseDurationSeconds"); d && d->is_int64()) held_for_s = d->as_int64();
   if (!holder.empty() && holder != options_.identity &&
-      observed_at_ + std::chrono::seconds(held_for_s) > std::chrono::steady_clock::now()) {
+      observed_at_ + std::chrono::seconds(held_for_s) > time_.MonotonicNow()) {
     return false;  // someone else holds a valid lease
   }
   int64_t transitions = 0;
@@ -76,7 +79,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   kube::ApiResponse updated = client_.Send("PUT", path, json::serialize(lease), "application/json");  // carries metadata.resourceVersion
   if (!updated.ok()) return false;
   observed_record_ = json::serialize(spec);
-  observed_at_ = std::chrono::steady_clock::now();
+  observed_at_ = time_.MonotonicNow();
   return true;
 }
 
@@ -89,7 +92,7 @@ void LeaderElector::Release() {
   if (ec || !lease.is_object()) return;
   json::value& spec = lease.as_object()["spec"];
   if (!spec.is_object() || kube::StringField(&spec.as_object(), "holderIdentity").value_or("") != options_.identity) return;
-  const std::string now = FormatMicroTime(std::chrono::system_clock::now());
+  const std::string now = FormatMicroTime(time_.Now());
   spec.as_object()["holderIdentity"] = "";
   spec.as_object()["leaseDurationSeconds"] = 1;
   spec.as_object()["renewTime"] = now;
@@ -108,12 +111,12 @@ void LeaderElector::Run(const std::function<void()>& on_started, const std::func
     Journal("acquired");
     on_started();
     // Renew every retry period; give up when no renewal succeeds within the renew deadline.
-    auto last_renew = std::chrono::steady_clock::now();
+    auto last_renew = time_.MonotonicNow();
     bool lost = false;
     while (wait(options_.retry_period)) {
       if (TryAcquireOrRenew()) {
-        last_renew = std::chrono::steady_clock::now();
-      } else if (std::chrono::steady_clock::now() - last_renew > options_.renew_deadline) {
+        last_renew = time_.MonotonicNow();
+      } else if (time_.MonotonicNow() - last_renew > options_.renew_deadline) {
         lost = true;
         break;
       }

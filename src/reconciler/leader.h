@@ -23,6 +23,7 @@ struct LeaderOptions {
   std::chrono::milliseconds lease_duration{15000};
   std::chrono::milliseconds renew_deadline{10000};
   std::chrono::milliseconds retry_period{2000};
+  TimeSource* time = nullptr;  // the real clock by default
 };
 
 class LeaderElector {
@@ -48,7 +49,8 @@ class LeaderElector {
   LeaderOptions options_;
   journal::Journal* journal_;
   std::string observed_record_;
-  std::chrono::steady_clock::time_point observed_at_{};
+  MonoTime observed_at_{};
+  TimeSource& time_;
 };
 
 }  // namespace fk::reconciler

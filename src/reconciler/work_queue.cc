@@ -6,8 +6,8 @@
 
 namespace fk::reconciler {
 
-WorkQueue::WorkQueue(std::chrono::milliseconds base_delay, std::chrono::milliseconds max_delay)
-    : base_delay_(base_delay), max_delay_(max_delay) {}
+WorkQueue::WorkQueue(TimeSource& time, std::chrono::milliseconds base_delay, std::chrono::milliseconds max_delay)
+    : time_(time), base_delay_(base_delay), max_delay_(max_delay) {}
 
 void WorkQueue::Add(const std::string& key) {
   std::lock_guard lock(mu_);
@@ -22,7 +22,7 @@ void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay
   if (delay.count() <= 0) return Add(key);
   std::lock_guard lock(mu_);
   if (shutdown_) return;
-  const auto at = Clock::now() + delay;
+  const auto at = time_.MonotonicNow() + delay;
   // Keep the earlier of two pending delays for the same key.
   for (auto it = delayed_.begin(); it != delayed_.end(); ++it) {
     if (it->second != key) continue;
@@ -49,7 +49,7 @@ void WorkQueue::Forget(const std::string& key) {
 }
 
 void WorkQueue::PromoteDue() {
-  const auto now = Clock::now();
+  const auto now = time_.MonotonicNow();
   while (!delayed_.empty() && delayed_.begin()->first <= now) {
     const std::string key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
@@ -68,9 +68,29 @@ std::optional<std::string> WorkQueue::Get() {
     if (delayed_.empty()) {
       cv_.wait(lock);
     } else {
-      cv_.wait_until(lock, delayed_.begin()->first);
+      // Measured on the time source, waited on the real clock (a manual
+      // source's driver uses TryGet instead).
+      cv_.wait_for(lock, delayed_.begin()->first - time_.MonotonicNow());
     }
   }
+  return TakeFront();
+}
+
+std::optional<std::string> WorkQueue::TryGet() {
+  std::lock_guard lock(mu_);
+  if (shutdown_) return std::nullopt;
+  PromoteDue();
+  if (queue_.empty()) return std::nullopt;
+  return TakeFront();
+}
+
+std::optional<MonoTime> WorkQueue::NextDue() const {
+  std::lock_guard lock(mu_);
+  if (delayed_.empty()) return std::nullopt;
+  return delayed_.begin()->first;
+}
+
+std::string WorkQueue::TakeFront() {
   std::string key = queue_.front();
   queue_.pop_front();
   dirty_.erase(key);

@@ -14,13 +14,13 @@
 #include <set>
 #include <string>
 
+#include "common/clock.h"
+
 namespace fk::reconciler {
 
 class WorkQueue {
  public:
-  using Clock = std::chrono::steady_clock;
-
-  explicit WorkQueue(std::chrono::milliseconds base_delay = std::chrono::milliseconds(5),
+  explicit WorkQueue(TimeSource& time, std::chrono::milliseconds base_delay = std::chrono::milliseconds(5),
                      std::chrono::milliseconds max_delay = std::chrono::seconds(300));
 
   void Add(const std::string& key);
@@ -31,6 +31,10 @@ class WorkQueue {
   void Forget(const std::string& key);
   // Blocks for the next key, or returns nullopt once shut down.
   std::optional<std::string> Get();
+  // The next key if one is due now, without blocking (the simulation's driver).
+  std::optional<std::string> TryGet();
+  // When the earliest delayed key falls due (nullopt: none delayed).
+  std::optional<MonoTime> NextDue() const;
   void Done(const std::string& key);
   void ShutDown();
 
@@ -39,14 +43,16 @@ class WorkQueue {
 
  private:
   void PromoteDue();  // under mu_
+  std::string TakeFront();  // under mu_, queue_ not empty
 
+  TimeSource& time_;
   const std::chrono::milliseconds base_delay_, max_delay_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;
   std::set<std::string> dirty_;       // queued and not yet taken
   std::set<std::string> processing_;  // taken and not yet Done
-  std::multimap<Clock::time_point, std::string> delayed_;
+  std::multimap<MonoTime, std::string> delayed_;
   std::map<std::string, int> failures_;
   bool shutdown_ = false;
 };

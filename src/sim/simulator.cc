@@ -28,7 +28,7 @@ json::object Condition(const char* type, const char* status, const char* reason,
 
 }  // namespace
 
-Simulator::Simulator(SimOptions options, const Clock& clock)
+Simulator::Simulator(SimOptions options, const TimeSource& clock)
     : options_(options), clock_(clock), store_(clock, options.history_limit) {
   if (options_.emulate_agent_sandbox) {
     store_.AddHook([this](const StoredEvent& e) { EmulateAgentSandbox(e); });

@@ -46,7 +46,7 @@ struct SimOptions {
 
 class Simulator {
  public:
-  explicit Simulator(SimOptions options = {}, const Clock& clock = SystemClock::Instance());
+  explicit Simulator(SimOptions options = {}, const TimeSource& clock = RealTimeSource::Instance());
 
   Store& store() { return store_; }
   const SimOptions& options() const { return options_; }
@@ -96,7 +96,7 @@ class Simulator {
   void EmulateAgentSandbox(const StoredEvent& e);
 
   SimOptions options_;
-  const Clock& clock_;
+  const TimeSource& clock_;
   Store store_;
   std::atomic<uint64_t> watch_epoch_{0};
   mutable std::mutex mu_;

@@ -31,7 +31,7 @@ json::object GenerationRelevant(const json::value& obj, bool skip_status) {
   return out;
 }
 
-std::string SecondsTimestamp(const Clock& clock) {
+std::string SecondsTimestamp(const TimeSource& clock) {
   std::string t = FormatRfc3339(clock.Now());  // 2026-11-29T17:14:31.123Z
   return t.substr(0, 19) + "Z";
 }
@@ -53,7 +53,7 @@ bool Store::Key::operator<(const Key& o) const {
   return name < o.name;
 }
 
-Store::Store(const Clock& clock, size_t history_limit)
+Store::Store(const TimeSource& clock, size_t history_limit)
     : clock_(clock), history_limit_(history_limit), uid_prefix_(std::random_device{}()) {}
 
 std::string Store::NewUid() {

@@ -63,7 +63,7 @@ struct StoredEvent {
 
 class Store {
  public:
-  Store(const Clock& clock, size_t history_limit = 10000);
+  Store(const TimeSource& clock, size_t history_limit = 10000);
 
   // Mutation of an existing object, done atomically under the store's lock on
   // a copy of it. Returning a failure aborts the write.
@@ -124,7 +124,7 @@ class Store {
   std::string NewUid();
   ApiFailure NotFound(const ResourceKind& kind, const std::string& name) const;
 
-  const Clock& clock_;
+  const TimeSource& clock_;
   const size_t history_limit_;
   mutable std::mutex mu_;
   std::map<Key, boost::json::value> objects_;
