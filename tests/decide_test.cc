@@ -183,6 +183,153 @@ TEST(Decide, BootstrappingSandboxSkipsPodGenerationChecks) {
   ExpectDecision(s, Verdict::kHealthy, Reason::kNone, Action::kNone);
 }
 
+// Row 1a: admitting. The base case is a create in progress whose sandbox,
+// without row 1a, would be suspended for a stale fence (rows 2-6 as before):
+// every test that breaks one condition expects exactly that suspend.
+constexpr int64_t kNowMs = 1'800'000'000'000;
+
+Snapshot Admitting(Snapshot s = StaleSnapshot()) {
+  s.sandbox.bootstrapping = true;
+  s.sandbox.bootstrap_op = BootstrapOp::kCreate;
+  s.sandbox.bootstrap_phase = "preparing";
+  s.sandbox.bootstrap_started_at_ms = kNowMs - 12'000;
+  s.workload_pod.scheduling_gated = true;
+  s.observed_at_ms = kNowMs;
+  return s;
+}
+
+void ExpectNotAdmitting(const Snapshot& s) {
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+  EXPECT_EQ(decide(s).reevaluate_at_ms, std::nullopt);
+}
+
+TEST(DecideAdmitting, GatedCreateInPreparingWaitsUntilTheGraceEnds) {
+  const Decision d = decide(Admitting());
+  EXPECT_EQ(d.verdict, Verdict::kAdmitting);
+  EXPECT_EQ(d.reason, Reason::kNone);
+  EXPECT_EQ(d.action, Action::kNone);
+  EXPECT_EQ(d.reevaluate_at_ms, kNowMs - 12'000 + kBootstrapGraceMs);
+  EXPECT_EQ(kBootstrapGraceMs, 300'000);
+  EXPECT_NE(d.note.find("admitting the sandbox (create, phase preparing, started 12 s ago"),
+            std::string::npos)
+      << d.note;
+  EXPECT_NE(d.note.find("re-evaluate at " + std::to_string(kNowMs + 288'000)), std::string::npos)
+      << d.note;
+}
+
+TEST(DecideAdmitting, RestartBehindTheOldFenceAndCreateWithoutAnnotationsAdmit) {
+  // Resume after a fail-closed suspension: the annotations name the old fence.
+  Snapshot restart = Admitting();
+  restart.sandbox.bootstrap_op = BootstrapOp::kRestart;
+  ExpectDecision(restart, Verdict::kAdmitting, Reason::kNone, Action::kNone);
+  Snapshot create = Admitting(HealthySnapshot());  // create: no fence annotations written yet
+  create.sandbox.fence_uid.reset();
+  create.sandbox.fence_generation.reset();
+  create.sandbox.workload_uid.reset();
+  ExpectDecision(create, Verdict::kAdmitting, Reason::kNone, Action::kNone);
+  Snapshot posted_suspended = Admitting();  // create step 2: the CR is POSTed suspended
+  posted_suspended.sandbox.should_run = false;
+  ExpectDecision(posted_suspended, Verdict::kAdmitting, Reason::kNone, Action::kNone);
+}
+
+TEST(DecideAdmitting, NeedsTheBootstrappingFlag) {
+  Snapshot s = Admitting();
+  s.sandbox.bootstrapping = false;
+  ExpectNotAdmitting(s);
+}
+
+TEST(DecideAdmitting, NeedsCreateOrRestart) {
+  for (BootstrapOp op : {BootstrapOp::kStop, BootstrapOp::kOther, BootstrapOp::kNone}) {
+    Snapshot s = Admitting();
+    s.sandbox.bootstrap_op = op;
+    ExpectNotAdmitting(s);
+  }
+}
+
+TEST(DecideAdmitting, NeedsPhasePreparingExactly) {
+  for (const char* phase : {"released", "releasing", "suspending", "", "Preparing", "preparing "}) {
+    Snapshot s = Admitting();
+    s.sandbox.bootstrap_phase = phase;
+    ExpectNotAdmitting(s);
+  }
+}
+
+TEST(DecideAdmitting, NeedsAParsedStartTime) {
+  Snapshot s = Admitting();
+  s.sandbox.bootstrap_started_at_ms.reset();  // missing or unparsable
+  ExpectNotAdmitting(s);
+}
+
+TEST(DecideAdmitting, GraceIsStrictlyLessThanFiveMinutesAfterTheStart) {
+  Snapshot last = Admitting();
+  last.sandbox.bootstrap_started_at_ms = kNowMs - kBootstrapGraceMs + 1;
+  ExpectDecision(last, Verdict::kAdmitting, Reason::kNone, Action::kNone);
+  EXPECT_EQ(decide(last).reevaluate_at_ms, kNowMs + 1);
+  Snapshot ended = Admitting();
+  ended.sandbox.bootstrap_started_at_ms = kNowMs - kBootstrapGraceMs;
+  ExpectNotAdmitting(ended);
+  Snapshot long_ago = Admitting();
+  long_ago.sandbox.bootstrap_started_at_ms = 0;
+  ExpectNotAdmitting(long_ago);
+}
+
+TEST(DecideAdmitting, StartInTheFutureIsBoundedToo) {
+  Snapshot skewed = Admitting();  // a clock a little ahead of ours
+  skewed.sandbox.bootstrap_started_at_ms = kNowMs + kBootstrapGraceMs - 1;
+  ExpectDecision(skewed, Verdict::kAdmitting, Reason::kNone, Action::kNone);
+  EXPECT_EQ(decide(skewed).reevaluate_at_ms, kNowMs + 2 * kBootstrapGraceMs - 1);
+  EXPECT_NE(decide(skewed).note.find("starts 299 s after the observation"), std::string::npos)
+      << decide(skewed).note;
+  Snapshot ahead = Admitting();
+  ahead.sandbox.bootstrap_started_at_ms = kNowMs + kBootstrapGraceMs;
+  ExpectNotAdmitting(ahead);
+  Snapshot far = Admitting();
+  far.sandbox.bootstrap_started_at_ms = INT64_MAX;
+  ExpectNotAdmitting(far);
+}
+
+TEST(DecideAdmitting, ObservationWithoutATimeNeverAdmits) {
+  Snapshot s = Admitting();
+  s.observed_at_ms = 0;  // a caller that does not set the time gets rows 2-6
+  ExpectNotAdmitting(s);
+}
+
+TEST(DecideAdmitting, WorkloadPodMustBeAbsentOrGated) {
+  Snapshot absent = Admitting();
+  absent.workload_pod = {};
+  ExpectDecision(absent, Verdict::kAdmitting, Reason::kNone, Action::kNone);
+  EXPECT_NE(decide(absent).note.find("workload pod absent"), std::string::npos)
+      << decide(absent).note;
+  Snapshot ungated = Admitting();
+  ungated.workload_pod.scheduling_gated = false;  // the workload can run: the fence must be right
+  ExpectNotAdmitting(ungated);
+  Snapshot only_supervisor_gated = ungated;
+  only_supervisor_gated.supervisor_pod.scheduling_gated = true;
+  ExpectNotAdmitting(only_supervisor_gated);
+}
+
+TEST(DecideAdmitting, DeletingWinsOverAdmitting) {
+  Snapshot s = Admitting();
+  s.sandbox.deleting = true;
+  ExpectDecision(s, Verdict::kIgnore, Reason::kNone, Action::kNone);
+  EXPECT_EQ(decide(s).reevaluate_at_ms, std::nullopt);
+}
+
+TEST(DecideAdmitting, AdmittingWinsOverFenceProblems) {
+  ExpectDecision(Admitting(), Verdict::kAdmitting, Reason::kNone, Action::kNone);  // stale
+  Snapshot missing = Admitting();
+  missing.workload_fence = {};
+  ExpectDecision(missing, Verdict::kAdmitting, Reason::kNone, Action::kNone);
+  Snapshot altered = Admitting();
+  altered.supervisor_fence.intact = false;
+  ExpectDecision(altered, Verdict::kAdmitting, Reason::kNone, Action::kNone);
+}
+
+TEST(DecideAdmitting, VerdictNameIsStable) {
+  EXPECT_STREQ(ToString(Verdict::kAdmitting), "admitting");
+  EXPECT_EQ(ParseVerdict("admitting"), Verdict::kAdmitting);
+}
+
 // The intent rule.
 TEST(DecideIntentRule, PendingSuspendMeansNoSecondPatch) {
   Snapshot s = StaleSnapshot();

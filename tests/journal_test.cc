@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sstream>
 
+#include "cli/commands.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
 #include "test_support.h"
@@ -37,6 +39,19 @@ class JournalTest : public ::testing::Test {
     return r.ok() ? *r : Journal::Recorded{};
   }
 
+  // Runs `replay --check` on the journal; returns its error output ("" when
+  // it passes) and keeps its timeline in replay_out_.
+  std::string ReplayCheck() {
+    std::ostringstream out, err;
+    cli::ReplayOptions o;
+    o.journal = path_;
+    o.check = true;
+    const int code = cli::RunReplay(o, out, err);
+    replay_out_ = out.str();
+    EXPECT_EQ(code == cli::kExitOk, err.str().empty()) << err.str();
+    return err.str();
+  }
+
   int64_t CountRows(const std::string& sql) {
     SQLite::Database db(path_, SQLite::OPEN_READONLY);
     return db.execAndGet(sql).getInt64();
@@ -44,6 +59,7 @@ class JournalTest : public ::testing::Test {
 
   TempDir dir_;
   std::string path_ = dir_.File("journal.db");
+  std::string replay_out_;
   ManualTimeSource clock_;
 };
 
@@ -116,6 +132,79 @@ TEST_F(JournalTest, IdleEvaluationsAppendNothing) {
     EXPECT_EQ(Evaluate(*j, held).appended, 0u);
   }
   EXPECT_EQ(CountRows("SELECT count(*) FROM events"), rows);
+}
+
+// A sandbox that OpenShell is admitting at kStartMs: its fence rolled to
+// generation 2 and its workload pod is gated.
+Snapshot AdmittingSince(int64_t start_ms, const std::string& name) {
+  Snapshot s = testing::HealthySnapshot(name, "ns-b");  // its own namespace and fence
+  s.workload_fence.generation = 2;
+  s.sandbox.bootstrapping = true;
+  s.sandbox.bootstrap_op = BootstrapOp::kRestart;
+  s.sandbox.bootstrap_phase = "preparing";
+  s.sandbox.bootstrap_started_at_ms = start_ms;
+  s.workload_pod.scheduling_gated = true;
+  s.observed_at_ms = start_ms;
+  return s;
+}
+
+// The observation time is recorded with an observation but is no change by
+// itself: while the clock moves, an idle cluster appends nothing, and neither
+// does an admitting sandbox (whose note says how long ago it started). When
+// its grace ends, the same objects get a new decision, which is recorded with
+// the observation at its new time, and replay --check re-decides both at
+// their recorded times.
+TEST_F(JournalTest, TimePassingAppendsNothingUntilItChangesADecision) {
+  constexpr int64_t kStartMs = 1'800'000'000'000;
+  auto j = OpenJournal();
+  Snapshot healthy = testing::HealthySnapshot("a");
+  healthy.observed_at_ms = kStartMs;
+  Snapshot stale = AdmittingSince(kStartMs, "b");     // suspended once the grace ends
+  Snapshot admitted = AdmittingSince(kStartMs, "c");  // healthy once the grace ends
+  admitted.sandbox.fence_generation = 2;              // OpenShell already wrote the annotations
+  Evaluate(*j, healthy);
+  // Its namespace's two policies, its observation and decision, and no intent.
+  EXPECT_EQ(Evaluate(*j, stale).appended, 4u);
+  EXPECT_EQ(Evaluate(*j, admitted).appended, 2u);
+  const int64_t rows = CountRows("SELECT count(*) FROM events");
+  for (int64_t t = kStartMs + 1000; t < kStartMs + kBootstrapGraceMs; t += 7000) {
+    healthy.observed_at_ms = stale.observed_at_ms = admitted.observed_at_ms = t;
+    EXPECT_EQ(Evaluate(*j, healthy).appended, 0u) << t;
+    EXPECT_EQ(Evaluate(*j, stale).appended, 0u) << t;
+    EXPECT_EQ(Evaluate(*j, admitted).appended, 0u) << t;
+  }
+  EXPECT_EQ(CountRows("SELECT count(*) FROM events"), rows);
+  const SandboxRecord& b = j->state().sandboxes.at(stale.sandbox.uid);
+  EXPECT_EQ(b.observation->observed_at_ms, kStartMs);  // the time it was recorded at
+  EXPECT_EQ(b.decision->verdict, Verdict::kAdmitting);
+
+  const int64_t ended_ms = kStartMs + kBootstrapGraceMs;
+  stale.observed_at_ms = admitted.observed_at_ms = ended_ms;
+  const auto suspended = Evaluate(*j, stale);
+  EXPECT_EQ(suspended.appended, 3u);  // observation, decision, intent
+  EXPECT_TRUE(suspended.intent_seq);
+  EXPECT_EQ(Evaluate(*j, admitted).appended, 2u);  // observation, decision: no action, still news
+  for (const Snapshot* s : {&stale, &admitted}) {
+    const SandboxRecord& r = j->state().sandboxes.at(s->sandbox.uid);
+    EXPECT_EQ(r.observation->observed_at_ms, ended_ms);
+    EXPECT_EQ(r.decision->verdict, s == &stale ? Verdict::kSuspend : Verdict::kHealthy);
+  }
+
+  j.reset();
+  ASSERT_TRUE(ReplayCheck().empty());
+  EXPECT_NE(replay_out_.find("ns-b/b  admitting: OpenShell is admitting the sandbox (restart"),
+            std::string::npos)
+      << replay_out_;
+  // The end of the grace is part of what was decided: replay --check notices
+  // a recorded one that decide() would not give.
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec("DROP TRIGGER events_append_only_update");
+    db.exec(
+        "UPDATE events SET payload = json_set(payload, '$.reevaluate_at_ms', 1) "
+        "WHERE kind = 'decided' AND json_extract(payload, '$.verdict') = 'admitting'");
+  }
+  EXPECT_NE(ReplayCheck().find("recorded decision admitting/none until 1"), std::string::npos);
 }
 
 TEST_F(JournalTest, SuspendIsIntendedOnceThenSuppressed) {

@@ -148,6 +148,48 @@ TEST(ParseSandbox, BootstrapAnnotations) {
   EXPECT_EQ(odd.bootstrap_op, domain::BootstrapOp::kOther);
 }
 
+TEST(ParseSandbox, BootstrapPhaseAndStartTime) {
+  auto p = Parse(SandboxJson("{}", R"(,"openshell.ai/sandbox-runtime-bootstrap-phase":"preparing",
+                                    "openshell.ai/sandbox-runtime-bootstrap-started-at-ms":"1800000000123")"));
+  EXPECT_EQ(p.bootstrap_phase, "preparing");
+  EXPECT_EQ(p.bootstrap_started_at_ms, 1'800'000'000'123);
+  auto absent = Parse(SandboxJson("{}"));
+  EXPECT_EQ(absent.bootstrap_phase, "");
+  EXPECT_EQ(absent.bootstrap_started_at_ms, std::nullopt);
+  auto raw =
+      Parse(SandboxJson("{}", R"(,"openshell.ai/sandbox-runtime-bootstrap-phase":"Released")"));
+  EXPECT_EQ(raw.bootstrap_phase, "Released");  // kept as written; only "preparing" admits
+  for (const char* bad : {R"("")", R"("-5")", R"(" 12")", R"("1.8e12")",
+                          R"("99999999999999999999")", "1800000000123", "null"}) {
+    auto q = Parse(SandboxJson(
+        "{}", std::string(R"(,"openshell.ai/sandbox-runtime-bootstrap-started-at-ms":)") + bad));
+    EXPECT_EQ(q.bootstrap_started_at_ms, std::nullopt) << bad;
+  }
+}
+
+// Parse, then decide: a create in progress with a gated workload pod is
+// admitted, and the same sandbox once its pod is un-gated is suspended.
+TEST(ParseSandbox, CreateInProgressIsAdmittingEndToEnd) {
+  auto p = Parse(SandboxJson(R"({"operatingMode":"Running"})",
+                             R"(,"openshell.ai/sandbox-runtime-bootstrapping":"true",
+                                 "openshell.ai/sandbox-runtime-bootstrap-operation":"create",
+                                 "openshell.ai/sandbox-runtime-bootstrap-phase":"preparing",
+                                 "openshell.ai/sandbox-runtime-bootstrap-started-at-ms":"1800000000000")"));
+  domain::Snapshot s;
+  s.sandbox = p;
+  s.workload_fence = {true, "fence-uid", 2, true};  // the annotations still name generation 1
+  s.supervisor_fence = {true, "sup-fence-uid", 1, true};
+  s.observed_at_ms = 1'800'000'030'000;
+  auto pod = ParsePodJson(R"({"metadata":{"name":"sb-1","uid":"pod-sb-1"},
+                              "spec":{"schedulingGates":[{"name":"openshell.ai/runtime"}]}})");
+  ASSERT_TRUE(pod.ok());
+  s.workload_pod = *pod;
+  EXPECT_EQ(domain::decide(s).verdict, domain::Verdict::kAdmitting) << domain::decide(s).note;
+  s.workload_pod = *ParsePodJson(
+      R"({"metadata":{"name":"sb-1","uid":"pod-sb-1"},"spec":{"schedulingGates":[]}})");
+  EXPECT_EQ(domain::decide(s).verdict, domain::Verdict::kSuspend) << domain::decide(s).note;
+}
+
 TEST(ParseSandbox, DeletionTimestampMeansDeleting) {
   auto p = ParseSandboxJson(R"({"metadata":{"name":"a","namespace":"n","uid":"u",
       "deletionTimestamp":"2026-11-29T00:00:00Z"}})", ApiVersion::kV1beta1);
@@ -246,6 +288,24 @@ TEST(ParsePod, PresentWithUidOrError) {
   EXPECT_FALSE(ParsePod(nullptr)->present);
   EXPECT_FALSE(ParsePodJson(R"({"metadata":{"name":"sb-1"}})").ok());
   EXPECT_FALSE(ParsePodJson("{truncated").ok());
+}
+
+TEST(ParsePod, GatedOnlyByANonEmptySchedulingGatesList) {
+  auto gated = ParsePodJson(R"({"metadata":{"name":"p","uid":"u"},
+                                "spec":{"schedulingGates":[{"name":"openshell.ai/runtime"}]}})");
+  ASSERT_TRUE(gated.ok());
+  EXPECT_TRUE(gated->scheduling_gated);
+  for (const char* spec :
+       {R"({"schedulingGates":[]})", R"({})", R"({"schedulingGates":null})",
+        R"({"schedulingGates":{"name":"x"}})", R"({"schedulingGates":"x"})", R"("odd")"}) {
+    auto p =
+        ParsePodJson(std::string(R"({"metadata":{"name":"p","uid":"u"},"spec":)") + spec + "}");
+    ASSERT_TRUE(p.ok()) << spec;
+    EXPECT_FALSE(p->scheduling_gated) << spec;  // not gated: rows 2-6 decide, which fails closed
+  }
+  auto no_spec = ParsePodJson(R"({"metadata":{"name":"p","uid":"u"}})");
+  ASSERT_TRUE(no_spec.ok());
+  EXPECT_FALSE(no_spec->scheduling_gated);
 }
 
 }  // namespace

@@ -29,15 +29,22 @@ std::string Describe(const Event& e) {
     const auto& sn = o->snapshot;
     const auto& sb = sn.sandbox;
     s << "generation=" << sb.generation << " mode=" << (sb.should_run ? "running" : "suspended");
-    if (sb.bootstrapping) s << " bootstrapping=" << ToString(sb.bootstrap_op);
+    if (sb.bootstrapping) {
+      s << " bootstrapping=" << ToString(sb.bootstrap_op);
+      if (!sb.bootstrap_phase.empty()) s << " phase=" << sb.bootstrap_phase;
+      s << " started-at-ms=" << Opt(sb.bootstrap_started_at_ms);
+    }
     if (sb.deleting) s << " deleting";
     s << " admitted-fence=" << Opt(sb.fence_uid) << "/" << Opt(sb.fence_generation);
     s << " fence=" << (sn.workload_fence.present ? sn.workload_fence.uid + "/" +
                                                        std::to_string(sn.workload_fence.generation)
                                                  : std::string("absent"));
     s << " pods=" << (sn.workload_pod.present ? "W" : "-") << (sn.supervisor_pod.present ? "S" : "-");
+    if (sn.workload_pod.present && sn.workload_pod.scheduling_gated) s << " workload-gated";
     if (sn.history.pending_intent_seq) s << " pending-intent=" << *sn.history.pending_intent_seq;
     if (sn.history.applied_generation) s << " suspended-at-generation=" << *sn.history.applied_generation;
+    // 0: recorded by a version that did not record the time.
+    if (sn.observed_at_ms != 0) s << " observed-at-ms=" << sn.observed_at_ms;
   } else if (const auto* d = std::get_if<Decided>(&e.body)) {
     s << ToString(d->decision.verdict);
     if (d->decision.reason != Reason::kNone) s << " (" << ToString(d->decision.reason) << ")";
@@ -101,6 +108,8 @@ class Replayer {
         Diverge(e.seq, "decision without a recorded observation");
         return;
       }
+      // The recorded observation carries its own time (observed_at_ms), so a
+      // verdict that depends on time (admitting) is re-decided as of then.
       const Decision now = decide(*it->second.observation);
       ++decisions_checked_;
       if (!now.SameOutcome(d->decision)) {
@@ -124,7 +133,9 @@ class Replayer {
   static std::string Summary(const Decision& d) {
     std::string s = ToString(d.verdict);
     if (d.reason != Reason::kNone) s += "/" + std::string(ToString(d.reason));
-    return s + "/" + ToString(d.action);
+    s += "/" + std::string(ToString(d.action));
+    if (d.reevaluate_at_ms) s += " until " + std::to_string(*d.reevaluate_at_ms);
+    return s;
   }
 
   void Diverge(int64_t seq, std::string what) {

@@ -1,5 +1,8 @@
 #include "domain/decision.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace fk::domain {
@@ -53,7 +56,7 @@ Reason FenceProblem(const Snapshot& s, std::string* note) {
 // least as new as the one observed (so a stale read never causes a second
 // PATCH, and a resumed sandbox at a newer generation is a new episode).
 Decision Suspend(const Snapshot& s, Reason reason, std::string note) {
-  Decision d{Verdict::kSuspend, reason, Action::kPatchSuspend, std::move(note)};
+  Decision d{Verdict::kSuspend, reason, Action::kPatchSuspend, std::move(note), std::nullopt};
   const auto& h = s.history;
   if (h.pending_intent_seq) {
     d.action = Action::kNone;
@@ -66,11 +69,56 @@ Decision Suspend(const Snapshot& s, Reason reason, std::string note) {
   return d;
 }
 
+// |a - b| < limit, without the overflow a plain subtraction has for
+// annotation values near the ends of int64 (limit > 0).
+bool WithinDistance(int64_t a, int64_t b, int64_t limit) {
+  const uint64_t distance = a >= b ? static_cast<uint64_t>(a) - static_cast<uint64_t>(b)
+                                   : static_cast<uint64_t>(b) - static_cast<uint64_t>(a);
+  return distance < static_cast<uint64_t>(limit);
+}
+
+// Row 1a. OpenShell writes the fence annotations late in its own create and
+// resume flows (fence semantics §5.5 step 7, §5.3 step 6): until then they are
+// absent or name the old fence, and rows 2-4 would suspend a sandbox that is
+// being admitted correctly. The window is safe to wait out only while the
+// workload cannot run: its pod does not exist yet or still has scheduling
+// gates, which OpenShell removes only after writing the annotations. The
+// grace is bounded on both sides of the start, so a start time far in the
+// future (a skewed clock, a bogus annotation) cannot hold a sandbox forever.
+std::optional<Decision> Admitting(const Snapshot& s) {
+  const auto& sb = s.sandbox;
+  const bool create_or_restart =
+      sb.bootstrap_op == BootstrapOp::kCreate || sb.bootstrap_op == BootstrapOp::kRestart;
+  if (!sb.bootstrapping || !create_or_restart || sb.bootstrap_phase != "preparing")
+    return std::nullopt;
+  if (s.workload_pod.present && !s.workload_pod.scheduling_gated) return std::nullopt;
+  if (!sb.bootstrap_started_at_ms) return std::nullopt;
+  const int64_t started = *sb.bootstrap_started_at_ms;
+  if (!WithinDistance(s.observed_at_ms, started, kBootstrapGraceMs)) return std::nullopt;
+
+  const int64_t grace_ends =
+      std::min(started, std::numeric_limits<int64_t>::max() - kBootstrapGraceMs) +
+      kBootstrapGraceMs;
+  const int64_t age_s = (s.observed_at_ms - started) / 1000;  // within +-grace: no overflow
+  Decision d{Verdict::kAdmitting, Reason::kNone, Action::kNone, "", grace_ends};
+  d.note = std::string("OpenShell is admitting the sandbox (") + ToString(sb.bootstrap_op) +
+           ", phase preparing, " +
+           (age_s >= 0 ? "started " + std::to_string(age_s) + " s ago"
+                       : "starts " + std::to_string(-age_s) + " s after the observation") +
+           ", workload pod " + (s.workload_pod.present ? "gated" : "absent") +
+           "); re-evaluate at " + std::to_string(grace_ends);
+  return d;
+}
+
 }  // namespace
 
 Decision decide(const Snapshot& s) {
   const auto& sb = s.sandbox;
-  if (sb.deleting) return {Verdict::kIgnore, Reason::kNone, Action::kNone, "sandbox is being deleted"};
+  if (sb.deleting) {
+    return {Verdict::kIgnore, Reason::kNone, Action::kNone, "sandbox is being deleted",
+            std::nullopt};
+  }
+  if (auto admitting = Admitting(s)) return std::move(*admitting);
 
   const bool may_run =
       sb.should_run || (sb.bootstrapping && (sb.bootstrap_op == BootstrapOp::kCreate ||
@@ -97,9 +145,10 @@ Decision decide(const Snapshot& s) {
   }
 
   if (!may_run && fence_problem != Reason::kNone) {
-    return {Verdict::kHold, fence_problem, Action::kNone, "already fail-closed; " + fence_note};
+    return {Verdict::kHold, fence_problem, Action::kNone, "already fail-closed; " + fence_note,
+            std::nullopt};
   }
-  return {Verdict::kHealthy, Reason::kNone, Action::kNone, ""};
+  return {Verdict::kHealthy, Reason::kNone, Action::kNone, "", std::nullopt};
 }
 
 }  // namespace fk::domain

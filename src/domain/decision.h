@@ -1,8 +1,10 @@
 // The verdict for one sandbox, and decide(): DESIGN §2's decision table plus
-// the journal-derived intent rule. decide() is pure (no I/O, no clock), which
-// is what makes `replay --check` possible.
+// the journal-derived intent rule. decide() is pure (no I/O, no clock: the
+// observation time is part of the Snapshot), which is what makes
+// `replay --check` possible.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -11,11 +13,16 @@
 namespace fk::domain {
 
 enum class Verdict {
-  kIgnore,   // row 1: being deleted
-  kSuspend,  // rows 2-4: must fail closed
-  kHold,     // row 5: already fail-closed behind a bad fence; converged
-  kHealthy,  // row 6
+  kIgnore,     // row 1: being deleted
+  kSuspend,    // rows 2-4: must fail closed
+  kHold,       // row 5: already fail-closed behind a bad fence; converged
+  kHealthy,    // row 6
+  kAdmitting,  // row 1a: OpenShell is installing the fence; the workload cannot run yet
 };
+
+// OpenShell's own bootstrap grace (SANDBOX_RUNTIME_BOOTSTRAP_GRACE): a
+// bootstrap older than this is stale, so row 1a stops applying.
+inline constexpr int64_t kBootstrapGraceMs = 5 * 60 * 1000;
 
 enum class Reason {
   kNone,
@@ -37,10 +44,17 @@ struct Decision {
   // For people (log line, Event note, replay): why, e.g. "fence generation 1 -> 2".
   // Not compared by replay --check, so wording can improve between versions.
   std::string note;
+  // When the decision expires by itself and the sandbox must be decided again
+  // even if nothing changes (admitting: the end of the bootstrap grace, ms
+  // since the epoch). nullopt: only a change re-evaluates it.
+  std::optional<int64_t> reevaluate_at_ms;
 
-  // Equality of what was decided (verdict, reason, action), ignoring the note.
+  // Equality of what was decided, ignoring the note: the note may mention
+  // elapsed time or improve its wording between versions; the rest may not
+  // differ between two decisions over the same input.
   bool SameOutcome(const Decision& o) const {
-    return verdict == o.verdict && reason == o.reason && action == o.action;
+    return verdict == o.verdict && reason == o.reason && action == o.action &&
+           reevaluate_at_ms == o.reevaluate_at_ms;
   }
   bool operator==(const Decision&) const = default;
 };

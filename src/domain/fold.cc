@@ -64,6 +64,13 @@ Event Subject(const SandboxObservation& sb, EventBody body) {
 
 }  // namespace
 
+bool SameObjects(const Snapshot& a, const Snapshot& b) {
+  // Compare everything but the time, so a field added later is compared too.
+  Snapshot b_at_a_time = b;
+  b_at_a_time.observed_at_ms = a.observed_at_ms;
+  return a == b_at_a_time;
+}
+
 void fold(JournalState& state, const Event& event) {
   std::visit(Folder{state, event}, event.body);
   state.last_seq = std::max(state.last_seq, event.seq);
@@ -98,8 +105,15 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
   const bool patch = eval.decision.action == Action::kPatchSuspend;
   auto it = state.sandboxes.find(sb.uid);
   const SandboxRecord* rec = it == state.sandboxes.end() ? nullptr : &it->second;
-  const bool observation_changed = !rec || !rec->observation || !(*rec->observation == eval.snapshot);
-  const bool decision_changed = !rec || !rec->decision || !(*rec->decision == eval.decision);
+  // The observation time is not a change by itself, and neither is a note
+  // (it may say how long ago a bootstrap started). A decision that changes
+  // only because time passed (an admitting sandbox whose grace ended) is a
+  // change: then the observation is recorded again, carrying the new time, so
+  // replay re-decides it at that time.
+  const bool observation_changed =
+      !rec || !rec->observation || !SameObjects(*rec->observation, eval.snapshot);
+  const bool decision_changed =
+      !rec || !rec->decision || !rec->decision->SameOutcome(eval.decision);
   if (observation_changed || decision_changed || patch) {
     out.push_back(Subject(sb, SandboxObserved{eval.snapshot}));
     out.push_back(Subject(sb, Decided{eval.decision}));

@@ -73,6 +73,9 @@ struct Evaluation {
 // The events (without seq/time) that record this evaluation: changed fence
 // observations, the sandbox observation and decision if either changed, and
 // the intent when the decision is to PATCH. Empty when nothing changed.
+// "Changed" ignores the snapshot's observed_at_ms (SameObjects) and the
+// decision's note (SameOutcome): time passing alone records nothing, unless
+// it changes the decision.
 std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval);
 
 }  // namespace fk::domain

@@ -36,11 +36,12 @@ constexpr std::array<std::pair<BootstrapOp, const char*>, 5> kBootstrapOps{{
     {BootstrapOp::kStop, "stop"},
     {BootstrapOp::kOther, "other"},
 }};
-constexpr std::array<std::pair<Verdict, const char*>, 4> kVerdicts{{
+constexpr std::array<std::pair<Verdict, const char*>, 5> kVerdicts{{
     {Verdict::kIgnore, "ignore"},
     {Verdict::kSuspend, "suspend"},
     {Verdict::kHold, "hold"},
     {Verdict::kHealthy, "healthy"},
+    {Verdict::kAdmitting, "admitting"},
 }};
 constexpr std::array<std::pair<Reason, const char*>, 6> kReasons{{
     {Reason::kNone, ""},

@@ -32,6 +32,13 @@ struct SandboxObservation {
   bool should_run = true;
   bool bootstrapping = false;  // bootstrapping annotation is exactly "true"
   BootstrapOp bootstrap_op = BootstrapOp::kNone;
+  // openshell.ai/sandbox-runtime-bootstrap-phase as written ("" if absent).
+  // Kept raw: only "preparing" matters (row 1a), and any other value simply
+  // does not admit, so there is nothing to map.
+  std::string bootstrap_phase;
+  // openshell.ai/sandbox-runtime-bootstrap-started-at-ms. nullopt = missing or
+  // not plain base-10 digits, which never admits (row 1a).
+  std::optional<int64_t> bootstrap_started_at_ms;
   // Admission record. nullopt = annotation missing, or (for the generation)
   // not plain base-10 digits; either way a mismatch.
   std::optional<std::string> fence_uid;
@@ -55,6 +62,10 @@ struct PolicyObservation {
 struct PodObservation {
   bool present = false;
   std::string uid;
+  // spec.schedulingGates is a non-empty list: the pod cannot be scheduled, so
+  // its workload cannot run yet. OpenShell removes the gates only after it has
+  // written the fence annotations (row 1a reads this for the workload pod).
+  bool scheduling_gated = false;
 
   bool operator==(const PodObservation&) const = default;
 };
@@ -77,9 +88,20 @@ struct Snapshot {
   PodObservation workload_pod;
   PodObservation supervisor_pod;
   SuspendHistory history;
+  // When the objects above were observed: wall-clock ms since the epoch, set by
+  // the caller. Row 1a compares it with the bootstrap start; keeping the time
+  // in the input (not a clock call in decide()) is what keeps decide() pure
+  // and lets replay re-run it over the recorded observation.
+  int64_t observed_at_ms = 0;
 
   bool operator==(const Snapshot&) const = default;
 };
+
+// Equality of the observed objects and history, ignoring observed_at_ms. The
+// journal compares observations this way: time passing alone is not a change
+// (an idle cluster appends nothing), while a decision that changes because
+// time passed is still recorded, because the decision is compared too.
+bool SameObjects(const Snapshot& a, const Snapshot& b);
 
 const char* ToString(ApiVersion v);
 const char* ToString(BootstrapOp op);

@@ -18,7 +18,9 @@ json::value Opt(const std::optional<int64_t>& v) {
 json::object ToJson(const PolicyObservation& p) {
   return {{"present", p.present}, {"uid", p.uid}, {"generation", p.generation}, {"intact", p.intact}};
 }
-json::object ToJson(const PodObservation& p) { return {{"present", p.present}, {"uid", p.uid}}; }
+json::object ToJson(const PodObservation& p) {
+  return {{"present", p.present}, {"uid", p.uid}, {"scheduling_gated", p.scheduling_gated}};
+}
 
 json::object ToJson(const Snapshot& s) {
   const auto& sb = s.sandbox;
@@ -31,6 +33,8 @@ json::object ToJson(const Snapshot& s) {
                        {"should_run", sb.should_run},
                        {"bootstrapping", sb.bootstrapping},
                        {"bootstrap_op", ToString(sb.bootstrap_op)},
+                       {"bootstrap_phase", sb.bootstrap_phase},
+                       {"bootstrap_started_at_ms", Opt(sb.bootstrap_started_at_ms)},
                        {"fence_uid", Opt(sb.fence_uid)},
                        {"fence_generation", Opt(sb.fence_generation)},
                        {"workload_uid", Opt(sb.workload_uid)},
@@ -42,14 +46,16 @@ json::object ToJson(const Snapshot& s) {
           {"supervisor_pod", ToJson(s.supervisor_pod)},
           {"history",
            {{"pending_intent_seq", Opt(s.history.pending_intent_seq)},
-            {"applied_generation", Opt(s.history.applied_generation)}}}};
+            {"applied_generation", Opt(s.history.applied_generation)}}},
+          {"observed_at_ms", s.observed_at_ms}};
 }
 
 json::object ToJson(const Decision& d) {
   return {{"verdict", ToString(d.verdict)},
           {"reason", ToString(d.reason)},
           {"action", ToString(d.action)},
-          {"note", d.note}};
+          {"note", d.note},
+          {"reevaluate_at_ms", Opt(d.reevaluate_at_ms)}};
 }
 
 struct Encoder {
@@ -116,6 +122,12 @@ class Reader {
     if (!v || v->is_null()) return std::nullopt;
     return Int(key);
   }
+  // A field that a later version added: events written before it lack it, so
+  // absence means `fallback`; a field that is present must still be well-formed.
+  template <class T>
+  T Added(const char* key, T (Reader::*read)(const char*), T fallback) {
+    return o_ && o_->contains(key) ? (this->*read)(key) : std::move(fallback);
+  }
   Reader Sub(const char* key) {
     const json::value* v = Field(key);
     if (v && !v->is_object()) Fail(std::string("field '") + key + "' is not an object");
@@ -151,7 +163,9 @@ class Reader {
 PolicyObservation ReadPolicy(Reader r) {
   return {r.Bool("present"), r.Str("uid"), r.Int("generation"), r.Bool("intact")};
 }
-PodObservation ReadPod(Reader r) { return {r.Bool("present"), r.Str("uid")}; }
+PodObservation ReadPod(Reader r) {
+  return {r.Bool("present"), r.Str("uid"), r.Added("scheduling_gated", &Reader::Bool, false)};
+}
 
 Snapshot ReadSnapshot(Reader& r) {
   Snapshot s;
@@ -165,6 +179,9 @@ Snapshot ReadSnapshot(Reader& r) {
   s.sandbox.should_run = sb.Bool("should_run");
   s.sandbox.bootstrapping = sb.Bool("bootstrapping");
   s.sandbox.bootstrap_op = sb.Enum<BootstrapOp>("bootstrap_op", &ParseBootstrapOp);
+  s.sandbox.bootstrap_phase = sb.Added("bootstrap_phase", &Reader::Str, std::string());
+  s.sandbox.bootstrap_started_at_ms =
+      sb.Added("bootstrap_started_at_ms", &Reader::OptInt, std::optional<int64_t>());
   s.sandbox.fence_uid = sb.OptStr("fence_uid");
   s.sandbox.fence_generation = sb.OptInt("fence_generation");
   s.sandbox.workload_uid = sb.OptStr("workload_uid");
@@ -176,6 +193,7 @@ Snapshot ReadSnapshot(Reader& r) {
   Reader h = r.Sub("history");
   s.history.pending_intent_seq = h.OptInt("pending_intent_seq");
   s.history.applied_generation = h.OptInt("applied_generation");
+  s.observed_at_ms = r.Added("observed_at_ms", &Reader::Int, int64_t{0});
   return s;
 }
 
@@ -185,6 +203,7 @@ Decision ReadDecision(Reader& r) {
   d.reason = r.Enum<Reason>("reason", &ParseReason);
   d.action = r.Enum<Action>("action", &ParseAction);
   d.note = r.Str("note");
+  d.reevaluate_at_ms = r.Added("reevaluate_at_ms", &Reader::OptInt, std::optional<int64_t>());
   return d;
 }
 

@@ -119,7 +119,7 @@ json::value IntendedSpec(PolicyRole role, int boundary_port) {
 
 }  // namespace
 
-std::optional<int64_t> ParseFenceGeneration(std::string_view text) {
+std::optional<int64_t> ParseDigits(std::string_view text) {
   if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
@@ -154,6 +154,9 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
   }
   sb.fence_uid = StringField(annotations, kFenceUidAnnotation);
   if (auto g = StringField(annotations, kFenceGenerationAnnotation)) sb.fence_generation = ParseFenceGeneration(*g);
+  sb.bootstrap_phase = StringField(annotations, kBootstrapPhaseAnnotation).value_or("");
+  if (auto t = StringField(annotations, kBootstrapStartedAtAnnotation))
+    sb.bootstrap_started_at_ms = ParseDigits(*t);
   sb.workload_uid = StringField(annotations, kWorkloadUidAnnotation);
   sb.supervisor_uid = StringField(annotations, kSupervisorUidAnnotation);
 
@@ -199,7 +202,10 @@ Result<domain::PodObservation> ParsePod(const json::value* object) {
   if (!object->is_object()) return Status::InvalidArgument("Pod is not a JSON object");
   const json::object* meta = ObjectField(*object, "metadata");
   if (Status s = RequireIdentity(meta, "Pod", false); !s.ok()) return s;
-  return domain::PodObservation{true, *StringField(meta, "uid")};
+  const json::object* spec = ObjectField(*object, "spec");
+  const json::value* gates = spec ? spec->if_contains("schedulingGates") : nullptr;
+  const bool gated = gates && gates->is_array() && !gates->get_array().empty();
+  return domain::PodObservation{true, *StringField(meta, "uid"), gated};
 }
 
 Result<domain::PodObservation> ParsePodJson(std::string_view text) {

@@ -29,6 +29,10 @@ inline constexpr const char* kSupervisorUidAnnotation = "openshell.ai/sandbox-ru
 inline constexpr const char* kBootstrappingAnnotation = "openshell.ai/sandbox-runtime-bootstrapping";
 inline constexpr const char* kBootstrapOperationAnnotation =
     "openshell.ai/sandbox-runtime-bootstrap-operation";
+inline constexpr const char* kBootstrapPhaseAnnotation =
+    "openshell.ai/sandbox-runtime-bootstrap-phase";
+inline constexpr const char* kBootstrapStartedAtAnnotation =
+    "openshell.ai/sandbox-runtime-bootstrap-started-at-ms";
 inline constexpr const char* kPodNameAnnotation = "agents.x-k8s.io/pod-name";
 inline constexpr const char* kSandboxIdLabel = "openshell.ai/sandbox-id";
 
@@ -45,8 +49,13 @@ Result<ParsedSandbox> ParseSandbox(const boost::json::value& object, domain::Api
 Result<ParsedSandbox> ParseSandboxJson(std::string_view json, domain::ApiVersion version);
 
 // "42" -> 42. Anything but plain base-10 digits (sign, spaces, empty,
-// overflow) -> nullopt, which decide() treats as a mismatch.
-std::optional<int64_t> ParseFenceGeneration(std::string_view text);
+// overflow) -> nullopt. Numeric annotations (the fence generation, the
+// bootstrap start in ms) are read this way.
+std::optional<int64_t> ParseDigits(std::string_view text);
+// nullopt is what decide() treats as a mismatch.
+inline std::optional<int64_t> ParseFenceGeneration(std::string_view text) {
+  return ParseDigits(text);
+}
 
 enum class PolicyRole { kWorkload, kSupervisor };
 
@@ -56,6 +65,9 @@ Result<domain::PolicyObservation> ParsePolicy(const boost::json::value* object, 
 Result<domain::PolicyObservation> ParsePolicyJson(std::string_view json, PolicyRole role,
                                                   int boundary_port);
 
+// A present pod's UID, and whether spec.schedulingGates is a non-empty list
+// (anything else, a malformed value included, counts as not gated: gated is
+// what lets row 1a wait instead of suspending).
 Result<domain::PodObservation> ParsePod(const boost::json::value* object);
 Result<domain::PodObservation> ParsePodJson(std::string_view json);
 
