@@ -49,10 +49,15 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Create(const ClusterConfig& config
   if (!transport.ok()) {
     return Status::InvalidArgument(config.source + ": " + transport.status().message());
   }
-  return std::unique_ptr<ApiClient>(new ApiClient(config, std::move(options), std::move(*transport)));
+  return CreateWithTransport(config, std::move(options), std::move(*transport));
 }
 
-ApiClient::ApiClient(ClusterConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport)
+std::unique_ptr<ApiClient> ApiClient::CreateWithTransport(ClusterConfig config, ClientOptions options,
+                                                          std::unique_ptr<Transport> transport) {
+  return std::unique_ptr<ApiClient>(new ApiClient(std::move(config), std::move(options), std::move(transport)));
+}
+
+ApiClient::ApiClient(ClusterConfig config, ClientOptions options, std::unique_ptr<Transport> transport)
     : config_(std::move(config)),
       options_(std::move(options)),
       transport_(std::move(transport)),
@@ -145,7 +150,7 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path, 
     }
     HttpRequest req{method, path, body, content_type, {}};
     if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
-    auto res = transport_->RoundTrip(req);
+    auto res = transport_->RoundTrip(req, options_.request_timeout);
     std::optional<std::chrono::milliseconds> delay;
     if (!res.ok()) {
       Count(method, 0);
@@ -176,8 +181,7 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path, 
   }
 }
 
-std::unique_ptr<HttpTransport::Stream> ApiClient::OpenStream(const std::string& path,
-                                                             HttpTransport::StreamCallbacks callbacks) {
+std::unique_ptr<Transport::Stream> ApiClient::OpenStream(const std::string& path, Transport::StreamCallbacks callbacks) {
   AcquireRateToken();
   HttpRequest req{"GET", path, "", "", {}};
   if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);

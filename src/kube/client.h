@@ -3,7 +3,7 @@
 // the transport), a client-side rate limiter, retries of 429 and 5xx that
 // honour Retry-After and otherwise back off with jitter, and errors decoded
 // from Status objects into typed ApiErrors. Blocking calls, safe from any
-// thread; the I/O underneath is asynchronous (http_transport.h).
+// thread; the wire is a Transport (transport.h): Beast over TCP/TLS, or a fake.
 #pragma once
 
 #include <chrono>
@@ -21,7 +21,8 @@
 #include "common/status.h"
 #include "kube/api_status.h"
 #include "kube/config.h"
-#include "kube/http_transport.h"
+#include "kube/http_transport.h"  // informer.h still names HttpTransport::Stream (= Transport::Stream)
+#include "kube/transport.h"
 
 namespace fk::kube {
 
@@ -52,7 +53,13 @@ struct ApiResponse {
 
 class ApiClient {
  public:
+  // Over HTTP (HttpTransport) to config.server.
   static Result<std::unique_ptr<ApiClient>> Create(const ClusterConfig& config, ClientOptions options = {});
+  // Over the given transport; config supplies the token (or token file) and
+  // the name in messages. options.{connect,stream_idle}_timeout are the
+  // transport's business and unused here.
+  static std::unique_ptr<ApiClient> CreateWithTransport(ClusterConfig config, ClientOptions options,
+                                                        std::unique_ptr<Transport> transport);
   ~ApiClient();
 
   ApiResponse Send(const std::string& method, const std::string& path, const std::string& body = "",
@@ -63,7 +70,7 @@ class ApiClient {
   }
 
   // Opens a streaming GET (a watch) with the same authentication.
-  std::unique_ptr<HttpTransport::Stream> OpenStream(const std::string& path, HttpTransport::StreamCallbacks callbacks);
+  std::unique_ptr<Transport::Stream> OpenStream(const std::string& path, Transport::StreamCallbacks callbacks);
 
   // agents.x-k8s.io: "v1beta1" if served, else "v1alpha1".
   Result<std::string> DiscoverSandboxVersion();
@@ -79,7 +86,7 @@ class ApiClient {
   void ReloadToken();
 
  private:
-  ApiClient(ClusterConfig config, ClientOptions options, std::unique_ptr<HttpTransport> transport);
+  ApiClient(ClusterConfig config, ClientOptions options, std::unique_ptr<Transport> transport);
   std::optional<std::string> Token();
   bool Wait(std::chrono::milliseconds d);
   bool AcquireRateToken();
@@ -88,7 +95,7 @@ class ApiClient {
 
   ClusterConfig config_;
   ClientOptions options_;
-  std::unique_ptr<HttpTransport> transport_;
+  std::unique_ptr<Transport> transport_;
   mutable std::mutex mu_;
   Interrupt stop_;
   std::string token_;

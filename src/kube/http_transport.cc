@@ -23,6 +23,7 @@ using tcp = net::ip::tcp;
 namespace {
 
 constexpr auto kUse = net::use_awaitable;
+using Clock = std::chrono::steady_clock;
 
 // One connection, plain or TLS.
 struct Conn {
@@ -106,7 +107,8 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
   std::mutex streams_mu;
   std::set<std::shared_ptr<StreamState>> streams;
 
-  net::awaitable<void> Connect(std::unique_ptr<Conn>* out, Status* status) {
+  // Connects within connect_timeout, and before `deadline`.
+  net::awaitable<void> Connect(std::unique_ptr<Conn>* out, Status* status, Clock::time_point deadline) {
     auto ex = co_await net::this_coro::executor;
     tcp::resolver resolver(ex);
     boost::system::error_code ec;
@@ -121,7 +123,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     } else {
       conn->plain = std::make_unique<beast::tcp_stream>(ex);
     }
-    conn->lowest().expires_after(config.connect_timeout);
+    conn->lowest().expires_at(std::min(deadline, Clock::now() + config.connect_timeout));
     co_await conn->lowest().async_connect(endpoints, net::redirect_error(kUse, ec));
     if (ec) {
       *status = Status::IOError("cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
@@ -168,9 +170,9 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
 
   template <class Stream>
   net::awaitable<void> Exchange(Stream& stream, Conn& conn, const http::request<http::string_body>& r,
-                                Answer* answer, bool* keep_alive, bool* nothing_received) {
+                                Clock::time_point deadline, Answer* answer, bool* keep_alive, bool* nothing_received) {
     boost::system::error_code ec;
-    conn.lowest().expires_after(config.request_timeout);
+    conn.lowest().expires_at(deadline);
     co_await http::async_write(stream, r, net::redirect_error(kUse, ec));
     if (ec) {
       answer->status = Status::IOError("sending " + FieldString(r.method_string()) + " " + FieldString(r.target()) +
@@ -179,7 +181,6 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     }
     http::response_parser<http::string_body> parser;
     parser.body_limit(config.max_body_bytes);
-    conn.lowest().expires_after(config.request_timeout);
     co_await http::async_read(stream, conn.buffer, parser, net::redirect_error(kUse, ec));
     conn.lowest().expires_never();
     if (ec) {
@@ -201,7 +202,8 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     *keep_alive = res.keep_alive();
   }
 
-  net::awaitable<void> Do(HttpRequest req, Answer* answer) {
+  net::awaitable<void> Do(HttpRequest req, std::chrono::milliseconds timeout, Answer* answer) {
+    const auto deadline = Clock::now() + timeout;
     const auto r = BuildRequest(req);
     for (int attempt = 0; attempt < 2; ++attempt) {
       std::unique_ptr<Conn> conn;
@@ -209,14 +211,14 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
         conn = std::move(idle.back());
         idle.pop_back();
         conn->reused = true;
-        if (std::chrono::steady_clock::now() - conn->idle_since > config.idle_connection_timeout) {
+        if (Clock::now() - conn->idle_since > config.idle_connection_timeout) {
           conn->Close();  // idle too long: the server may have dropped it
           conn.reset();
         }
       }
       if (!conn) {
         Status status;
-        co_await Connect(&conn, &status);
+        co_await Connect(&conn, &status, deadline);
         if (!conn) {
           answer->status = status;
           co_return;
@@ -225,13 +227,13 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       bool keep_alive = false, nothing_received = false;
       *answer = Answer{};
       if (conn->plain) {
-        co_await Exchange(*conn->plain, *conn, r, answer, &keep_alive, &nothing_received);
+        co_await Exchange(*conn->plain, *conn, r, deadline, answer, &keep_alive, &nothing_received);
       } else {
-        co_await Exchange(*conn->tls, *conn, r, answer, &keep_alive, &nothing_received);
+        co_await Exchange(*conn->tls, *conn, r, deadline, answer, &keep_alive, &nothing_received);
       }
       if (answer->status.ok()) {
         if (keep_alive && idle.size() < config.max_idle_connections) {
-          conn->idle_since = std::chrono::steady_clock::now();
+          conn->idle_since = Clock::now();
           idle.push_back(std::move(conn));
         } else {
           conn->Close();
@@ -240,7 +242,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       }
       conn->Close();
       // A kept-alive connection the server closed in the meantime: try once more on a new one.
-      if (!(conn->reused && nothing_received)) co_return;
+      if (!(conn->reused && nothing_received) || Clock::now() >= deadline) co_return;
     }
   }
 
@@ -322,7 +324,7 @@ net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req, std::shared
   } forget{this, state};
   std::unique_ptr<Conn> conn;
   Status status;
-  co_await Connect(&conn, &status);
+  co_await Connect(&conn, &status, Clock::now() + config.connect_timeout);
   if (!conn) {
     state->End(status, std::nullopt);
     co_return;
@@ -437,11 +439,11 @@ HttpTransport::~HttpTransport() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request) {
+Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) {
   std::promise<Answer> done;
   auto future = done.get_future();
   auto answer = std::make_shared<Answer>();
-  net::co_spawn(impl_->io, impl_->Do(request, answer.get()),
+  net::co_spawn(impl_->io, impl_->Do(request, timeout, answer.get()),
                 [answer, &done](std::exception_ptr e) {
                   if (e) answer->status = Status::Internal("HTTP exchange threw");
                   done.set_value(std::move(*answer));
@@ -451,7 +453,7 @@ Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request) {
   return std::move(a.response);
 }
 
-std::unique_ptr<HttpTransport::Stream> HttpTransport::OpenStream(const HttpRequest& request, StreamCallbacks callbacks) {
+std::unique_ptr<Transport::Stream> HttpTransport::OpenStream(const HttpRequest& request, StreamCallbacks callbacks) {
   auto state = std::make_shared<StreamState>();
   state->transport = impl_;
   state->callbacks = std::move(callbacks);

@@ -201,7 +201,7 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
     std::optional<HttpResponse> non_ok;
   };
   auto inbox = std::make_shared<Inbox>();
-  HttpTransport::StreamCallbacks callbacks;
+  Transport::StreamCallbacks callbacks;
   callbacks.on_line = [inbox](std::string_view line) {
     std::lock_guard lock(inbox->mu);
     inbox->lines.emplace_back(line);
@@ -305,7 +305,7 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
       break;
     }
   }
-  std::unique_ptr<HttpTransport::Stream> done;
+  std::unique_ptr<Transport::Stream> done;
   {
     std::lock_guard lock(mu_);
     done = std::move(stream_);

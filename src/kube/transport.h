@@ -1,0 +1,66 @@
+// The seam between the API client and the wire: one HTTP exchange at a time
+// (RoundTrip) and long-lived streaming responses (watches). HttpTransport
+// (http_transport.h) implements it with Beast over TCP/TLS; FakeTransport
+// (fake_transport.h) answers from a function, for unit tests and the
+// deterministic simulation. No Beast or Asio here.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace fk::kube {
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string target;  // path and query, e.g. /api/v1/namespaces/x/pods?limit=5
+  std::string body;
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::optional<int> retry_after_seconds;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Sends the request once and waits for the whole response, at most
+  // `timeout` in all (connecting included). A Status error means no HTTP
+  // answer arrived (connect, TLS, timeout, reset): kIOError. Thread-safe.
+  virtual Result<HttpResponse> RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) = 0;
+
+  // A long-lived streaming response (a watch). While the status is 200 each
+  // complete line of the body goes to on_line; any other status ends the
+  // stream at once with its whole response. on_end runs exactly once; then no
+  // more callbacks come. Destroying the Stream cancels it and waits for on_end.
+  class Stream {
+   public:
+    virtual ~Stream() = default;
+    virtual void Cancel() = 0;  // ends the stream; on_end gets a Cancelled-like status
+  };
+  struct StreamCallbacks {
+    std::function<void(std::string_view line)> on_line;
+    // ok + nullopt: the server ended the stream cleanly; ok + response: a
+    // non-200 answer; error: transport failure.
+    std::function<void(const Status& status, std::optional<HttpResponse> non_ok)> on_end;
+  };
+  virtual std::unique_ptr<Stream> OpenStream(const HttpRequest& request, StreamCallbacks callbacks) = 0;
+
+  // The API server's host name (for TLS and messages).
+  virtual const std::string& host() const = 0;
+};
+
+}  // namespace fk::kube
