@@ -1,16 +1,27 @@
 // The Kubernetes client against the simulator over real sockets: typed
-// errors, retries honouring Retry-After, backoff, TLS, bearer tokens, client
-// certificates, token rotation, discovery, and informers that see every
-// change exactly once through dropped watches, 410s and garbage.
+// errors, retries of reads honouring Retry-After, writes sent once, deadlines,
+// backoff, TLS, bearer tokens, client certificates, token rotation,
+// discovery, and informers that see every change exactly once through
+// dropped watches, 410s and garbage. The transport against a bare socket
+// server, and the client over a FakeTransport.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <condition_variable>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/fake_transport.h"
+#include "kube/http_transport.h"
 #include "kube/informer.h"
 #include "sim/server.h"
 #include "sim/simulator.h"
@@ -134,6 +145,84 @@ TEST_F(ClientTest, ServerErrorsAreRetriedWithGrowingBackoff) {
   ApiResponse exhausted = c.Get(kSandboxes + "/a");
   EXPECT_EQ(exhausted.error.kind, ApiErrorKind::kServerError);
   EXPECT_EQ(sim_->RequestCount("get", "sandboxes"), 4 + 1 + o.max_retries);
+}
+
+// DESIGN §2 "Never resend blindly": a write whose answer is an error may have
+// been applied; the client hands the error to its caller and sends nothing more.
+TEST_F(ClientTest, WritesAreSentOnceWhateverTheError) {
+  StartServer();
+  ApiClient& c = Client();
+  ASSERT_TRUE(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").ok());
+  const std::string patch = R"({"spec":{"operatingMode":"Suspended"}})";
+
+  sim_->AddFault({"patch", "sandboxes", 503, 0, false, "", 1});
+  ApiResponse unavailable = c.MergePatch(kSandboxes + "/a", patch);
+  EXPECT_EQ(unavailable.error.kind, ApiErrorKind::kServerError);
+  EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 1);
+
+  sim_->AddFault({"patch", "sandboxes", 429, 1, false, "", 1});
+  ApiResponse throttled = c.MergePatch(kSandboxes + "/a", patch);
+  EXPECT_EQ(throttled.error.kind, ApiErrorKind::kTooManyRequests);
+  EXPECT_EQ(throttled.error.retry_after_seconds, 1);  // the caller may honour it
+  EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
+
+  sim_->AddFault({"create", "sandboxes", 503, 0, false, "", 1});
+  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("b"), "application/json").error.kind, ApiErrorKind::kServerError);
+  EXPECT_EQ(sim_->RequestCount("create", "sandboxes"), 2);  // "a" above, and "b" once
+
+  sim_->AddFault({"update", "sandboxes", 500, 0, false, "", 1});
+  EXPECT_EQ(c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json").error.kind, ApiErrorKind::kServerError);
+  EXPECT_EQ(sim_->RequestCount("update", "sandboxes"), 1);
+
+  sim_->AddFault({"delete", "sandboxes", 503, 0, false, "", 1});
+  EXPECT_EQ(c.Send("DELETE", kSandboxes + "/a").error.kind, ApiErrorKind::kServerError);
+  EXPECT_EQ(sim_->RequestCount("delete", "sandboxes"), 1);
+
+  EXPECT_TRUE(time_.sleeps().empty());  // no retry was even waited for
+  // The faults are used up: the same patch now lands.
+  EXPECT_TRUE(c.MergePatch(kSandboxes + "/a", patch).ok());
+}
+
+TEST_F(ClientTest, AWriteWithoutAnAnswerIsNotResentButAReadIs) {
+  StartServer();
+  config_.server = "http://127.0.0.1:1";  // nothing listens there
+  ApiClient& c = Client();
+  EXPECT_EQ(c.MergePatch(kSandboxes + "/a", "{}").error.kind, ApiErrorKind::kTransport);
+  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").error.kind, ApiErrorKind::kTransport);
+  EXPECT_EQ(c.Get(kSandboxes).error.kind, ApiErrorKind::kTransport);
+  const auto counts = c.RequestCounts();
+  EXPECT_EQ(counts.at("PATCH 0"), 1);
+  EXPECT_EQ(counts.at("POST 0"), 1);
+  EXPECT_EQ(counts.at("GET 0"), 1 + ClientOptions{}.max_retries);
+}
+
+TEST_F(ClientTest, RetryAfterIsCappedAtAMinute) {
+  StartServer();
+  ApiClient& c = Client();
+  sim_->AddFault({"list", "sandboxes", 429, 3600, false, "", 1});
+  ASSERT_TRUE(c.Get(kSandboxes).ok());
+  EXPECT_EQ(time_.sleeps(), std::vector<std::chrono::milliseconds>{60s});
+}
+
+TEST_F(ClientTest, ADeadlineEndsRetriesWithTheLastError) {
+  StartServer();
+  ClientOptions o;
+  o.initial_backoff = 1s;
+  o.max_retries = 10;
+  ApiClient& c = Client(o);
+  sim_->AddFault({"list", "sandboxes", 503, 0, false, "", -1});
+  const MonoTime start = time_.MonotonicNow();
+  ApiResponse r = c.Get(kSandboxes, {start + 2500ms});
+  EXPECT_EQ(r.error.kind, ApiErrorKind::kServerError);
+  EXPECT_LT(time_.MonotonicNow() - start, 2500ms);  // no wait ended past the deadline
+  // The first wait (1-2 s) ends before it; the second (2-4 s more) would not.
+  EXPECT_EQ(time_.sleeps().size(), 1u);
+  EXPECT_EQ(sim_->RequestCount("list", "sandboxes"), 2);
+  // A deadline already past sends nothing.
+  ApiResponse late = c.Get(kSandboxes, {time_.MonotonicNow()});
+  EXPECT_EQ(late.error.kind, ApiErrorKind::kTransport);
+  EXPECT_NE(late.error.message.find("deadline"), std::string::npos) << late.error.message;
+  EXPECT_EQ(sim_->RequestCount("list", "sandboxes"), 2);
 }
 
 TEST_F(ClientTest, TransportErrorsAreClear) {
@@ -275,6 +364,227 @@ TEST_F(ClientTest, TokenFileIsReReadAfterA401AndPeriodically) {
   ASSERT_TRUE(c.Get("/api").ok());
   EXPECT_EQ(server_->AuthCount("rejected"), 1);
   EXPECT_EQ(server_->AuthCount("token"), 3);
+}
+
+// ---- the client over a FakeTransport ---------------------------------------------
+
+TEST(FakeTransportClient, RecordsEveryRequestAndBoundsItsTimeoutByTheDeadline) {
+  ManualTimeSource time;
+  auto transport = std::make_unique<FakeTransport>([](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.method == "GET") return HttpResponse{200, R"({"kind":"Sandbox"})", "application/json", {}};
+    return HttpResponse{409, R"({"kind":"Status","reason":"Conflict","code":409})", "application/json", {}};
+  });
+  FakeTransport& fake = *transport;
+  ClusterConfig config;
+  config.token = "t0k3n";
+  ClientOptions o;
+  o.time = &time;
+  auto client = ApiClient::CreateWithTransport(config, o, std::move(transport));
+  ASSERT_TRUE(client->Get(kSandboxes + "/a").ok());
+  ApiResponse conflict = client->MergePatch(kSandboxes + "/a", R"({"spec":{}})", {time.MonotonicNow() + 1500ms});
+  EXPECT_EQ(conflict.error.kind, ApiErrorKind::kConflict);
+
+  const auto requests = fake.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].method, "GET");
+  EXPECT_EQ(requests[0].target, kSandboxes + "/a");
+  EXPECT_EQ(requests[0].timeout, o.request_timeout);
+  EXPECT_EQ(requests[1].method, "PATCH");
+  EXPECT_EQ(requests[1].body, R"({"spec":{}})");
+  EXPECT_EQ(requests[1].content_type, "application/merge-patch+json");
+  EXPECT_EQ(requests[1].timeout, 1500ms);
+  EXPECT_EQ(requests[1].headers, (std::vector<std::pair<std::string, std::string>>{{"Authorization", "Bearer t0k3n"}}));
+  EXPECT_EQ(fake.Count("PATCH"), 1);
+  EXPECT_EQ(fake.host(), "fake.invalid");
+
+  // Without a stream handler a watch ends at once, with an error.
+  std::optional<Status> ended;
+  auto stream = client->OpenStream(kSandboxes + "?watch=true", {[](std::string_view) {},
+                                                                [&](const Status& s, std::optional<HttpResponse>) { ended = s; }});
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_FALSE(ended->ok());
+  EXPECT_TRUE(fake.requests().back().stream);
+}
+
+// The one write that goes twice: a 401 means the server refused it before
+// processing it, and a token file may just have rotated.
+TEST(FakeTransportClient, AWriteRefusedWith401IsSentOnceMoreWithTheReReadToken) {
+  testing::TempDir dir;
+  testing::WriteBytes(dir.File("token"), "old\n");
+  ManualTimeSource time;
+  auto transport = std::make_unique<FakeTransport>([&](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.headers.at(0).second != "Bearer new") return HttpResponse{401, R"({"kind":"Status","code":401})", "", {}};
+    return HttpResponse{200, "{}", "application/json", {}};
+  });
+  FakeTransport& fake = *transport;
+  ClusterConfig config;
+  config.token_file = dir.File("token");
+  ClientOptions o;
+  o.time = &time;
+  auto client = ApiClient::CreateWithTransport(config, o, std::move(transport));
+  client->ReloadToken();  // "old"
+  testing::WriteBytes(dir.File("token"), "new\n");
+  EXPECT_TRUE(client->MergePatch(kSandboxes + "/a", "{}").ok());
+  EXPECT_EQ(fake.Count("PATCH"), 2);
+  // A 401 that persists is not sent a third time.
+  testing::WriteBytes(dir.File("token"), "wrong\n");
+  time.Advance(61s);
+  EXPECT_EQ(client->MergePatch(kSandboxes + "/a", "{}").error.kind, ApiErrorKind::kUnauthorized);
+  EXPECT_EQ(fake.Count("PATCH"), 4);
+}
+
+// ---- the transport on a reused connection -----------------------------------------
+
+// A bare HTTP/1.1 server on loopback that answers the first request on each
+// connection (200, kept alive), and then:
+enum class AfterTheAnswer {
+  kReadAndClose,  // reads the next request and closes without answering: a
+                  // server that took a request and died, or an idle timeout racing it
+  kReadAndHang,   // reads the next request and never answers: a hung server
+  kClose,         // closes the idle connection at once
+};
+class OneAnswerPerConnectionServer {
+ public:
+  explicit OneAnswerPerConnectionServer(AfterTheAnswer then = AfterTheAnswer::kReadAndClose) : then_(then) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(listen_fd_, 8) != 0 ||
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "cannot listen on loopback";
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~OneAnswerPerConnectionServer() {
+    stop_ = true;
+    thread_.join();
+    ::close(listen_fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // "METHOD target" of every request received, in order.
+  std::vector<std::string> seen() {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+  int closed() const { return closed_; }
+
+ private:
+  // Waits up to 10 ms for `fd` to be readable; false when stopping.
+  bool Readable(int fd) {
+    while (!stop_) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 10) > 0) return true;
+    }
+    return false;
+  }
+  bool ReadRequest(int fd) {
+    std::string data;
+    size_t header_end;
+    char buf[4096];
+    while ((header_end = data.find("\r\n\r\n")) == std::string::npos) {
+      if (!Readable(fd)) return false;
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) return false;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    size_t length = 0;
+    std::string lower = data.substr(0, header_end);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (auto at = lower.find("content-length:"); at != std::string::npos) length = std::stoul(lower.substr(at + 15));
+    while (data.size() < header_end + 4 + length) {
+      if (!Readable(fd)) return false;
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) return false;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    const size_t sp1 = data.find(' '), sp2 = data.find(' ', sp1 + 1);
+    std::lock_guard lock(mu_);
+    seen_.push_back(data.substr(0, sp1) + " " + data.substr(sp1 + 1, sp2 - sp1 - 1));
+    return true;
+  }
+  void Serve() {
+    while (Readable(listen_fd_)) {
+      const int fd = ::accept(listen_fd_, nullptr, nullptr);
+      if (fd < 0) continue;
+      if (ReadRequest(fd)) {
+        const std::string answer =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+        if (::write(fd, answer.data(), answer.size()) < 0) ADD_FAILURE() << "write failed";
+        if (then_ != AfterTheAnswer::kClose) ReadRequest(fd);  // received, never answered
+        while (then_ == AfterTheAnswer::kReadAndHang && Readable(fd) && ::read(fd, buf_, sizeof buf_) > 0) {
+        }
+      }
+      ::close(fd);
+      ++closed_;
+    }
+  }
+
+  const AfterTheAnswer then_;
+  char buf_[4096];
+  std::atomic<int> closed_{0};
+  int listen_fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> seen_;
+};
+
+std::unique_ptr<HttpTransport> TransportTo(const std::string& url) {
+  TransportConfig config;
+  config.server = url;
+  auto t = HttpTransport::Create(config);
+  EXPECT_TRUE(t.ok());
+  return std::move(*t);
+}
+
+TEST(Transport, AWriteOnAReusedConnectionTheServerClosedIsNotResent) {
+  OneAnswerPerConnectionServer server;
+  auto transport = TransportTo(server.url());
+  ASSERT_TRUE(transport->RoundTrip({"GET", "/api", "", "", {}}, 10s).ok());
+  auto patched = transport->RoundTrip({"PATCH", "/apis/x/a", "{}", "application/merge-patch+json", {}}, 10s);
+  EXPECT_FALSE(patched.ok());  // the server may have applied it: the caller finds out by reading
+  EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "PATCH /apis/x/a"}));
+}
+
+TEST(Transport, AReadOnAReusedConnectionTheServerClosedIsResentOnANewOne) {
+  OneAnswerPerConnectionServer server;
+  auto transport = TransportTo(server.url());
+  ASSERT_TRUE(transport->RoundTrip({"GET", "/api", "", "", {}}, 10s).ok());
+  auto got = transport->RoundTrip({"GET", "/apis/x/a", "", "", {}}, 10s);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->status, 200);
+  EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "GET /apis/x/a", "GET /apis/x/a"}));
+}
+
+TEST(Transport, AnIdleConnectionTheServerClosedIsNotUsedForAWrite) {
+  OneAnswerPerConnectionServer server(AfterTheAnswer::kClose);
+  auto transport = TransportTo(server.url());
+  ASSERT_TRUE(transport->RoundTrip({"GET", "/api", "", "", {}}, 10s).ok());
+  ASSERT_TRUE(Eventually([&] { return server.closed() == 1; }));
+  // Seen closed before sending: the PATCH goes on a new connection, and lands.
+  auto patched = transport->RoundTrip({"PATCH", "/apis/x/a", "{}", "application/merge-patch+json", {}}, 10s);
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+  EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "PATCH /apis/x/a"}));
+}
+
+TEST(Transport, TheTimeoutBoundsTheWholeExchange) {
+  OneAnswerPerConnectionServer server(AfterTheAnswer::kReadAndHang);
+  auto transport = TransportTo(server.url());
+  ASSERT_TRUE(transport->RoundTrip({"GET", "/api", "", "", {}}, 10s).ok());
+  // The server reads the next request and sits on it. The read would be
+  // re-sent on a new connection, but not once its time is up.
+  const auto start = std::chrono::steady_clock::now();
+  auto r = transport->RoundTrip({"GET", "/apis/x/a", "", "", {}}, 300ms);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("reading the answer to GET /apis/x/a failed"), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("timeout"), std::string::npos) << r.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // far below the 30 s default
+  EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "GET /apis/x/a"}));
 }
 
 // ---- informers ------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 #include "common/backoff.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <condition_variable>
 #include <fstream>
@@ -139,24 +140,41 @@ std::map<std::string, int> ApiClient::RequestCounts() const {
   return counts_;
 }
 
+namespace {
+
+ApiError TransportError(std::string message) {
+  return {ApiErrorKind::kTransport, 0, "", std::move(message), std::nullopt};
+}
+
+}  // namespace
+
 ApiResponse ApiClient::Send(const std::string& method, const std::string& path, const std::string& body,
-                            const std::string& content_type) {
+                            const std::string& content_type, const CallOptions& call) {
+  const bool retriable = IsIdempotent(method);  // a write is sent once: never resend blindly
   bool reauthenticated = false;
   ApiResponse out;
+  out.error = TransportError("deadline passed before " + method + " " + path + " was sent");
   for (int attempt = 0;; ++attempt) {
     if (stopping() || !AcquireRateToken()) {
-      out.error = {ApiErrorKind::kTransport, 0, "", "client is stopping", std::nullopt};
+      out = ApiResponse{};
+      out.error = TransportError("client is stopping");
       return out;
+    }
+    auto timeout = options_.request_timeout;
+    if (call.deadline) {
+      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(*call.deadline - options_.time->MonotonicNow());
+      if (remaining.count() <= 0) return out;  // the last error, or that nothing was sent
+      timeout = std::min(timeout, remaining);
     }
     HttpRequest req{method, path, body, content_type, {}};
     if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
-    auto res = transport_->RoundTrip(req, options_.request_timeout);
-    std::optional<std::chrono::milliseconds> delay;
+    auto res = transport_->RoundTrip(req, timeout);
+    bool transient;  // worth retrying, if the method allows it
     if (!res.ok()) {
       Count(method, 0);
       out = ApiResponse{};
-      out.error = {ApiErrorKind::kTransport, 0, "", res.status().message(), std::nullopt};
-      delay = Backoff(attempt);
+      out.error = TransportError(res.status().message());
+      transient = true;
     } else {
       Count(method, res->status);
       out.status = res->status;
@@ -166,18 +184,22 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path, 
       out.error = DecodeStatus(out.status, out.body);
       if (!out.error.retry_after_seconds) out.error.retry_after_seconds = res->retry_after_seconds;
       if (out.status == 401 && !config_.token_file.empty() && !reauthenticated) {
-        reauthenticated = true;  // the projected token may have rotated: re-read it and try again at once
+        // Refused before it was processed, so even a write may go again: the
+        // projected token may have rotated. Re-read it and send at once.
+        reauthenticated = true;
         ReloadToken();
         --attempt;
         continue;
       }
-      if (out.status == 429 || out.status >= 500) {
-        delay = out.error.retry_after_seconds ? std::chrono::seconds(*out.error.retry_after_seconds)
-                                              : Backoff(attempt);
-      }
+      transient = out.status == 429 || out.status >= 500;
     }
-    if (!delay || attempt >= options_.max_retries) return out;
-    if (!Wait(*delay)) return out;
+    if (!retriable || !transient || attempt >= options_.max_retries) return out;
+    const auto delay = out.error.retry_after_seconds
+                           ? std::chrono::milliseconds(std::clamp<std::chrono::seconds>(
+                                 std::chrono::seconds(*out.error.retry_after_seconds), std::chrono::seconds(0), kMaxRetryAfter))
+                           : Backoff(attempt);
+    if (call.deadline && options_.time->MonotonicNow() + delay >= *call.deadline) return out;
+    if (!Wait(delay)) return out;
   }
 }
 

@@ -1,9 +1,11 @@
 // The Kubernetes API client: authentication (static token, token file
 // re-read every minute and right after a 401, client certificates through
-// the transport), a client-side rate limiter, retries of 429 and 5xx that
-// honour Retry-After and otherwise back off with jitter, and errors decoded
-// from Status objects into typed ApiErrors. Blocking calls, safe from any
-// thread; the wire is a Transport (transport.h): Beast over TCP/TLS, or a fake.
+// the transport), a client-side rate limiter, retries of reads on 429, 5xx
+// and transport errors that honour Retry-After (capped at 60 s) and otherwise
+// back off with jitter, per-call deadlines, and errors decoded from Status
+// objects into typed ApiErrors. Writes are sent once (DESIGN §2 "Never resend
+// blindly"). Blocking calls, safe from any thread; the wire is a Transport
+// (transport.h): Beast over TCP/TLS, or a fake.
 #pragma once
 
 #include <chrono>
@@ -44,6 +46,17 @@ struct ClientOptions {
   std::function<void(const std::string& verb, int code)> on_request;
 };
 
+// The longest Retry-After honoured; a server asking for more waits this long.
+inline constexpr std::chrono::seconds kMaxRetryAfter{60};
+
+struct CallOptions {
+  // On the client's TimeSource's monotonic clock. The remaining time bounds
+  // each request's timeout, and no retry wait is started that would end past
+  // it (the last error is returned instead). nullopt: request_timeout per
+  // request, retries as configured.
+  std::optional<MonoTime> deadline;
+};
+
 struct ApiResponse {
   ApiError error;  // kind kNone on success
   int status = 0;
@@ -62,11 +75,17 @@ class ApiClient {
                                                         std::unique_ptr<Transport> transport);
   ~ApiClient();
 
+  // GET (get, list) is retried on 429, 5xx and transport errors, up to
+  // max_retries. Any other method is sent once: a write whose answer is an
+  // error or lost may have been applied, and only the caller can tell (by
+  // reading the object). The one exception, for every method, is a 401 with
+  // a token file: the server refused before processing, so the file is
+  // re-read and the request sent once more.
   ApiResponse Send(const std::string& method, const std::string& path, const std::string& body = "",
-                   const std::string& content_type = "");
-  ApiResponse Get(const std::string& path) { return Send("GET", path); }
-  ApiResponse MergePatch(const std::string& path, const std::string& body) {
-    return Send("PATCH", path, body, "application/merge-patch+json");
+                   const std::string& content_type = "", const CallOptions& call = {});
+  ApiResponse Get(const std::string& path, const CallOptions& call = {}) { return Send("GET", path, "", "", call); }
+  ApiResponse MergePatch(const std::string& path, const std::string& body, const CallOptions& call = {}) {
+    return Send("PATCH", path, body, "application/merge-patch+json", call);
   }
 
   // Opens a streaming GET (a watch) with the same authentication.

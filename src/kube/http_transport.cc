@@ -7,11 +7,14 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cerrno>
 #include <condition_variable>
 #include <future>
 #include <mutex>
 #include <set>
 #include <thread>
+
+#include <sys/socket.h>
 
 namespace fk::kube {
 namespace net = boost::asio;
@@ -34,6 +37,15 @@ struct Conn {
   std::chrono::steady_clock::time_point idle_since;
 
   beast::tcp_stream& lowest() { return plain ? *plain : beast::get_lowest_layer(*tls); }
+  // An idle connection is still usable when the server has neither closed it
+  // nor sent anything on it (a TLS close_notify counts as something). Checked
+  // before reuse, so a write rarely meets a connection the server closed.
+  bool StillOpen() {
+    if (buffer.size() > 0) return false;
+    char c;
+    const ssize_t n = ::recv(lowest().socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
   void Close() {
     boost::system::error_code ec;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -211,8 +223,8 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
         conn = std::move(idle.back());
         idle.pop_back();
         conn->reused = true;
-        if (Clock::now() - conn->idle_since > config.idle_connection_timeout) {
-          conn->Close();  // idle too long: the server may have dropped it
+        if (Clock::now() - conn->idle_since > config.idle_connection_timeout || !conn->StillOpen()) {
+          conn->Close();  // idle too long (the server may have dropped it), or closed by the server
           conn.reset();
         }
       }
@@ -241,8 +253,11 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
         co_return;
       }
       conn->Close();
-      // A kept-alive connection the server closed in the meantime: try once more on a new one.
-      if (!(conn->reused && nothing_received) || Clock::now() >= deadline) co_return;
+      // A kept-alive connection the server closed in the meantime: try once
+      // more on a new one, but only a read. A write may have reached the
+      // server and been applied before it closed; its caller resolves that
+      // (DESIGN §2 "Never resend blindly").
+      if (!(conn->reused && nothing_received && IsIdempotent(req.method)) || Clock::now() >= deadline) co_return;
     }
   }
 

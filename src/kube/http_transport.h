@@ -41,7 +41,8 @@ class HttpTransport final : public Transport {
 
   // `timeout` bounds the whole exchange (and config.connect_timeout the
   // connect within it). A request on a reused keep-alive connection that the
-  // server closed without answering is sent again on a new connection.
+  // server closed without answering is sent again on a new connection only if
+  // it is idempotent (GET, HEAD); a write gets the error.
   Result<HttpResponse> RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) override;
 
   // Streams deliver their lines and on_end on the io thread.

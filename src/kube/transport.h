@@ -33,6 +33,11 @@ struct HttpResponse {
   std::optional<int> retry_after_seconds;
 };
 
+// Whether sending `method` twice has the effect of sending it once. Only
+// these may be re-sent by a transport or retried by the client: a write whose
+// answer was lost may have been applied (DESIGN §2 "Never resend blindly").
+inline bool IsIdempotent(std::string_view method) { return method == "GET" || method == "HEAD"; }
+
 class Transport {
  public:
   virtual ~Transport() = default;
