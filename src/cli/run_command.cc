@@ -228,17 +228,18 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     }
   } else {
     reconciler::LeaderOptions lo;
-    lo.identity = Hostname() + "_" + std::to_string(getpid());
+    lo.identity = reconciler::LeaderIdentity(Hostname());
     lo.ns = o.leader_election_namespace.value_or((*config).default_namespace);
     lo.lease_duration = *lease;
     lo.renew_deadline = *renew;
     lo.retry_period = *retry;
     reconciler::LeaderElector elector(**client, lo, &**journal);
-    elector.Run(
-        [&] {
+    const reconciler::LeaderExit exit = elector.Run(
+        [&]() -> Status {
           leading = true;
           metrics.Leader(true);
-          if (Status s = start_controller(); !s.ok() && !stop.stopped()) spdlog::error("{}", s.ToString());
+          Status s = start_controller();
+          return s.ok() || stop.stopped() ? Status::Ok() : s;  // a stop during start is no failure
         },
         [&] {
           leading = false;
@@ -246,6 +247,14 @@ int RunRun(const RunOptions& o, std::ostream& err) {
           stop_controller();  // losing the lease stops all writes at once
         },
         [&] { return stop.stopped(); }, [&](std::chrono::milliseconds d) { return !stop.Wait(d); });
+    if (exit == reconciler::LeaderExit::kLost) {
+      spdlog::error("lost the lease {}/{}: no renewal succeeded within the renew deadline; exiting to start afresh",
+                    lo.ns, lo.name);
+      code = 1;
+    } else if (exit == reconciler::LeaderExit::kStartFailed) {
+      spdlog::error("could not start leading; released the lease {}/{}; exiting", lo.ns, lo.name);
+      code = 1;
+    }
   }
   stop_controller();
   if (http_server) http_server->Stop();

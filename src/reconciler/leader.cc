@@ -2,18 +2,72 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <array>
 #include <boost/json.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <random>
 
 #include "kube/json_fields.h"
 
 namespace fk::reconciler {
 namespace json = boost::json;
 
+namespace {
+
+constexpr MonoTime::rep kNoFence = std::numeric_limits<MonoTime::rep>::min();
+
+std::array<unsigned char, 16> RandomBytes() {
+  std::array<unsigned char, 16> b{};
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  if (!urandom.read(reinterpret_cast<char*>(b.data()), b.size())) {
+    std::random_device rd;
+    for (auto& c : b) c = static_cast<unsigned char>(rd());
+  }
+  return b;
+}
+
+}  // namespace
+
+std::string LeaderIdentity(const std::string& hostname) {
+  auto b = RandomBytes();
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // variant 10xx (RFC 4122)
+  char uuid[37];
+  std::snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return hostname + "_" + uuid;
+}
+
+const char* ToString(LeaderExit e) {
+  switch (e) {
+    case LeaderExit::kStopped:
+      return "stopped";
+    case LeaderExit::kLost:
+      return "lost";
+    case LeaderExit::kStartFailed:
+      return "start-failed";
+  }
+  return "?";
+}
+
 LeaderElector::LeaderElector(kube::ApiClient& client, LeaderOptions options, journal::Journal* journal)
     : client_(client),
       options_(std::move(options)),
       journal_(journal),
-      time_(options_.time ? *options_.time : RealTimeSource::Instance()) {}
+      time_(options_.time ? *options_.time : RealTimeSource::Instance()),
+      fence_until_(kNoFence) {}
+
+MonoTime::duration LeaderElector::FenceRemaining() const {
+  const MonoTime::rep until = fence_until_.load();
+  if (until == kNoFence) return MonoTime::duration::zero();
+  return MonoTime(MonoTime::duration(until)) - time_.MonotonicNow();
+}
+
+bool LeaderElector::MayWrite() const { return FenceRemaining() > MonoTime::duration::zero(); }
 
 void LeaderElector::Journal(const std::string& state) {
   spdlog::info("leader election: {} lease {}/{} as {}", state, options_.ns, options_.name, options_.identity);
@@ -26,10 +80,15 @@ void LeaderElector::Journal(const std::string& state) {
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
+  const MonoTime started = time_.MonotonicNow();
+  // Renewing: what remains of the renew deadline; acquiring: one retry period.
+  const auto fence = FenceRemaining();
+  const kube::CallOptions call{started + (fence > MonoTime::duration::zero() ? fence : MonoTime::duration(options_.retry_period))};
+  auto confirm = [&] { fence_until_.store((started + options_.renew_deadline).time_since_epoch().count()); };
   const std::string path = kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
   const std::string now = FormatMicroTime(time_.Now());
   const int64_t duration_s = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
-  kube::ApiResponse got = client_.Get(path);
+  kube::ApiResponse got = client_.Get(path, call);
   if (got.error.kind == kube::ApiErrorKind::kNotFound) {
     json::object lease{{"apiVersion", "coordination.k8s.io/v1"},
                        {"kind", "Lease"},
@@ -41,10 +100,11 @@ bool LeaderElector::TryAcquireOrRenew() {
                          {"renewTime", now},
                          {"leaseTransitions", 0}}}};
     kube::ApiResponse created = client_.Send("POST", kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns),
-                                             json::serialize(lease), "application/json");
+                                             json::serialize(lease), "application/json", call);
     if (created.ok()) {
       observed_record_ = json::serialize(lease["spec"]);
       observed_at_ = time_.MonotonicNow();
+      confirm();
     }
     return created.ok();
   }
@@ -63,9 +123,9 @@ bool LeaderElector::TryAcquireOrRenew() {
   const std::string holder = kube::StringField(&spec, "holderIdentity").value_or("");
   int64_t held_for_s = duration_s;
   if (const json::value* d = spec.if_contains("leaseDurationSeconds"); d && d->is_int64()) held_for_s = d->as_int64();
-  if (!holder.empty() && holder != options_.identity &&
-      observed_at_ + std::chrono::seconds(held_for_s) > time_.MonotonicNow()) {
-    return false;  // someone else holds a valid lease
+  if (!holder.empty() && holder != options_.identity) {
+    fence_until_.store(kNoFence);  // someone else holds it now: whatever we held is gone
+    if (observed_at_ + std::chrono::seconds(held_for_s) > time_.MonotonicNow()) return false;  // and validly
   }
   int64_t transitions = 0;
   if (const json::value* t = spec.if_contains("leaseTransitions"); t && t->is_int64()) transitions = t->as_int64();
@@ -76,16 +136,20 @@ bool LeaderElector::TryAcquireOrRenew() {
   spec["holderIdentity"] = options_.identity;
   spec["leaseDurationSeconds"] = duration_s;
   spec["renewTime"] = now;
-  kube::ApiResponse updated = client_.Send("PUT", path, json::serialize(lease), "application/json");  // carries metadata.resourceVersion
+  // Carries metadata.resourceVersion: of two candidates, one wins.
+  kube::ApiResponse updated = client_.Send("PUT", path, json::serialize(lease), "application/json", call);
   if (!updated.ok()) return false;
   observed_record_ = json::serialize(spec);
   observed_at_ = time_.MonotonicNow();
+  confirm();
   return true;
 }
 
 void LeaderElector::Release() {
+  fence_until_.store(kNoFence);  // no writes from here on, whatever the API server says
+  const kube::CallOptions call{time_.MonotonicNow() + options_.retry_period};
   const std::string path = kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
-  kube::ApiResponse got = client_.Get(path);
+  kube::ApiResponse got = client_.Get(path, call);
   if (!got.ok()) return;
   boost::system::error_code ec;
   json::value lease = json::parse(got.body, ec);
@@ -97,38 +161,44 @@ void LeaderElector::Release() {
   spec.as_object()["leaseDurationSeconds"] = 1;
   spec.as_object()["renewTime"] = now;
   spec.as_object()["acquireTime"] = now;
-  client_.Send("PUT", path, json::serialize(lease), "application/json");
+  client_.Send("PUT", path, json::serialize(lease), "application/json", call);
 }
 
-void LeaderElector::Run(const std::function<void()>& on_started, const std::function<void()>& on_stopped,
-                        const std::function<bool()>& should_stop,
-                        const std::function<bool(std::chrono::milliseconds)>& wait) {
-  while (!should_stop()) {
-    // Acquire.
-    while (!TryAcquireOrRenew()) {
-      if (!wait(options_.retry_period)) return;
+LeaderExit LeaderElector::StopLeading(const std::function<void()>& on_stopped, LeaderExit why) {
+  if (why == LeaderExit::kLost) fence_until_.store(kNoFence);
+  on_stopped();
+  if (why == LeaderExit::kLost) {
+    Journal("lost");
+    return why;
+  }
+  Release();
+  Journal("released");
+  return why;
+}
+
+LeaderExit LeaderElector::Run(const std::function<Status()>& on_started, const std::function<void()>& on_stopped,
+                              const std::function<bool()>& should_stop,
+                              const std::function<bool(std::chrono::milliseconds)>& wait) {
+  for (;;) {
+    if (should_stop()) return LeaderExit::kStopped;
+    if (TryAcquireOrRenew()) break;
+    if (!wait(options_.retry_period)) return LeaderExit::kStopped;
+  }
+  Journal("acquired");
+  if (Status s = on_started(); !s.ok()) {
+    spdlog::error("leader election: could not start leading: {}", s.ToString());
+    return StopLeading(on_stopped, LeaderExit::kStartFailed);
+  }
+  // Renew every retry period, and wake when the fence would lapse: no
+  // renewal then succeeded within the renew deadline, and leadership is lost.
+  for (;;) {
+    const auto remaining = FenceRemaining();
+    if (remaining <= MonoTime::duration::zero()) return StopLeading(on_stopped, LeaderExit::kLost);
+    if (should_stop()) return StopLeading(on_stopped, LeaderExit::kStopped);
+    if (!wait(std::min(options_.retry_period, std::chrono::ceil<std::chrono::milliseconds>(remaining)))) {
+      return StopLeading(on_stopped, LeaderExit::kStopped);
     }
-    Journal("acquired");
-    on_started();
-    // Renew every retry period; give up when no renewal succeeds within the renew deadline.
-    auto last_renew = time_.MonotonicNow();
-    bool lost = false;
-    while (wait(options_.retry_period)) {
-      if (TryAcquireOrRenew()) {
-        last_renew = time_.MonotonicNow();
-      } else if (time_.MonotonicNow() - last_renew > options_.renew_deadline) {
-        lost = true;
-        break;
-      }
-    }
-    on_stopped();
-    if (lost) {
-      Journal("lost");
-      continue;
-    }
-    Release();
-    Journal("released");
-    return;
+    if (MayWrite()) TryAcquireOrRenew();
   }
 }
 

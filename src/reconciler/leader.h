@@ -4,46 +4,85 @@
 // for leaseDurationSeconds as measured on our own clock since we last saw it
 // change; updates carry metadata.resourceVersion, so two candidates cannot
 // both win. Leadership changes are journaled.
+//
+// The write fence (DESIGN §2 "Leadership fencing"): MayWrite() holds only
+// while the start of the last successful acquire or renew request plus the
+// renew deadline lies in the future. Counting from the request's start, not
+// its answer, keeps the fence inside the lease another candidate sees: it
+// waits lease_duration (> renew_deadline) from when it saw our last renewal,
+// which is after we started it. Every lease request is bounded by what
+// remains of the renew deadline, so a hung API server cannot stretch it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
-#include <optional>
 #include <string>
 
+#include "common/clock.h"
+#include "common/status.h"
 #include "journal/journal.h"
 #include "kube/client.h"
 
 namespace fk::reconciler {
 
+// "<hostname>_<random UUID v4>": unique per process even where every process
+// is PID 1 (containers) and a restarted pod keeps its host name.
+std::string LeaderIdentity(const std::string& hostname);
+
 struct LeaderOptions {
   std::string name = "fencekeeper";
   std::string ns = "default";
-  std::string identity;
+  std::string identity;  // LeaderIdentity(hostname)
   std::chrono::milliseconds lease_duration{15000};
   std::chrono::milliseconds renew_deadline{10000};
   std::chrono::milliseconds retry_period{2000};
   TimeSource* time = nullptr;  // the real clock by default
 };
 
+// Why Run returned.
+enum class LeaderExit {
+  kStopped,      // should_stop (or wait said stop): work stopped, lease released if held
+  kLost,         // no renewal succeeded within the renew deadline: work stopped; exit and start afresh
+  kStartFailed,  // on_started failed: work stopped, lease released
+};
+
+const char* ToString(LeaderExit e);
+
 class LeaderElector {
  public:
   // `journal` may be null; otherwise it is written only while no controller runs.
   LeaderElector(kube::ApiClient& client, LeaderOptions options, journal::Journal* journal);
 
-  // Until should_stop(): acquire the lease, call on_started, renew it; if it
-  // is lost, call on_stopped at once and go back to acquiring. On stop while
-  // leading: on_stopped, then release the lease. `wait(d)` sleeps up to d and
-  // returns false when stopping.
-  void Run(const std::function<void()>& on_started, const std::function<void()>& on_stopped,
-           const std::function<bool()>& should_stop, const std::function<bool(std::chrono::milliseconds)>& wait);
+  // Acquires the lease (trying every retry period until should_stop), calls
+  // on_started, and renews every retry period until should_stop or the fence
+  // lapses. on_started must return quickly: it starts the work
+  // asynchronously; an error from it ends leadership (kStartFailed). The
+  // renew deadline counts from the acquisition, not from on_started's return.
+  // on_stopped runs whenever leadership ends after on_started was called,
+  // before Run returns (and before the lease is released). Never re-acquires
+  // after a loss: the caller exits and a fresh process competes again.
+  // `wait(d)` sleeps up to d and returns false when stopping.
+  LeaderExit Run(const std::function<Status()>& on_started, const std::function<void()>& on_stopped,
+                 const std::function<bool()>& should_stop,
+                 const std::function<bool(std::chrono::milliseconds)>& wait);
 
-  // One acquire-or-renew attempt; true if we hold the lease afterwards.
+  // One acquire-or-renew attempt; true if we hold the lease afterwards. Its
+  // requests are bounded by what remains of the renew deadline while the
+  // fence holds, else by one retry period.
   bool TryAcquireOrRenew();
+  // Gives the lease up (holder cleared) if we hold it; closes the fence first.
   void Release();
+
+  // Whether writes are allowed now: the write fence. Thread-safe.
+  bool MayWrite() const;
+  const std::string& identity() const { return options_.identity; }
 
  private:
   void Journal(const std::string& state);
+  // How long the fence still holds (<= 0: it does not).
+  MonoTime::duration FenceRemaining() const;
+  LeaderExit StopLeading(const std::function<void()>& on_stopped, LeaderExit why);
 
   kube::ApiClient& client_;
   LeaderOptions options_;
@@ -51,6 +90,9 @@ class LeaderElector {
   std::string observed_record_;
   MonoTime observed_at_{};
   TimeSource& time_;
+  // The fence's end on time_'s monotonic clock (ticks since its epoch); the
+  // minimum before the first success and after a release or a loss.
+  std::atomic<MonoTime::rep> fence_until_;
 };
 
 }  // namespace fk::reconciler
