@@ -18,8 +18,9 @@ namespace fk::testing {
 
 class TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "fk-test-XXXXXX").string();
+  explicit TempDir(const std::filesystem::path& parent = std::filesystem::temp_directory_path()) {
+    std::string tmpl = (parent / "fk-test-XXXXXX").string();
+    if (!std::filesystem::is_directory(parent)) tmpl = (std::filesystem::temp_directory_path() / "fk-test-XXXXXX").string();
     path_ = mkdtemp(tmpl.data());
   }
   ~TempDir() {

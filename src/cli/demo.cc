@@ -48,7 +48,6 @@ Status RunReconciler(const std::string& server, const std::string& journal_path,
   o.instance = "fencekeeper-demo";
   o.informer.initial_backoff = std::chrono::milliseconds(50);
   reconciler::Controller controller(**client, **journal, o);
-  if (Status s = controller.ResolvePendingIntents(); !s.ok()) return s;
   const int64_t rows_before = (*journal)->state().last_seq;
   controller.Start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -199,7 +199,6 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     if (!term_client.ok()) return term_client.status();
     t.client = std::move(*term_client);
     t.controller = std::make_unique<reconciler::Controller>(*t.client, **journal, copt, &metrics);
-    if (Status s = t.controller->ResolvePendingIntents(); !s.ok()) return s;
     t.controller->Start();
     std::lock_guard lock(controller_mu);
     term = std::move(t);
@@ -234,6 +233,7 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     lo.renew_deadline = *renew;
     lo.retry_period = *retry;
     reconciler::LeaderElector elector(**client, lo, &**journal);
+    copt.may_write = [&elector] { return elector.MayWrite(); };  // no PATCH once the fence lapses
     const reconciler::LeaderExit exit = elector.Run(
         [&]() -> Status {
           leading = true;

@@ -195,6 +195,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
     }
   }
   std::unique_ptr<Journal> journal(new Journal(path, std::move(impl)));
+  journal->refuse_writes_ = options.refuse_writes;
   try {
     journal->schema_version_ = journal->impl_->db.execAndGet("PRAGMA user_version").getInt();
   } catch (const SQLite::Exception& e) {
@@ -270,6 +271,7 @@ Status Journal::LoadState() {
 
 Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   if (events.empty()) return events;
+  if (refuse_writes_ && refuse_writes_()) return Status::IOError(path_ + ": write refused (injected fault)");
   // Fold into a scratch state holding only the records these events touch,
   // write those to the projections, and merge into state_ only after COMMIT:
   // a failed append leaves state_ exactly as it was, at O(events) cost.

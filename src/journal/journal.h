@@ -32,6 +32,10 @@ struct OpenOptions {
   // Caps the file at this many pages (PRAGMA max_page_count); 0 = no cap.
   // Appends past the cap fail like a full disk, which is how tests make one.
   int64_t max_page_count = 0;
+  // Fault injection (the deterministic simulation): consulted before every
+  // append; returning true makes that append fail as an I/O error would,
+  // changing nothing.
+  std::function<bool()> refuse_writes;
 };
 
 // What a file on disk is, found without changing a byte of it.
@@ -90,6 +94,7 @@ class Journal {
 
   std::string path_;
   std::unique_ptr<Impl> impl_;
+  std::function<bool()> refuse_writes_;
   int schema_version_ = 0;
   domain::JournalState state_;
 };

@@ -1,28 +1,30 @@
-// The reconciler (DESIGN §3): informers for sandboxes, the namespace fences
-// and the boundary pods feed a work queue of sandbox keys; one worker
-// observes a key from the caches and the journal, calls decide(), records the
-// evaluation (and, for a suspend, the intent) in one durable journal
-// transaction, sends the conditional suspend PATCH, and records its outcome.
-// A periodic resync re-enqueues every cached sandbox without any API call.
+// The controller (DESIGN §3, after controller-runtime and kube-runtime): the
+// caches' change handlers and a periodic resync feed a work queue of sandbox
+// keys; a worker takes one key at a time (processNextWorkItem) and hands it to
+// the SandboxReconciler, then requeues it as the reconciler asks (done,
+// retry with per-key backoff, or after a delay, e.g. when an admitting
+// window ends). At start every key with a pending intent is queued, so
+// intents left by a crash are settled without holding up other sandboxes.
 // In steady state it sends nothing but its watches and appends nothing.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "common/status.h"
+#include "common/clock.h"
 #include "journal/journal.h"
 #include "kube/client.h"
-#include "kube/informer.h"
+#include "reconciler/cluster_cache.h"
+#include "reconciler/event_recorder.h"
 #include "reconciler/metrics.h"
+#include "reconciler/sandbox_reconciler.h"
 #include "reconciler/work_queue.h"
 
 namespace fk::reconciler {
@@ -39,82 +41,82 @@ struct ControllerOptions {
   std::chrono::milliseconds retry_base{50};
   std::chrono::milliseconds retry_max{60000};
   TimeSource* time = nullptr;  // the real clock by default
+  // The leadership fence (LeaderElector::MayWrite); null: always allowed.
+  std::function<bool()> may_write;
 };
 
-struct ControllerStats {
+// What the reconciler counted, plus the loop's own counters.
+struct ControllerStats : ReconcilerStats {
   int resync_passes = 0;
-  int reconciles = 0;
-  int patches = 0;       // suspend PATCHes sent
-  int warnings = 0;      // fail-closed warnings logged (one per applied transition)
-  int applied = 0;
-  int conflicts = 0;
-  int failures = 0;
   int events_created = 0;
-  int events_failed = 0;
-  int journal_errors = 0;
-  int resolved_intents = 0;
+  int events_failed = 0;  // given up or dropped
 };
 
 class Controller {
  public:
+  // Watches the cluster through informers of its own; Events in the background.
   Controller(kube::ApiClient& client, journal::Journal& journal, ControllerOptions options,
              Metrics* metrics = nullptr);
+  // Over a cache someone else feeds through the On* handlers (the
+  // simulation); `events` may be null.
+  Controller(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal, ControllerOptions options,
+             Metrics* metrics, EventSink* events);
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
 
-  // Resolves every intent the journal holds without an outcome by reading
-  // the object again. Run before Start; retries until done or Stop.
-  Status ResolvePendingIntents();
+  // Queues the pending intents' keys, starts the informers (if its own), the
+  // worker and the resync loop.
   void Start();
-  // Stops the worker after its current step, then the informers. Idempotent.
-  // It also stops `client` (interrupting retries in flight), so every
-  // controller gets a client of its own.
+  // Stops the worker after its current step, then the informers and Events.
+  // Idempotent. It also stops `client` (interrupting calls in flight), so
+  // every controller gets a client of its own.
   void Stop();
 
+  // Change handlers: what the caches call.
+  void OnChange(CacheKind kind, const std::string& ns, const std::string& name);
+  void EnqueueAll();              // a resync pass, from the caches: no API request
+  void EnqueuePendingIntents();   // every key the journal holds an unsettled intent for
+  // controller-runtime's processNextWorkItem: takes one key (waiting for one
+  // if `block`), reconciles it, requeues it as asked. False when no key was
+  // due (non-blocking) or the queue is shut down.
+  bool ProcessNextWorkItem(bool block);
+  WorkQueue& queue() { return queue_; }
+
   bool Synced() const;
-  bool JournalWritable() const { return journal_ok_.load(); }
+  bool JournalWritable() const { return reconciler_.JournalWritable(); }
   ControllerStats stats() const;
   std::map<std::string, int> VerdictCounts() const;
-  const std::vector<std::unique_ptr<kube::Informer>>& informers() const { return informers_; }
+  // The informers (empty over an external cache), for their metrics.
+  const std::vector<std::unique_ptr<kube::Informer>>& informers() const;
 
  private:
-  enum class Step { kDone, kRetry };
   void Worker();
   void Resyncer();
-  Step Reconcile(const std::string& key);
-  Step Evaluate(const std::string& ns, const std::string& name, kube::ObjectPtr sandbox, int depth);
   void EnqueueNamespace(const std::string& ns);
-  void OnPod(const kube::Change& c);
-  kube::ObjectPtr FindInformerObject(int kind, const std::string& ns, const std::string& name) const;
-  std::vector<kube::ObjectPtr> SandboxesIn(const std::string& ns) const;
-  void CreateEvent(const domain::SandboxObservation& sb, const domain::Decision& d, int64_t seq);
-  Result<journal::Journal::Recorded> RecordTimed(const domain::Evaluation& eval);
-  Result<int64_t> OutcomeTimed(int64_t seq, const domain::SuspendOutcome& outcome);
+  void OnPod(const std::string& ns, const std::string& name);
+  std::string VerdictOf(const std::string& ns, const std::string& name) const;
   void UpdateVerdicts();  // a full recount, once at start
   bool Stopping() const;
 
+  std::unique_ptr<InformerCache> own_cache_;
+  const ClusterCache& cache_;
   kube::ApiClient& client_;
   journal::Journal& journal_;
   ControllerOptions options_;
   Metrics* metrics_;
   TimeSource& time_;
+  std::unique_ptr<EventRecorder> own_events_;
+  EventSink* events_;
+  SandboxReconciler reconciler_;
   WorkQueue queue_;
-  // informers_ holds, per watched namespace (or one for all), a sandbox,
-  // a networkpolicy and a pod informer: index = 3 * namespace_index + kind.
-  std::vector<std::unique_ptr<kube::Informer>> informers_;
   std::thread worker_, resyncer_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  Interrupt stop_;
   bool stopping_ = false;
   bool started_ = false;
-  std::atomic<bool> journal_ok_{true};
-  ControllerStats stats_;
+  int resync_passes_ = 0;
   std::map<std::string, int> verdicts_;
 };
-
-// The suspend PATCH body of DESIGN §2 (contract).
-std::string SuspendPatchBody(const std::string& api_version, const std::string& resource_version,
-                             const std::string& reason, int64_t journal_seq);
 
 }  // namespace fk::reconciler

@@ -1,0 +1,122 @@
+#include "reconciler/event_recorder.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+#include <cstdio>
+
+namespace fk::reconciler {
+namespace json = boost::json;
+
+std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now, uint64_t unique) {
+  // Event names must be unique per namespace: the sandbox name plus a
+  // time-and-sequence suffix, as client-go's recorder does.
+  char suffix[40];
+  std::snprintf(suffix, sizeof suffix, "%llx%llx",
+                static_cast<unsigned long long>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()),
+                static_cast<unsigned long long>(unique));
+  std::string note = e.reason + ": " + e.note + " (journal seq " + std::to_string(e.seq) + ")";
+  if (note.size() > 1024) note = note.substr(0, 1021) + "...";
+  json::object event{
+      {"apiVersion", "events.k8s.io/v1"},
+      {"kind", "Event"},
+      {"metadata", {{"name", e.name + "." + suffix}, {"namespace", e.ns}}},
+      {"eventTime", FormatMicroTime(now)},
+      {"type", "Warning"},
+      {"reason", "FailClosedSuspended"},
+      {"action", "Suspend"},
+      {"reportingController", "openshell.ai/fencekeeper"},
+      {"reportingInstance", instance},
+      {"regarding",
+       {{"apiVersion", "agents.x-k8s.io/" + e.api_version},
+        {"kind", "Sandbox"},
+        {"namespace", e.ns},
+        {"name", e.name},
+        {"uid", e.uid}}},
+      {"note", note}};
+  return json::serialize(event);
+}
+
+EventRecorder::EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time, bool own_thread,
+                             size_t capacity)
+    : client_(client), instance_(std::move(instance)), time_(time), capacity_(capacity) {
+  if (own_thread) thread_ = std::thread([this] { Run(); });
+}
+
+EventRecorder::~EventRecorder() { Stop(); }
+
+void EventRecorder::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void EventRecorder::Publish(FailClosedEvent event) {
+  std::lock_guard lock(mu_);
+  if (stopping_ || queue_.size() >= capacity_) {
+    ++stats_.dropped;
+    spdlog::info("Event for {}/{} dropped: the Event queue is full", event.ns, event.name);
+    return;
+  }
+  queue_.push_back(std::move(event));
+  cv_.notify_one();
+}
+
+EventStats EventRecorder::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void EventRecorder::SendQueued() {
+  for (;;) {
+    FailClosedEvent e;
+    {
+      std::lock_guard lock(mu_);
+      if (queue_.empty()) return;
+      e = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Send(e);
+  }
+}
+
+void EventRecorder::Run() {
+  for (;;) {
+    FailClosedEvent e;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;  // what is still queued is dropped: an Event is a courtesy
+      e = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Send(e);
+  }
+}
+
+void EventRecorder::Send(const FailClosedEvent& e) {
+  const std::string path = kube::ResourcePath("events.k8s.io", "v1", "events", e.ns);
+  kube::ApiResponse r;
+  for (int attempt = 0; attempt < 2; ++attempt) {  // one attempt and at most one retry
+    uint64_t unique;
+    {
+      std::lock_guard lock(mu_);
+      unique = ++sequence_;
+    }
+    r = client_.Send("POST", path, EventJson(e, instance_, time_.Now(), unique), "application/json");
+    if (r.ok() || r.error.kind == kube::ApiErrorKind::kAlreadyExists) break;
+  }
+  std::lock_guard lock(mu_);
+  if (r.ok()) {
+    ++stats_.created;
+  } else {
+    ++stats_.failed;
+    spdlog::info("could not create the Event for {}/{}: {}", e.ns, e.name, r.error.ToString());
+  }
+}
+
+}  // namespace fk::reconciler

@@ -1,0 +1,71 @@
+// Kubernetes Events for fail-closed transitions, off the transition path
+// (DESIGN "Events"): a suspension never waits for the Events endpoint. Each
+// Event gets one attempt and at most one retry; the queue is bounded and a
+// full queue drops (and counts) rather than grows.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "kube/client.h"
+
+namespace fk::reconciler {
+
+struct FailClosedEvent {
+  std::string ns, name, uid;
+  std::string api_version;  // the Sandbox API version, e.g. v1beta1
+  std::string reason;       // fail-closed reason, e.g. fence-stale
+  std::string note;         // why, for people
+  int64_t seq = 0;          // the intent's journal seq
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void Publish(FailClosedEvent event) = 0;
+};
+
+struct EventStats {
+  int created = 0;
+  int failed = 0;   // gave up after the retry
+  int dropped = 0;  // the queue was full
+};
+
+class EventRecorder final : public EventSink {
+ public:
+  // With `own_thread` the queue is drained in the background; without it
+  // (the deterministic simulation) SendQueued() drains it on the caller's thread.
+  EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time, bool own_thread = true,
+                size_t capacity = 1000);
+  ~EventRecorder() override;
+  void Publish(FailClosedEvent event) override;
+  void SendQueued();
+  void Stop();
+  EventStats stats() const;
+
+ private:
+  void Run();
+  void Send(const FailClosedEvent& e);
+
+  kube::ApiClient& client_;
+  const std::string instance_;
+  TimeSource& time_;
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<FailClosedEvent> queue_;
+  bool stopping_ = false;
+  EventStats stats_;
+  uint64_t sequence_ = 0;
+  std::thread thread_;
+};
+
+// The events.k8s.io/v1 Event body (DESIGN §5).
+std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now, uint64_t unique);
+
+}  // namespace fk::reconciler

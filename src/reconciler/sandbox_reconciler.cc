@@ -1,0 +1,371 @@
+#include "reconciler/sandbox_reconciler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+
+#include "domain/decision.h"
+#include "kube/json_fields.h"
+
+namespace fk::reconciler {
+namespace json = boost::json;
+using domain::Action;
+using domain::IntentRecord;
+using domain::Outcome;
+using domain::Reason;
+using domain::SuspendOutcome;
+using domain::Verdict;
+
+namespace {
+
+constexpr const char* kReasonAnnotation = "openshell.ai/fail-closed-reason";
+constexpr const char* kSeqAnnotation = "openshell.ai/fail-closed-journal-seq";
+constexpr const char* kReadinessAnnotation = "openshell.ai/sandbox-runtime-readiness";
+
+domain::ApiVersion VersionOf(const std::string& v) {
+  return v == "v1alpha1" ? domain::ApiVersion::kV1alpha1 : domain::ApiVersion::kV1beta1;
+}
+
+std::string SandboxPath(domain::ApiVersion version, const std::string& ns, const std::string& name) {
+  return kube::ResourcePath("agents.x-k8s.io", domain::ToString(version), "sandboxes", ns, name);
+}
+
+kube::ObjectPtr ParseObject(const std::string& body) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec || !v.is_object()) return nullptr;
+  return std::make_shared<const json::value>(std::move(v));
+}
+
+std::optional<int64_t> GenerationOf(const std::string& body) {
+  kube::ObjectPtr obj = ParseObject(body);
+  const json::object* meta = obj ? kube::ObjectField(*obj, "metadata") : nullptr;
+  const json::value* g = meta ? meta->if_contains("generation") : nullptr;
+  if (g && g->is_int64()) return g->as_int64();
+  return std::nullopt;
+}
+
+// A refusal that settles the attempt: the server looked at the PATCH and said
+// no. 409 and 429 are not among them: a 409 may follow an attempt of ours
+// that landed, and both are resolved by reading the object.
+bool DefiniteRefusal(const kube::ApiResponse& r) {
+  return r.status >= 400 && r.status < 500 && r.status != 409 && r.status != 429;
+}
+
+std::string IntentBody(const IntentRecord& i) {
+  return SuspendPatchBody(domain::ToString(i.intent.api_version), i.intent.resource_version,
+                          domain::ToString(i.intent.reason), i.seq);
+}
+
+}  // namespace
+
+std::string SuspendPatchBody(const std::string& api_version, const std::string& resource_version,
+                             const std::string& reason, int64_t journal_seq) {
+  json::object patch{{"metadata",
+                      {{"resourceVersion", resource_version},
+                       {"annotations",
+                        {{kReadinessAnnotation, "unavailable"},
+                         {kReasonAnnotation, reason},
+                         {kSeqAnnotation, std::to_string(journal_seq)}}}}}};
+  if (api_version == "v1alpha1") {
+    patch["spec"] = {{"replicas", 0}};
+  } else {
+    patch["spec"] = {{"operatingMode", "Suspended"}};
+  }
+  return json::serialize(patch);
+}
+
+bool NeedsLiveConfirmation(const domain::Snapshot& s, const domain::Decision& d) {
+  if (d.action != Action::kPatchSuspend) return false;
+  // Row 1a may hold on the live pods: a cached workload pod can be the old,
+  // un-gated one that a resume has already replaced by a gated one.
+  if (s.sandbox.bootstrapping && s.sandbox.bootstrap_phase == "preparing") return true;
+  if (d.reason == Reason::kFenceStale) {
+    const auto& sb = s.sandbox;
+    const bool same_fence_newer_generation = sb.fence_uid && *sb.fence_uid == s.workload_fence.uid &&
+                                             sb.fence_generation && s.workload_fence.generation > *sb.fence_generation;
+    if (same_fence_newer_generation) return false;
+  }
+  return true;
+}
+
+SandboxReconciler::SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal,
+                                     TimeSource& time, EventSink* events, Metrics* metrics, ReconcilerOptions options)
+    : cache_(cache),
+      client_(client),
+      journal_(journal),
+      time_(time),
+      events_(events),
+      metrics_(metrics),
+      options_(std::move(options)) {}
+
+ReconcilerStats SandboxReconciler::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+bool SandboxReconciler::JournalWritable() const {
+  std::lock_guard lock(mu_);
+  return journal_ok_;
+}
+
+void SandboxReconciler::Count(int ReconcilerStats::*field) {
+  std::lock_guard lock(mu_);
+  ++(stats_.*field);
+}
+
+bool SandboxReconciler::MayWrite() {
+  if (!options_.may_write || options_.may_write()) return true;
+  Count(&ReconcilerStats::fenced);
+  return false;
+}
+
+ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::string& name) {
+  Count(&ReconcilerStats::reconciles);
+  if (!ResolvePending(ns, name)) return ReconcileResult::Retry();
+  kube::ObjectPtr sandbox = cache_.Get(CacheKind::kSandboxes, ns, name);
+  for (int round = 0; round < options_.max_rounds; ++round) {
+    if (!sandbox) return ReconcileResult::Done();  // gone: nothing to fence
+    Round r = Evaluate(ns, name, sandbox);
+    if (!r.fresh) return r.result;
+    sandbox = r.fresh;  // 409: the object changed under us; decide again on what it is now
+  }
+  return ReconcileResult::Retry();
+}
+
+// Intents of this key still without an outcome (a crash, a lost response, a
+// journal that refused the outcome) are settled before the sandbox is
+// evaluated again, so the intent rule sees the truth.
+bool SandboxReconciler::ResolvePending(const std::string& ns, const std::string& name) {
+  std::vector<IntentRecord> pending;  // a copy: settling changes the state
+  for (const auto& [seq, intent] : journal_.state().pending_intents) {
+    if (intent.ns == ns && intent.name == name) pending.push_back(intent);
+  }
+  for (const IntentRecord& intent : pending) {
+    Round r = Drive(intent, /*send_first=*/false);
+    if (r.result.next != ReconcileResult::Next::kDone) return false;
+    Count(&ReconcilerStats::resolved_intents);
+  }
+  return true;
+}
+
+domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool live, bool* ok) {
+  const std::string& ns = sb.observation.ns;
+  auto fetch = [&](CacheKind kind, const std::string& object_name) -> kube::ObjectPtr {
+    if (object_name.empty()) return nullptr;
+    if (!live) return cache_.Get(kind, ns, object_name);
+    const std::string path = kind == CacheKind::kPods
+                                 ? kube::ResourcePath("", "v1", "pods", ns, object_name)
+                                 : kube::ResourcePath("networking.k8s.io", "v1", "networkpolicies", ns, object_name);
+    kube::ApiResponse r = client_.Get(path);
+    if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
+    kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
+    if (!obj) *ok = false;
+    return obj;
+  };
+  auto policy = [&](const char* policy_name, kube::PolicyRole role) {
+    kube::ObjectPtr obj = fetch(CacheKind::kPolicies, policy_name);
+    auto p = kube::ParsePolicy(obj.get(), role, options_.boundary_port);
+    if (p.ok()) return *p;
+    // A policy we cannot read is present but not the intended one: fail closed.
+    return domain::PolicyObservation{true, kube::MetadataString(*obj, "uid"), 0, false};
+  };
+  auto pod = [&](const std::string& pod_name) {
+    kube::ObjectPtr obj = fetch(CacheKind::kPods, pod_name);
+    auto p = kube::ParsePod(obj.get());
+    return p.ok() ? *p : domain::PodObservation{};
+  };
+  domain::Snapshot snap;
+  snap.sandbox = sb.observation;
+  snap.observed_at_ms = time_.NowMs();
+  snap.workload_fence = policy(domain::kWorkloadPolicyName, kube::PolicyRole::kWorkload);
+  snap.supervisor_fence = policy(domain::kSupervisorPolicyName, kube::PolicyRole::kSupervisor);
+  snap.workload_pod = pod(sb.workload_pod_name);
+  snap.supervisor_pod = pod(sb.supervisor_pod_name);
+  snap.history = domain::history_for(journal_.state(), snap.sandbox.uid);
+  return snap;
+}
+
+SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, const std::string& name,
+                                                     const kube::ObjectPtr& sandbox) {
+  auto parsed = kube::ParseSandbox(*sandbox, VersionOf(options_.sandbox_version));
+  if (!parsed.ok()) {
+    spdlog::warn("skipping sandbox {}/{}: {}", ns, name, parsed.status().message());
+    return {ReconcileResult::Done(), nullptr};  // its next change re-enqueues it
+  }
+  bool ok = true;
+  domain::Snapshot snap = Observe(*parsed, /*live=*/false, &ok);
+  domain::Decision decision = domain::decide(snap);
+  if (NeedsLiveConfirmation(snap, decision)) {
+    Count(&ReconcilerStats::confirmations);
+    domain::Snapshot live = Observe(*parsed, /*live=*/true, &ok);
+    if (!ok) return {ReconcileResult::Retry(), nullptr};  // cannot confirm: nothing recorded, nothing sent
+    domain::Decision live_decision = domain::decide(live);
+    if (live_decision.action != Action::kPatchSuspend) {
+      Count(&ReconcilerStats::unconfirmed);
+      spdlog::info("sandbox {}/{}: the cache said suspend ({}), the live objects do not; waiting for the cache", ns,
+                   name, decision.note);
+      return {ReconcileResult::Retry(), nullptr};
+    }
+    snap = std::move(live);
+    decision = std::move(live_decision);
+  }
+  // An intent is recorded only when it can be sent at once.
+  if (decision.action == Action::kPatchSuspend && !MayWrite()) return {ReconcileResult::Retry(), nullptr};
+
+  domain::Evaluation eval{snap, decision, parsed->resource_version};
+  auto recorded = Record(eval);
+  if (!recorded.ok()) return {ReconcileResult::Retry(), nullptr};  // nothing durable, so nothing sent
+  if (recorded->appended > 0 && decision.verdict == Verdict::kHold) {
+    spdlog::info("sandbox {}/{} held: {}", ns, name, decision.note);
+  }
+  if (!recorded->intent_seq) {
+    if (decision.verdict == Verdict::kAdmitting && decision.reevaluate_at_ms) {
+      const int64_t wait_ms = std::max<int64_t>(1, *decision.reevaluate_at_ms - time_.NowMs());
+      return {ReconcileResult::After(std::chrono::milliseconds(wait_ms)), nullptr};
+    }
+    return {ReconcileResult::Done(), nullptr};
+  }
+  const IntentRecord intent = journal_.state().pending_intents.at(*recorded->intent_seq);
+  return Drive(intent, /*send_first=*/true);
+}
+
+// Sends the intent's PATCH (or, for a pending one, reads first) until its
+// result is known: DESIGN "Never resend blindly".
+SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bool send_first) {
+  const std::string path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
+  bool send = send_first;
+  for (int sends = 0;;) {
+    if (send) {
+      if (sends >= options_.max_identical_patches || !MayWrite()) return {ReconcileResult::Retry(), nullptr};
+      ++sends;
+      Count(&ReconcilerStats::patches);
+      kube::ApiResponse r = client_.MergePatch(path, IntentBody(intent));
+      if (r.ok()) return Settle(intent, {Outcome::kApplied, GenerationOf(r.body), ""}, nullptr);
+      if (DefiniteRefusal(r)) {
+        const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;
+        return Settle(intent,
+                      gone ? SuspendOutcome{Outcome::kSuperseded, std::nullopt, "sandbox deleted before the PATCH"}
+                           : SuspendOutcome{Outcome::kFailed, std::nullopt, r.error.ToString()},
+                      nullptr);
+      }
+      spdlog::info("suspend of {}/{} (journal seq {}): result unknown ({}); reading the sandbox", intent.ns,
+                   intent.name, intent.seq, r.error.ToString());
+    }
+    ReadBack rb = Read(intent);
+    if (rb.kind == ReadBack::Kind::kUnknown) return {ReconcileResult::Retry(), nullptr};  // stays pending
+    if (rb.kind == ReadBack::Kind::kSendAgain) {
+      send = true;
+      continue;
+    }
+    return Settle(intent, rb.outcome, rb.fresh);
+  }
+}
+
+SandboxReconciler::ReadBack SandboxReconciler::Read(const IntentRecord& intent) {
+  kube::ApiResponse r = client_.Get(SandboxPath(intent.intent.api_version, intent.ns, intent.name));
+  if (r.error.kind == kube::ApiErrorKind::kNotFound) {
+    return {ReadBack::Kind::kSettled, {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"}, nullptr};
+  }
+  kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
+  auto parsed = obj ? kube::ParseSandbox(*obj, intent.intent.api_version)
+                    : Result<kube::ParsedSandbox>(Status::IOError(r.ok() ? "not a JSON object" : r.error.ToString()));
+  if (!parsed.ok()) {
+    spdlog::warn("cannot read {}/{} to settle journal seq {}: {}; will retry", intent.ns, intent.name, intent.seq,
+                 parsed.status().message());
+    return {};
+  }
+  const auto& now = parsed->observation;
+  if (now.uid != intent.uid) {
+    return {ReadBack::Kind::kSettled, {Outcome::kSuperseded, std::nullopt, "sandbox was recreated (new uid)"}, nullptr};
+  }
+  const std::string marker =
+      kube::StringField(kube::ObjectField(kube::ObjectField(*obj, "metadata"), "annotations"), kSeqAnnotation)
+          .value_or("");
+  if (marker == std::to_string(intent.seq)) {
+    // Applied at: the generation it is suspended at; if someone resumed it
+    // since, the generation we observed, so the resume is a new episode.
+    const int64_t at = now.should_run ? intent.intent.observed_generation : now.generation;
+    return {ReadBack::Kind::kSettled, {Outcome::kApplied, at, "confirmed by reading the sandbox"}, nullptr};
+  }
+  if (parsed->resource_version == intent.intent.resource_version) return {ReadBack::Kind::kSendAgain, {}, nullptr};
+  return {ReadBack::Kind::kSettled,
+          {Outcome::kConflict, std::nullopt,
+           "sandbox changed before the PATCH landed (resourceVersion " + intent.intent.resource_version + " -> " +
+               parsed->resource_version + ")"},
+          obj};
+}
+
+SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent, const SuspendOutcome& outcome,
+                                                   kube::ObjectPtr fresh) {
+  if (!RecordOutcome(intent.seq, outcome).ok()) return {ReconcileResult::Retry(), nullptr};  // stays pending
+  const std::string reason = domain::ToString(intent.intent.reason);
+  if (metrics_) metrics_->Transition(reason, domain::ToString(outcome.outcome));
+  switch (outcome.outcome) {
+    case Outcome::kApplied:
+      // One warning per fail-closed transition, when its suspend is known to have landed.
+      spdlog::warn("fail-closed: suspended sandbox {}/{} (reason {}: {}; journal seq {})", intent.ns, intent.name,
+                   reason, intent.intent.note, intent.seq);
+      Count(&ReconcilerStats::warnings);
+      Count(&ReconcilerStats::applied);
+      if (events_) {
+        events_->Publish({intent.ns, intent.name, intent.uid, domain::ToString(intent.intent.api_version), reason,
+                          intent.intent.note, intent.seq});
+      }
+      return {ReconcileResult::Done(), nullptr};
+    case Outcome::kFailed:
+      spdlog::error("suspend of {}/{} refused and will be retried: {} (journal seq {})", intent.ns, intent.name,
+                    outcome.detail, intent.seq);
+      Count(&ReconcilerStats::failures);
+      return {ReconcileResult::Retry(), nullptr};
+    case Outcome::kConflict:
+      spdlog::info("suspend of {}/{} not applied: conflict ({}; journal seq {})", intent.ns, intent.name,
+                   outcome.detail, intent.seq);
+      Count(&ReconcilerStats::conflicts);
+      return {fresh ? ReconcileResult::Done() : ReconcileResult::Retry(), fresh};
+    default:
+      spdlog::info("suspend of {}/{} not applied: {} ({}; journal seq {})", intent.ns, intent.name,
+                   domain::ToString(outcome.outcome), outcome.detail, intent.seq);
+      Count(&ReconcilerStats::superseded);
+      return {ReconcileResult::Done(), nullptr};
+  }
+}
+
+Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evaluation& eval) {
+  const MonoTime start = time_.MonotonicNow();
+  auto r = journal_.Record(eval);
+  const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
+  std::lock_guard lock(mu_);
+  if (r.ok()) {
+    if (r->appended && metrics_) metrics_->JournalAppend(r->appended, seconds);
+    if (!journal_ok_) spdlog::info("journal {} is writable again", journal_.path());
+    journal_ok_ = true;
+  } else {
+    if (journal_ok_) spdlog::error("journal write failed; no PATCH is sent until it is durable: {}", r.status().ToString());
+    journal_ok_ = false;
+    if (metrics_) metrics_->JournalError();
+    ++stats_.journal_errors;
+  }
+  return r;
+}
+
+Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutcome& outcome) {
+  const MonoTime start = time_.MonotonicNow();
+  auto r = journal_.RecordOutcome(seq, outcome);
+  const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
+  std::lock_guard lock(mu_);
+  if (r.ok()) {
+    if (metrics_) metrics_->JournalAppend(1, seconds);
+    journal_ok_ = true;
+  } else {
+    journal_ok_ = false;
+    spdlog::error("cannot record the outcome of journal seq {} ({}); it stays pending and is settled by reading the "
+                  "sandbox once the journal takes writes: {}",
+                  seq, domain::ToString(outcome.outcome), r.status().ToString());
+    if (metrics_) metrics_->JournalError();
+    ++stats_.journal_errors;
+  }
+  return r;
+}
+
+}  // namespace fk::reconciler

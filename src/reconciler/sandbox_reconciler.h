@@ -1,0 +1,130 @@
+// One sandbox, one pass (kube-runtime's "reconciler", passed to the
+// controller): resolve what the journal left pending for it, observe it from
+// the caches, decide(), confirm a verdict that rests on a possibly lagging
+// cache with live reads, record the evaluation and the intent durably, send
+// the conditional suspend PATCH, and record its outcome.
+//
+// The transition protocol (DESIGN "Transitions under faults"): a PATCH is
+// never re-sent blindly. Its result is either definite (2xx: applied; 403,
+// 404, 422, other 4xx: refused) or unknown (timeout, reset, 5xx, 429, 409),
+// and an unknown result is resolved by reading the sandbox: our seq in its
+// fail-closed-journal-seq annotation means applied; an unchanged
+// resourceVersion means the PATCH has not landed and the identical
+// conditional PATCH may be sent again (at most one of them can succeed);
+// anything else is a conflict, and the fresh object is decided again. An
+// intent whose outcome cannot be journaled stays pending and is resolved the
+// same way the next time its key comes up — after a restart or as soon as
+// the journal takes writes again — without holding up any other sandbox.
+//
+// Not thread-safe: the journal has one writer. The controller runs it on one
+// worker.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "domain/journal_state.h"
+#include "journal/journal.h"
+#include "kube/client.h"
+#include "kube/objects.h"
+#include "reconciler/cluster_cache.h"
+#include "reconciler/event_recorder.h"
+#include "reconciler/metrics.h"
+
+namespace fk::reconciler {
+
+struct ReconcilerOptions {
+  std::string sandbox_version = "v1beta1";
+  int boundary_port = 5500;
+  // The leadership fence: no write is sent unless it says yes. Null: always.
+  std::function<bool()> may_write;
+  int max_identical_patches = 3;  // sends of one intent's PATCH while its result stays unknown
+  int max_rounds = 3;             // 409 -> re-read -> decide again, per pass
+};
+
+struct ReconcilerStats {
+  int reconciles = 0;
+  int patches = 0;   // suspend PATCHes sent (an identical re-send counts)
+  int warnings = 0;  // fail-closed warnings logged (one per applied transition)
+  int applied = 0;
+  int conflicts = 0;
+  int failures = 0;
+  int superseded = 0;
+  int journal_errors = 0;
+  int resolved_intents = 0;  // pending intents resolved by reading the object
+  int confirmations = 0;     // verdicts checked with live reads before an intent
+  int unconfirmed = 0;       // ...that the live objects did not bear out
+  int fenced = 0;            // writes withheld because leadership could not be confirmed
+};
+
+// What the controller does with the key next.
+struct ReconcileResult {
+  enum class Next { kDone, kRetry, kAfter };
+  Next next = Next::kDone;
+  std::chrono::milliseconds after{0};  // for kAfter
+  static ReconcileResult Done() { return {}; }
+  static ReconcileResult Retry() { return {Next::kRetry, {}}; }
+  static ReconcileResult After(std::chrono::milliseconds d) { return {Next::kAfter, d}; }
+};
+
+class SandboxReconciler {
+ public:
+  SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal, TimeSource& time,
+                    EventSink* events, Metrics* metrics, ReconcilerOptions options);
+
+  ReconcileResult Reconcile(const std::string& ns, const std::string& name);
+
+  ReconcilerStats stats() const;
+  bool JournalWritable() const;
+
+ private:
+  // How reading the sandbox back settled an intent (or did not).
+  struct ReadBack {
+    enum class Kind { kSettled, kSendAgain, kUnknown } kind = Kind::kUnknown;
+    domain::SuspendOutcome outcome;  // for kSettled
+    kube::ObjectPtr fresh;           // the object read, for a conflict's next round
+  };
+  struct Round {
+    ReconcileResult result;
+    kube::ObjectPtr fresh;  // set: a conflict; decide again on this object
+  };
+
+  bool ResolvePending(const std::string& ns, const std::string& name);
+  Round Evaluate(const std::string& ns, const std::string& name, const kube::ObjectPtr& sandbox);
+  domain::Snapshot Observe(const kube::ParsedSandbox& sb, bool live, bool* ok);
+  Round Drive(const domain::IntentRecord& intent, bool send_first);
+  ReadBack Read(const domain::IntentRecord& intent);
+  Round Settle(const domain::IntentRecord& intent, const domain::SuspendOutcome& outcome, kube::ObjectPtr fresh);
+  bool MayWrite();
+  Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
+  Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome);
+  void Count(int ReconcilerStats::*field);
+
+  const ClusterCache& cache_;
+  kube::ApiClient& client_;
+  journal::Journal& journal_;
+  TimeSource& time_;
+  EventSink* events_;
+  Metrics* metrics_;
+  const ReconcilerOptions options_;
+  mutable std::mutex mu_;  // stats_ and journal_ok_, read from other threads
+  ReconcilerStats stats_;
+  bool journal_ok_ = true;
+};
+
+// The suspend PATCH body of DESIGN §2 (contract).
+std::string SuspendPatchBody(const std::string& api_version, const std::string& resource_version,
+                             const std::string& reason, int64_t journal_seq);
+
+// Whether a suspend verdict rests on cached pods or policies that may lag and
+// must be confirmed with live reads (DESIGN "Lagging caches"). A cached
+// workload policy with the recorded UID and a higher generation needs none:
+// generations only grow — unless the sandbox is bootstrapping, where the
+// live workload pod's scheduling gate decides row 1a.
+bool NeedsLiveConfirmation(const domain::Snapshot& snapshot, const domain::Decision& decision);
+
+}  // namespace fk::reconciler
