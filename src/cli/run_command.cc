@@ -3,8 +3,6 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <ostream>
 #include <thread>
 
@@ -15,28 +13,11 @@
 #include "journal/journal.h"
 #include "kube/client.h"
 #include "kube/config.h"
-#include "reconciler/controller.h"
-#include "reconciler/leader.h"
-#include "reconciler/metrics.h"
+#include "reconciler/manager.h"
 
 namespace fk::cli {
 
 namespace {
-
-// Set by the signal thread; everything that waits also watches it.
-struct StopSignal {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stop = false;
-  bool Wait(std::chrono::milliseconds d) {
-    std::unique_lock lock(mu);
-    return cv.wait_for(lock, d, [this] { return stop; });
-  }
-  bool stopped() {
-    std::lock_guard lock(mu);
-    return stop;
-  }
-};
 
 std::string Hostname() {
   char buf[256] = {};
@@ -92,77 +73,63 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     return kExitUnusable;
   }
 
+  reconciler::Metrics metrics;
+  reconciler::ManagerOptions mo;
+  mo.cluster = *config;
+  mo.client.on_request = [&metrics](const std::string& verb, int code) { metrics.ApiRequest(verb, code); };
+  mo.controller.namespaces = o.namespaces;
+  mo.controller.selector = o.selector;
+  mo.controller.resync = *resync;
+  mo.controller.boundary_port = o.boundary_port;
+  mo.controller.instance = Hostname();
+  if (o.leader_elect) {
+    reconciler::LeaderOptions lo;
+    lo.identity = reconciler::LeaderIdentity(Hostname());
+    lo.ns = o.leader_election_namespace.value_or((*config).default_namespace);
+    lo.lease_duration = *lease;
+    lo.renew_deadline = *renew;
+    lo.retry_period = *retry;
+    mo.leader = lo;
+  }
+  if (auto probe = kube::ApiClient::Create(*config, mo.client); !probe.ok()) {  // bad TLS material, a bad URL
+    err << "fencekeeper run: " << probe.status().ToString() << "\n";
+    return kExitUnusable;
+  }
+
   // Stop signals are handled by one thread; block them before any other starts.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  StopSignal stop;
+  Interrupt stop;
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
-    if (sig == 0) return;
+    if (stop.fired()) return;  // woken by finish() below
     spdlog::info("received {}; stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    std::lock_guard lock(stop.mu);
-    stop.stop = true;
-    stop.cv.notify_all();
+    stop.Fire();
   });
   auto finish = [&](int code) {
-    {
-      std::lock_guard lock(stop.mu);
-      stop.stop = true;
-    }
+    stop.Fire();
     pthread_kill(signal_thread.native_handle(), SIGTERM);  // wakes sigwait
     signal_thread.join();
     return code;
   };
 
-  reconciler::Metrics metrics;
-  kube::ClientOptions client_options;
-  client_options.on_request = [&metrics](const std::string& verb, int code) { metrics.ApiRequest(verb, code); };
-  auto client = kube::ApiClient::Create(*config, client_options);
-  if (!client.ok()) {
-    err << "fencekeeper run: " << client.status().ToString() << "\n";
-    return finish(kExitUnusable);
-  }
   spdlog::info("fencekeeper {} starting: journal {}, cluster {} ({})", "0.1.0", o.journal, (*config).server,
                (*config).source);
-
-  std::atomic<bool> leading{!o.leader_elect};
-  // One leadership term: its own API client (so stopping the term's work never
-  // disturbs the lease or the next term) and its controller.
-  struct Term {
-    std::unique_ptr<kube::ApiClient> client;
-    std::unique_ptr<reconciler::Controller> controller;
-  };
-  std::mutex controller_mu;
-  Term term;
-  auto& controller = term.controller;
-  auto ready = [&] {
-    std::lock_guard lock(controller_mu);
-    return leading.load() && controller && controller->Synced() && controller->JournalWritable();
-  };
+  reconciler::Manager manager(**journal, metrics, std::move(mo));
   std::unique_ptr<http::Server> http_server;
   if (o.http_addr) {
     http_server = std::make_unique<http::Server>(http_host, http_port, [&](const std::string&, const std::string& path) {
       if (path == "/healthz") return http::Reply{200, "ok\n"};
       if (path == "/readyz") {
-        const bool r = ready();
-        metrics.Ready(r);
-        return r ? http::Reply{200, "ready\n"} : http::Reply{503, "not ready\n"};
+        const bool ready = manager.Ready();
+        metrics.Ready(ready);
+        return ready ? http::Reply{200, "ready\n"} : http::Reply{503, "not ready\n"};
       }
-      if (path == "/metrics") {
-        {
-          std::lock_guard lock(controller_mu);
-          if (controller) {
-            for (const auto& i : controller->informers()) metrics.WatchRestarts(i->resource().plural, i->stats().watches);
-          }
-        }
-        metrics.Ready(ready());
-        metrics.Leader(leading.load());
-        return http::Reply{200, metrics.Render(), "text/plain; version=0.0.4; charset=utf-8"};
-      }
+      if (path == "/metrics") return http::Reply{200, manager.RenderMetrics(), "text/plain; version=0.0.4; charset=utf-8"};
       return http::Reply{404, "not found\n"};
     });
     if (Status s = http_server->Start(); !s.ok()) {
@@ -172,94 +139,10 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     spdlog::info("serving /healthz, /readyz and /metrics on {}:{}", http_host, http_server->port());
   }
 
-  // The Sandbox API version; an unreachable API server is retried, not fatal.
-  std::string version;
-  for (int attempt = 0; version.empty(); ++attempt) {
-    if (stop.stopped()) return finish(kExitOk);
-    auto v = (*client)->DiscoverSandboxVersion();
-    if (v.ok()) {
-      version = *v;
-      break;
-    }
-    spdlog::warn("cannot discover the Sandbox API yet: {}", v.status().message());
-    if (stop.Wait(std::chrono::milliseconds(std::min<int64_t>(30000, 500LL << std::min(attempt, 6))))) return finish(kExitOk);
-  }
-
-  reconciler::ControllerOptions copt;
-  copt.namespaces = o.namespaces;
-  copt.selector = o.selector;
-  copt.resync = *resync;
-  copt.boundary_port = o.boundary_port;
-  copt.instance = Hostname();
-  copt.sandbox_version = version;
-
-  auto start_controller = [&]() -> Status {
-    Term t;
-    auto term_client = kube::ApiClient::Create(*config, client_options);
-    if (!term_client.ok()) return term_client.status();
-    t.client = std::move(*term_client);
-    t.controller = std::make_unique<reconciler::Controller>(*t.client, **journal, copt, &metrics);
-    t.controller->Start();
-    std::lock_guard lock(controller_mu);
-    term = std::move(t);
-    return Status::Ok();
-  };
-  auto stop_controller = [&] {
-    Term t;
-    {
-      std::lock_guard lock(controller_mu);
-      t = std::move(term);
-    }
-    if (t.controller) t.controller->Stop();
-    t.controller.reset();  // before its client
-  };
-
-  int code = kExitOk;
-  if (!o.leader_elect) {
-    if (Status s = start_controller(); !s.ok()) {
-      if (!stop.stopped()) {
-        spdlog::error("{}", s.ToString());
-        code = 1;
-      }
-    } else {
-      std::unique_lock lock(stop.mu);
-      stop.cv.wait(lock, [&] { return stop.stop; });
-    }
-  } else {
-    reconciler::LeaderOptions lo;
-    lo.identity = reconciler::LeaderIdentity(Hostname());
-    lo.ns = o.leader_election_namespace.value_or((*config).default_namespace);
-    lo.lease_duration = *lease;
-    lo.renew_deadline = *renew;
-    lo.retry_period = *retry;
-    reconciler::LeaderElector elector(**client, lo, &**journal);
-    copt.may_write = [&elector] { return elector.MayWrite(); };  // no PATCH once the fence lapses
-    const reconciler::LeaderExit exit = elector.Run(
-        [&]() -> Status {
-          leading = true;
-          metrics.Leader(true);
-          Status s = start_controller();
-          return s.ok() || stop.stopped() ? Status::Ok() : s;  // a stop during start is no failure
-        },
-        [&] {
-          leading = false;
-          metrics.Leader(false);
-          stop_controller();  // losing the lease stops all writes at once
-        },
-        [&] { return stop.stopped(); }, [&](std::chrono::milliseconds d) { return !stop.Wait(d); });
-    if (exit == reconciler::LeaderExit::kLost) {
-      spdlog::error("lost the lease {}/{}: no renewal succeeded within the renew deadline; exiting to start afresh",
-                    lo.ns, lo.name);
-      code = 1;
-    } else if (exit == reconciler::LeaderExit::kStartFailed) {
-      spdlog::error("could not start leading; released the lease {}/{}; exiting", lo.ns, lo.name);
-      code = 1;
-    }
-  }
-  stop_controller();
+  const reconciler::ManagerExit exit = manager.Run(stop);
   if (http_server) http_server->Stop();
   spdlog::info("stopped");
-  return finish(code);
+  return finish(exit == reconciler::ManagerExit::kStopped ? kExitOk : 1);
 }
 
 }  // namespace fk::cli

@@ -1,0 +1,125 @@
+#include "reconciler/manager.h"
+
+#include <spdlog/spdlog.h>
+
+#include "common/backoff.h"
+
+namespace fk::reconciler {
+
+Manager::Manager(journal::Journal& journal, Metrics& metrics, ManagerOptions options)
+    : journal_(journal),
+      metrics_(metrics),
+      options_(std::move(options)),
+      time_(options_.time ? *options_.time : RealTimeSource::Instance()) {
+  options_.client.time = &time_;
+  options_.controller.time = &time_;
+  if (options_.leader) options_.leader->time = &time_;
+}
+
+Manager::~Manager() { StopTerm(); }
+
+bool Manager::Ready() const {
+  std::lock_guard lock(mu_);
+  return leading_.load() && term_.controller && term_.controller->Synced() && term_.controller->JournalWritable();
+}
+
+std::string Manager::RenderMetrics() {
+  {
+    std::lock_guard lock(mu_);
+    if (term_.controller) {
+      for (const auto& i : term_.controller->informers()) metrics_.WatchRestarts(i->resource().plural, i->stats().watches);
+    }
+  }
+  metrics_.Ready(Ready());
+  metrics_.Leader(leading_.load());
+  return metrics_.Render();
+}
+
+// The Sandbox API version; an unreachable API server is retried, not fatal.
+std::optional<std::string> Manager::DiscoverSandboxVersion(kube::ApiClient& client, Interrupt& stop) {
+  for (int attempt = 0;; ++attempt) {
+    if (stop.fired()) return std::nullopt;
+    auto v = client.DiscoverSandboxVersion();
+    if (v.ok()) return *v;
+    spdlog::warn("cannot discover the Sandbox API yet: {}", v.status().message());
+    if (!time_.SleepFor(ExponentialDelay(std::chrono::milliseconds(500), attempt, std::chrono::seconds(30)), stop)) {
+      return std::nullopt;
+    }
+  }
+}
+
+Status Manager::StartTerm() {
+  Term t;
+  auto client = kube::ApiClient::Create(options_.cluster, options_.client);
+  if (!client.ok()) return client.status();
+  t.client = std::move(*client);
+  t.controller = std::make_unique<Controller>(*t.client, journal_, options_.controller, &metrics_);
+  t.controller->Start();  // pending intents are settled key by key inside the term
+  std::lock_guard lock(mu_);
+  term_ = std::move(t);
+  return Status::Ok();
+}
+
+void Manager::StopTerm() {
+  Term t;
+  {
+    std::lock_guard lock(mu_);
+    t = std::move(term_);
+  }
+  if (t.controller) t.controller->Stop();
+  t.controller.reset();  // before its client
+}
+
+ManagerExit Manager::Run(Interrupt& stop) {
+  auto client = kube::ApiClient::Create(options_.cluster, options_.client);
+  if (!client.ok()) {
+    spdlog::error("{}", client.status().ToString());
+    return ManagerExit::kStartFailed;
+  }
+  auto version = DiscoverSandboxVersion(**client, stop);
+  if (!version) return ManagerExit::kStopped;
+  options_.controller.sandbox_version = *version;
+
+  if (!options_.leader) {
+    leading_ = true;
+    if (Status s = StartTerm(); !s.ok()) {
+      spdlog::error("cannot start the reconciler: {}", s.ToString());
+      return ManagerExit::kStartFailed;
+    }
+    while (time_.SleepFor(std::chrono::hours(1), stop)) {
+    }
+    StopTerm();
+    return ManagerExit::kStopped;
+  }
+
+  LeaderElector elector(**client, *options_.leader, &journal_);
+  options_.controller.may_write = [&elector] { return elector.MayWrite(); };  // no write once the fence lapses
+  const LeaderExit exit = elector.Run(
+      [&]() -> Status {
+        leading_ = true;
+        metrics_.Leader(true);
+        Status s = StartTerm();
+        return s.ok() || stop.fired() ? Status::Ok() : s;  // a stop during start is no failure
+      },
+      [&] {
+        leading_ = false;
+        metrics_.Leader(false);
+        StopTerm();  // losing the lease stops all writes at once
+      },
+      [&] { return stop.fired(); }, [&](std::chrono::milliseconds d) { return time_.SleepFor(d, stop); });
+  StopTerm();
+  const auto& lo = *options_.leader;
+  switch (exit) {
+    case LeaderExit::kLost:
+      spdlog::error("lost the lease {}/{}: no renewal succeeded within the renew deadline; exiting to start afresh",
+                    lo.ns, lo.name);
+      return ManagerExit::kLostLease;
+    case LeaderExit::kStartFailed:
+      spdlog::error("could not start leading; released the lease {}/{}; exiting", lo.ns, lo.name);
+      return ManagerExit::kStartFailed;
+    default:
+      return ManagerExit::kStopped;
+  }
+}
+
+}  // namespace fk::reconciler
