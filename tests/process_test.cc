@@ -18,6 +18,8 @@
 #include "kube/json_fields.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
+
+#include <regex>
 #include "test_support.h"
 
 extern char** environ;
@@ -249,6 +251,32 @@ TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
   SQLite::Database db(survivor, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM leadership WHERE state = 'acquired'").getInt(), 1);
   EXPECT_EQ((one_leads ? two : one)->Kill(SIGTERM), 0);
+}
+
+// Issue #8, observation 6: a leader whose renewals fail stops writing and
+// exits 1 (the pod restarts fresh) instead of renewing a lease while doing
+// nothing; its identity is the host name plus a UUID, not a PID.
+TEST_F(Processes, ALeaderThatCannotRenewExitsOneAndNeverWritesAfterward) {
+  StartSim("namespaces:\n  - name: n\n    sandboxes:\n      - {name: a, mode: Running}\n");
+  const std::vector<std::string> le = {"--leader-elect", "--lease-duration", "2s", "--renew-deadline", "1500ms",
+                                       "--retry-period", "200ms"};
+  Process p(RunArgs(dir_.File("j.db"), le), dir_.File("p.log"));
+  ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty(); }));
+  const std::string holder = LeaseHolder();
+  EXPECT_TRUE(std::regex_match(holder, std::regex(".+_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
+      << holder;
+  ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
+  sim_->AddFault({"update", "leases", 503, 0, false, "", -1});  // every renewal fails from now on
+  sim_->AddFault({"get", "leases", 503, 0, false, "", -1});
+  const auto exit = p.Wait(10s);
+  ASSERT_TRUE(exit.has_value()) << testing::ReadBytes(dir_.File("p.log"));
+  EXPECT_EQ(*exit, 1);
+  EXPECT_NE(testing::ReadBytes(dir_.File("p.log")).find("lost the lease"), std::string::npos);
+  const int patches = sim_->RequestCount("patch", "sandboxes");
+  RollFence("n");  // nobody leads now: nothing may be written
+  EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), patches);
+  SQLite::Database db(dir_.File("j.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM leadership WHERE state = 'lost'").getInt(), 1);
 }
 
 }  // namespace
