@@ -82,7 +82,7 @@ void Metrics::WatchRestarts(const std::string& resource, int total) {
   seen = std::max(seen, total);
 }
 void Metrics::SandboxesByVerdict(const std::map<std::string, int>& counts) {
-  for (const char* v : {"healthy", "hold", "suspend", "ignore"}) {
+  for (const char* v : {"healthy", "hold", "suspend", "admitting", "ignore"}) {
     auto it = counts.find(v);
     impl_->sandboxes.Add({{"verdict", v}}).Set(it == counts.end() ? 0 : it->second);
   }

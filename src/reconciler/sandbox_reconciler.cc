@@ -182,6 +182,9 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool 
   snap.supervisor_fence = policy(domain::kSupervisorPolicyName, kube::PolicyRole::kSupervisor);
   snap.workload_pod = pod(sb.workload_pod_name);
   snap.supervisor_pod = pod(sb.supervisor_pod_name);
+  // Only the workload pod's gate is decision-relevant (row 1a); keeping the
+  // supervisor's would record an observation when OpenShell un-gates it.
+  snap.supervisor_pod.scheduling_gated = false;
   snap.history = domain::history_for(journal_.state(), snap.sandbox.uid);
   return snap;
 }
