@@ -1,11 +1,13 @@
 // The simulator's semantics without HTTP: merge and JSON patch, generation
 // and resourceVersion rules, no-op writes, conflicts, watch history and 410,
-// the agent-sandbox emulation, version conversion, faults and scenarios.
+// the agent-sandbox emulation, version conversion, faults and scenarios, and
+// the HTTP server's request handling called in-process (sim/handler.h).
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
 #include "common/duration.h"
+#include "sim/handler.h"
 #include "sim/patch.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -229,6 +231,56 @@ TEST(Faults, RulesMatchAndCountDown) {
   EXPECT_EQ(sim.TakeFault("get", "pods")->status, 429);
   sim.ClearFaults();
   EXPECT_FALSE(sim.TakeFault("get", "pods"));
+}
+
+// The HTTP server's request handling, called in-process: no sockets, no threads.
+TEST(SimHandler, AnswersVerbsConflictsAndFaultsWithoutAServer) {
+  Simulator sim;
+  const std::string sandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+  auto call = [&](const char* method, const std::string& target, const std::string& body = "",
+                  const std::string& type = "application/json") {
+    return HandleRequest(sim, ApiRequest{method, target, body, type}, "127.0.0.1:6443");
+  };
+
+  const ApiReply created = call("POST", sandboxes, R"({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox",
+      "metadata":{"name":"a"},"spec":{"operatingMode":"Running"}})");
+  ASSERT_EQ(created.status, 201) << created.body;
+  const ApiReply got = call("GET", sandboxes + "/a");
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.content_type, "application/json");
+  const json::value object = json::parse(got.body);
+  EXPECT_EQ(object.at("metadata").at("generation"), 1);
+  const std::string rv(object.at("metadata").at("resourceVersion").as_string());
+
+  auto suspend = [&](const std::string& with_rv) {
+    return call("PATCH", sandboxes + "/a",
+                R"({"metadata":{"resourceVersion":")" + with_rv + R"("},"spec":{"operatingMode":"Suspended"}})",
+                "application/merge-patch+json");
+  };
+  const ApiReply conflict = suspend(std::to_string(std::stoll(rv) - 1));
+  EXPECT_EQ(conflict.status, 409) << conflict.body;
+  EXPECT_EQ(json::parse(conflict.body).at("reason"), "Conflict");
+  const ApiReply patched = suspend(rv);
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  const json::value after = json::parse(patched.body);
+  EXPECT_EQ(after.at("metadata").at("generation"), 2);
+  EXPECT_EQ(after.at("spec").at("operatingMode"), "Suspended");
+  EXPECT_EQ(sim.RequestCount("patch", "sandboxes"), 2);
+
+  sim.AddFault({"get", "sandboxes", 503, 7, false, "", 1});
+  const ApiReply fault = call("GET", sandboxes + "/a");
+  EXPECT_EQ(fault.status, 503);
+  EXPECT_EQ(fault.retry_after_seconds, 7);
+  EXPECT_EQ(json::parse(fault.body).at("reason"), "ServiceUnavailable");
+  EXPECT_EQ(call("GET", sandboxes + "/a").status, 200);  // the fault was used up
+
+  // A watch needs a stream: refused, neither counted nor taking a fault.
+  sim.AddFault({"watch", "*", 500, 0, false, "", 1});
+  EXPECT_EQ(call("GET", sandboxes + "?watch=true").status, 400);
+  EXPECT_EQ(sim.RequestCount("watch"), 0);
+  EXPECT_EQ(sim.TakeFault("watch", "sandboxes")->status, 500);
+  // Discovery names the address it was given.
+  EXPECT_NE(call("GET", "/api").body.find("127.0.0.1:6443"), std::string::npos);
 }
 
 TEST(Scenario, IncidentFileBuildsTheCluster) {

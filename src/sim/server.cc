@@ -1,7 +1,8 @@
 // The simulator's HTTP server: Beast over Asio coroutines on one io thread.
 // One coroutine per connection; a watch turns its connection into a chunked
 // stream of newline-delimited JSON events until it times out, is dropped by a
-// fault, or the client goes away.
+// fault, or the client goes away. Everything else (discovery, control endpoints,
+// faults, the resource verbs) is answered by sim/handler.h's Dispatch.
 #include "sim/server.h"
 
 #include <openssl/ssl.h>
@@ -18,8 +19,7 @@
 #include <map>
 #include <thread>
 
-#include "kube/json_fields.h"
-#include "sim/patch.h"
+#include "sim/handler.h"
 
 namespace fk::sim {
 namespace net = boost::asio;
@@ -33,235 +33,6 @@ using Request = http::request<http::string_body>;
 namespace {
 
 constexpr auto kUse = net::use_awaitable;
-
-struct Response {
-  int status = 200;
-  std::string body;
-  std::string content_type = "application/json";
-  int retry_after = 0;
-};
-
-Response Json(int status, const json::value& v) { return {status, json::serialize(v)}; }
-Response Fail(const ApiFailure& f) { return {f.code, f.ToJson()}; }
-Response Fail(int code, const std::string& reason, const std::string& message) {
-  return Fail(ApiFailure{code, reason, message, "", nullptr});
-}
-
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else if (s[i] == '+') {
-      out += ' ';
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-struct Target {
-  std::vector<std::string> segments;
-  std::map<std::string, std::string> query;
-  std::string Query(const std::string& k) const {
-    auto it = query.find(k);
-    return it == query.end() ? "" : it->second;
-  }
-  bool Flag(const std::string& k) const {
-    const std::string v = Query(k);
-    return v == "1" || v == "true";
-  }
-};
-
-Target ParseTarget(std::string_view target) {
-  Target t;
-  const size_t q = target.find('?');
-  std::string_view path = target.substr(0, q);
-  size_t pos = 0;
-  while (pos <= path.size()) {
-    size_t next = path.find('/', pos);
-    if (next == std::string_view::npos) next = path.size();
-    if (next > pos) t.segments.push_back(PercentDecode(path.substr(pos, next - pos)));
-    pos = next + 1;
-  }
-  if (q != std::string_view::npos) {
-    std::string_view query = target.substr(q + 1);
-    size_t p = 0;
-    while (p < query.size()) {
-      size_t amp = query.find('&', p);
-      if (amp == std::string_view::npos) amp = query.size();
-      std::string_view kv = query.substr(p, amp - p);
-      const size_t eq = kv.find('=');
-      if (!kv.empty()) {
-        t.query[PercentDecode(kv.substr(0, eq))] = eq == std::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1));
-      }
-      p = amp + 1;
-    }
-  }
-  return t;
-}
-
-// A resource request resolved from the URL.
-struct Route {
-  const ResourceKind* kind = nullptr;
-  std::string version;
-  std::string ns;
-  std::string name;
-  bool status = false;
-};
-
-std::optional<Route> ResolveRoute(const Simulator& sim, const std::vector<std::string>& s) {
-  std::string group, version;
-  size_t i;
-  if (s.size() >= 3 && s[0] == "api" && s[1] == "v1") {
-    version = "v1";
-    i = 2;
-  } else if (s.size() >= 4 && s[0] == "apis") {
-    group = s[1];
-    version = s[2];
-    i = 3;
-  } else {
-    return std::nullopt;
-  }
-  std::vector<std::string> rest(s.begin() + static_cast<std::ptrdiff_t>(i), s.end());
-  Route r;
-  r.version = version;
-  if (rest.size() >= 3 && rest[0] == "namespaces" && rest[2] != "status") {
-    r.ns = rest[1];
-    rest.erase(rest.begin(), rest.begin() + 2);
-  }
-  if (rest.empty() || rest.size() > 3) return std::nullopt;
-  r.kind = FindKind(group, rest[0]);
-  if (!r.kind || !sim.Serves(*r.kind, version)) return std::nullopt;
-  if (rest.size() >= 2) r.name = rest[1];
-  if (rest.size() == 3) {
-    if (rest[2] != "status" || !r.kind->status_subresource) return std::nullopt;
-    r.status = true;
-  }
-  if (r.kind->namespaced == false && !r.ns.empty()) return std::nullopt;
-  return r;
-}
-
-// ---- discovery ----------------------------------------------------------------
-
-json::value ApiVersions(const std::string& address) {
-  return json::object{{"kind", "APIVersions"},
-                      {"versions", json::array{"v1"}},
-                      {"serverAddressByClientCIDRs",
-                       json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", address}}}}};
-}
-
-json::value GroupJson(const Simulator& sim, const std::string& group) {
-  json::array versions;
-  std::string preferred;
-  for (const auto& k : Kinds()) {
-    if (k.group != group) continue;
-    for (const auto& v : k.versions) {
-      if (!sim.Serves(k, v)) continue;
-      bool seen = false;
-      for (const auto& e : versions) seen |= e.at("version") == json::value(v);
-      if (!seen) versions.push_back({{"groupVersion", group + "/" + v}, {"version", v}});
-    }
-    for (const auto& v : k.versions) {
-      if (preferred.empty() && sim.Serves(k, v)) preferred = v;
-    }
-  }
-  return json::object{{"name", group},
-                      {"versions", versions},
-                      {"preferredVersion", {{"groupVersion", group + "/" + preferred}, {"version", preferred}}}};
-}
-
-json::value GroupList(const Simulator& sim) {
-  json::array groups;
-  std::vector<std::string> seen;
-  for (const auto& k : Kinds()) {
-    if (k.group.empty() || std::find(seen.begin(), seen.end(), k.group) != seen.end()) continue;
-    seen.push_back(k.group);
-    groups.push_back(GroupJson(sim, k.group));
-  }
-  return json::object{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
-}
-
-std::optional<json::value> ResourceList(const Simulator& sim, const std::string& group, const std::string& version) {
-  json::array resources;
-  for (const auto& k : Kinds()) {
-    if (k.group != group || !sim.Serves(k, version)) continue;
-    json::array short_names;
-    for (const auto& s : k.short_names) short_names.push_back(json::string(s));
-    json::object r{{"name", k.plural},
-                   {"singularName", k.singular},
-                   {"namespaced", k.namespaced},
-                   {"kind", k.kind},
-                   {"verbs", json::array{"create", "delete", "get", "list", "patch", "update", "watch"}}};
-    if (!short_names.empty()) r["shortNames"] = short_names;
-    resources.push_back(r);
-    if (k.status_subresource) {
-      resources.push_back({{"name", k.plural + "/status"}, {"singularName", ""}, {"namespaced", k.namespaced},
-                           {"kind", k.kind}, {"verbs", json::array{"get", "patch", "update"}}});
-    }
-  }
-  if (resources.empty()) return std::nullopt;
-  return json::object{{"kind", "APIResourceList"},
-                      {"apiVersion", "v1"},
-                      {"groupVersion", group.empty() ? version : group + "/" + version},
-                      {"resources", resources}};
-}
-
-// OpenAPI v3: just enough for kubectl to see that every kind supports
-// server-side field validation (the fieldValidation query parameter on PATCH),
-// so it sends fieldValidation=Strict instead of validating against a schema.
-json::value OpenApiV3Root(const Simulator& sim) {
-  json::object paths;
-  std::vector<std::string> seen;
-  for (const auto& k : Kinds()) {
-    for (const auto& v : k.versions) {
-      if (!sim.Serves(k, v)) continue;
-      const std::string gv = k.group.empty() ? "api/" + v : "apis/" + k.group + "/" + v;
-      if (std::find(seen.begin(), seen.end(), gv) != seen.end()) continue;
-      seen.push_back(gv);
-      paths[gv] = {{"serverRelativeURL", "/openapi/v3/" + gv}};
-    }
-  }
-  return json::object{{"paths", paths}};
-}
-
-std::optional<json::value> OpenApiV3Group(const Simulator& sim, const std::string& group, const std::string& version) {
-  json::object paths;
-  for (const auto& k : Kinds()) {
-    if (k.group != group || !sim.Serves(k, version)) continue;
-    const std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-    const std::string path = prefix + (k.namespaced ? "/namespaces/{namespace}/" : "/") + k.plural + "/{name}";
-    paths[path] = {{"patch",
-                    {{"x-kubernetes-group-version-kind", {{"group", group}, {"version", version}, {"kind", k.kind}}},
-                     {"parameters", json::array{{{"name", "fieldValidation"}, {"in", "query"},
-                                                 {"schema", {{"type", "string"}}}}}},
-                     {"responses", {{"200", {{"description", "OK"}}}}}}}};
-  }
-  if (paths.empty()) return std::nullopt;
-  return json::object{{"openapi", "3.0.0"},
-                      {"info", {{"title", "fencekeeper simulator"}, {"version", "v1"}}},
-                      {"paths", paths}};
-}
-
-json::value VersionInfo() {
-  return json::object{{"major", "1"}, {"minor", "32"}, {"gitVersion", "v1.32.0-fencekeeper-sim"},
-                      {"gitCommit", "0000000000000000000000000000000000000000"}, {"gitTreeState", "clean"},
-                      {"buildDate", "2026-11-29T00:00:00Z"}, {"goVersion", "go1.23"}, {"compiler", "gc"},
-                      {"platform", "linux/amd64"}};
-}
-
-std::string VerbFor(const http::verb method, const Route& r, const Target& t) {
-  switch (method) {
-    case http::verb::get: return r.name.empty() ? (t.Flag("watch") ? "watch" : "list") : "get";
-    case http::verb::post: return "create";
-    case http::verb::put: return "update";
-    case http::verb::patch: return "patch";
-    case http::verb::delete_: return "delete";
-    default: return "unknown";
-  }
-}
 
 bool MatchesSelectors(const json::value& obj, const Selector& labels, const Selector& fields) {
   return labels.Matches(obj) && fields.Matches(obj);
@@ -353,235 +124,14 @@ struct Server::Impl {
     return auth_required ? "" : "none";
   }
 
-  Response Discovery(const Target& t, bool* handled) {
-    *handled = true;
-    const auto& s = t.segments;
-    const std::string address = options.host + ":" + std::to_string(port);
-    if (s.size() == 1 && s[0] == "api") return Json(200, ApiVersions(address));
-    if (s.size() == 1 && s[0] == "apis") return Json(200, GroupList(sim));
-    if (s.size() == 2 && s[0] == "api" && s[1] == "v1") return Json(200, *ResourceList(sim, "", "v1"));
-    if (s.size() == 2 && s[0] == "apis") {
-      for (const auto& k : Kinds()) {
-        if (k.group == s[1]) {
-          json::value g = GroupJson(sim, s[1]);
-          g.as_object()["kind"] = "APIGroup";
-          g.as_object()["apiVersion"] = "v1";
-          return Json(200, g);
-        }
-      }
-      return Fail(404, "NotFound", "the server could not find the requested resource");
-    }
-    if (s.size() == 3 && s[0] == "apis") {
-      if (auto list = ResourceList(sim, s[1], s[2])) return Json(200, *list);
-      return Fail(404, "NotFound", "the server could not find the requested resource");
-    }
-    if (s.size() == 1 && s[0] == "version") return Json(200, VersionInfo());
-    if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "livez")) {
-      return {200, "ok", "text/plain"};
-    }
-    if (s.size() == 2 && s[0] == "openapi" && s[1] == "v2") {
-      return Json(200, json::object{{"swagger", "2.0"},
-                                    {"info", {{"title", "fencekeeper simulator"}, {"version", "v1"}}},
-                                    {"paths", json::object{}},
-                                    {"definitions", json::object{}}});
-    }
-    if (s.size() == 2 && s[0] == "openapi" && s[1] == "v3") return Json(200, OpenApiV3Root(sim));
-    if (s.size() >= 4 && s[0] == "openapi" && s[1] == "v3") {
-      std::optional<json::value> doc;
-      if (s.size() == 4 && s[2] == "api") doc = OpenApiV3Group(sim, "", s[3]);
-      if (s.size() == 5 && s[2] == "apis") doc = OpenApiV3Group(sim, s[3], s[4]);
-      if (doc) return Json(200, *doc);
-      return Fail(404, "NotFound", "the server could not find the requested resource");
-    }
-    *handled = false;
-    return {};
-  }
-
-  // /sim/... : control endpoints for tests that run the simulator out of process.
-  Response Control(const Request& req, const Target& t, bool* handled) {
-    *handled = t.segments.size() == 2 && t.segments[0] == "sim";
-    if (!*handled) return {};
-    const std::string& what = t.segments[1];
-    if (what == "drop-watches" && req.method() == http::verb::post) {
-      sim.DropWatches();
-      return Json(200, json::object{{"dropped", true}});
-    }
-    if (what == "expire-history" && req.method() == http::verb::post) {
-      sim.ExpireHistory();
-      return Json(200, json::object{{"expired", true}});
-    }
-    if (what == "faults" && req.method() == http::verb::post) {
-      boost::system::error_code ec;
-      json::value v = json::parse(req.body(), ec);
-      if (ec || !v.is_object()) return Fail(400, "BadRequest", "a fault is a JSON object");
-      FaultRule f;
-      const auto& o = v.as_object();
-      if (auto* x = o.if_contains("verb")) f.verb = x->as_string();
-      if (auto* x = o.if_contains("resource")) f.resource = x->as_string();
-      if (auto* x = o.if_contains("status")) f.status = static_cast<int>(x->to_number<int64_t>());
-      if (auto* x = o.if_contains("retryAfterSeconds")) f.retry_after_seconds = static_cast<int>(x->to_number<int64_t>());
-      if (auto* x = o.if_contains("plainText")) f.plain_text = x->as_bool();
-      if (auto* x = o.if_contains("count")) f.count = static_cast<int>(x->to_number<int64_t>());
-      sim.AddFault(f);
-      return Json(200, json::object{{"added", true}});
-    }
-    if (what == "requests" && req.method() == http::verb::get) {
-      json::object counts;
-      for (const char* verb : {"get", "list", "watch", "create", "update", "patch", "delete"}) {
-        counts[verb] = sim.RequestCount(verb, t.Query("resource").empty() ? "*" : t.Query("resource"));
-      }
-      return Json(200, counts);
-    }
-    return Fail(404, "NotFound", "unknown simulator control endpoint");
-  }
-
-  Response FaultResponse(const FaultRule& f) {
-    Response r;
-    r.status = f.status;
-    r.retry_after = f.retry_after_seconds;
-    if (!f.body.empty()) {
-      r.body = f.body;
-      return r;
-    }
-    if (f.plain_text) {
-      r.content_type = "text/plain; charset=utf-8";
-      r.body = f.status == 429 ? "Too many requests, please try again later.\n" : "injected failure\n";
-      return r;
-    }
-    std::string reason = "InternalError";
-    if (f.status == 429) reason = "TooManyRequests";
-    if (f.status == 503) reason = "ServiceUnavailable";
-    if (f.status == 504) reason = "Timeout";
-    if (f.status == 409) reason = "Conflict";
-    if (f.status == 410) reason = "Expired";
-    if (f.status == 403) reason = "Forbidden";
-    r.body = ApiFailure{f.status, reason, "injected fault: " + reason, "", nullptr}.ToJson();
-    return r;
-  }
-
-  Response Resource(const Request& req, const Target& t, const Route& r, const std::string& verb) {
-    Store& store = sim.store();
-    const ResourceKind& kind = *r.kind;
-    auto parse_body = [&](json::value* out) -> std::optional<Response> {
-      boost::system::error_code ec;
-      *out = json::parse(req.body(), ec);
-      if (ec) return Fail(400, "BadRequest", "the request body is not valid JSON: " + ec.message());
-      return std::nullopt;
-    };
-    auto reply = [&](const Outcome& o, int ok_status = 200) {
-      if (!o.ok()) return Fail(*o.failure);
-      return Json(ok_status, Simulator::ToVersion(kind, o.object, r.version));
-    };
-
-    if (verb == "get") return reply(store.Get(kind, r.ns, r.name));
-    if (verb == "list") {
-      if (!t.Query("sendInitialEvents").empty()) {
-        return Fail(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
-      }
-      auto labels = Selector::ParseLabels(t.Query("labelSelector"));
-      auto fields = Selector::ParseFields(t.Query("fieldSelector"));
-      if (!labels || !fields) return Fail(400, "BadRequest", "unable to parse the label or field selector");
-      ListOutcome l = store.List(kind, r.ns, *labels, *fields);
-      if (auto stale = sim.TakeStaleList(kind)) {
-        l.items.clear();
-        for (auto& item : stale->items) {
-          if ((r.ns.empty() || kube::MetadataString(item, "namespace") == r.ns) && labels->Matches(item) && fields->Matches(item)) {
-            l.items.push_back(std::move(item));
-          }
-        }
-        l.resource_version = stale->resource_version;
-      }
-      json::array items;
-      for (auto& item : l.items) items.push_back(Simulator::ToVersion(kind, std::move(item), r.version));
-      return Json(200, json::object{{"kind", kind.kind + "List"},
-                                    {"apiVersion", kind.ApiVersion(r.version)},
-                                    {"metadata", {{"resourceVersion", std::to_string(l.resource_version)}}},
-                                    {"items", items}});
-    }
-    if (verb == "create") {
-      if (!r.name.empty() || r.status) return Fail(405, "MethodNotAllowed", "POST goes to a collection");
-      json::value body;
-      if (auto bad = parse_body(&body)) return *bad;
-      return reply(store.Create(kind, r.ns, Simulator::FromVersion(kind, std::move(body), r.version)), 201);
-    }
-    if (verb == "update") {
-      json::value body;
-      if (auto bad = parse_body(&body)) return *bad;
-      return reply(store.Update(kind, r.ns, r.name, Simulator::FromVersion(kind, std::move(body), r.version), r.status));
-    }
-    if (verb == "delete") {
-      std::optional<std::string> pre_rv, pre_uid;
-      if (!req.body().empty()) {
-        boost::system::error_code ec;
-        json::value opts = json::parse(req.body(), ec);
-        if (!ec && opts.is_object()) {
-          if (auto* p = opts.as_object().if_contains("preconditions"); p && p->is_object()) {
-            if (auto* v = p->as_object().if_contains("resourceVersion"); v && v->is_string()) pre_rv = std::string(v->as_string());
-            if (auto* v = p->as_object().if_contains("uid"); v && v->is_string()) pre_uid = std::string(v->as_string());
-          }
-        }
-      }
-      Outcome o = store.Delete(kind, r.ns, r.name, pre_rv, pre_uid);
-      if (!o.ok() || !kind.custom) return reply(o);
-      return Json(200, json::object{{"kind", "Status"},
-                                    {"apiVersion", "v1"},
-                                    {"metadata", json::object{}},
-                                    {"status", "Success"},
-                                    {"details", {{"name", r.name}, {"group", kind.group}, {"kind", kind.plural},
-                                                 {"uid", o.object.at("metadata").at("uid")}}}});
-    }
-    if (verb == "patch") {
-      std::string type(req[http::field::content_type]);
-      type = type.substr(0, type.find(';'));
-      json::value patch;
-      if (type == "application/apply-patch+yaml") {
-        if (t.Query("fieldManager").empty()) {
-          return Fail(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
-        }
-        // Simplification (see reference B.7): apply is a merge patch of the
-        // body, without managedFields; the body must be JSON.
-      } else if (type == "application/strategic-merge-patch+json" && kind.custom) {
-        type.clear();  // CRDs do not support strategic merge: 415 below
-      } else if (type != "application/merge-patch+json" && type != "application/json-patch+json" &&
-                 type != "application/strategic-merge-patch+json") {
-        type.clear();
-      }
-      if (type.empty()) {
-        return Fail(415, "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
-      }
-      if (auto bad = parse_body(&patch)) return *bad;
-      const bool json_patch = type == "application/json-patch+json";
-      if (!json_patch && !patch.is_object()) return Fail(400, "BadRequest", "a merge patch must be a JSON object");
-      std::optional<JsonPatchError> patch_error;
-      Outcome o = store.Mutate(kind, r.ns, r.name, [&](json::value& obj) -> std::optional<ApiFailure> {
-        json::value view = Simulator::ToVersion(kind, obj, r.version);
-        if (json_patch) {
-          JsonPatchError err;
-          if (!ApplyJsonPatch(view, patch, &err)) {
-            patch_error = err;
-            return ApiFailure{err.http_status, err.http_status == 422 ? "Invalid" : "BadRequest", err.message, r.name, &kind};
-          }
-        } else {
-          view = MergePatch(std::move(view), patch);
-        }
-        obj = Simulator::FromVersion(kind, std::move(view), r.version);
-        return std::nullopt;
-      }, r.status);
-      return reply(o);
-    }
-    return Fail(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
-  }
-
   // ---- connections -------------------------------------------------------------
 
   template <class Stream>
-  net::awaitable<bool> Write(Stream& stream, const Request& req, const Response& r) {
+  net::awaitable<bool> Write(Stream& stream, const Request& req, const ApiReply& r) {
     http::response<http::string_body> res{static_cast<http::status>(r.status), req.version()};
     res.set(http::field::server, "fencekeeper-sim");
     res.set(http::field::content_type, r.content_type);
-    if (r.retry_after > 0) res.set(http::field::retry_after, std::to_string(r.retry_after));
+    if (r.retry_after_seconds > 0) res.set(http::field::retry_after, std::to_string(r.retry_after_seconds));
     res.keep_alive(req.keep_alive());
     res.body() = r.body;
     res.prepare_payload();
@@ -595,13 +145,13 @@ struct Server::Impl {
     auto labels = Selector::ParseLabels(t.Query("labelSelector"));
     auto fields = Selector::ParseFields(t.Query("fieldSelector"));
     if (!labels || !fields) {
-      co_await Write(stream, req, Fail(400, "BadRequest", "unable to parse the label or field selector"));
+      co_await Write(stream, req, FailureReply(400, "BadRequest", "unable to parse the label or field selector"));
       co_return;
     }
     if (!t.Query("sendInitialEvents").empty() || !t.Query("resourceVersionMatch").empty()) {
       // As a server with the WatchList feature gate off: client-go falls back to list+watch.
       co_await Write(stream, req,
-                     Fail(422, "Invalid",
+                     FailureReply(422, "Invalid",
                           "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"));
       co_return;
     }
@@ -610,7 +160,7 @@ struct Server::Impl {
       int64_t parsed = 0;
       auto [p, perr] = std::from_chars(rv.data(), rv.data() + rv.size(), parsed);
       if (perr != std::errc() || p != rv.data() + rv.size() || parsed < 0) {
-        co_await Write(stream, req, Fail(400, "BadRequest", "invalid resourceVersion '" + rv + "'"));
+        co_await Write(stream, req, FailureReply(400, "BadRequest", "invalid resourceVersion '" + rv + "'"));
         co_return;
       }
       from_rv = parsed;
@@ -688,36 +238,22 @@ struct Server::Impl {
   // Serves one request; returns whether the connection stays open.
   template <class Stream>
   net::awaitable<bool> Serve(Stream& stream, const Request& req, bool cert_ok) {
-    const Target t = ParseTarget(req.target());
     const std::string auth = Authenticate(req, cert_ok);
     CountAuth(auth.empty() ? "rejected" : auth);
-    if (auth.empty()) co_return co_await Write(stream, req, Fail(401, "Unauthorized", "Unauthorized"));
+    if (auth.empty()) co_return co_await Write(stream, req, FailureReply(401, "Unauthorized", "Unauthorized"));
 
     if (sim.options().latency.count() > 0) {
       net::steady_timer delay(co_await net::this_coro::executor, sim.options().latency);
       boost::system::error_code ec;
       co_await delay.async_wait(net::redirect_error(kUse, ec));
     }
-    bool handled = false;
-    Response control = Control(req, t, &handled);
-    if (handled) co_return co_await Write(stream, req, control);
-
-    const std::optional<Route> route = ResolveRoute(sim, t.segments);
-    if (!route) {
-      Response d = Discovery(t, &handled);
-      if (!handled) d = Fail(404, "NotFound", "the server could not find the requested resource");
-      co_return co_await Write(stream, req, d);
-    }
-    const std::string verb = VerbFor(req.method(), *route, t);
-    sim.CountRequest(verb, route->kind->plural, route->name);
-    if (auto fault = sim.TakeFault(verb, route->kind->plural)) {
-      co_return co_await Write(stream, req, FaultResponse(*fault));
-    }
-    if (verb == "watch") {
-      co_await Watch(stream, req, t, *route);
-      co_return false;
-    }
-    co_return co_await Write(stream, req, Resource(req, t, *route, verb));
+    const ApiRequest request{std::string(req.method_string()), std::string(req.target()), req.body(),
+                             std::string(req[http::field::content_type])};
+    auto answer = Dispatch(sim, request, options.host + ":" + std::to_string(port));
+    if (auto* reply = std::get_if<ApiReply>(&answer)) co_return co_await Write(stream, req, *reply);
+    const WatchCall& watch = std::get<WatchCall>(answer);
+    co_await Watch(stream, req, watch.target, watch.route);
+    co_return false;
   }
 
   template <class Stream>

@@ -1,0 +1,489 @@
+// The simulator's request handling without HTTP (see handler.h): target
+// parsing, routing, discovery documents, the /sim/... control endpoints,
+// fault replies and the resource verbs.
+#include "sim/handler.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+
+#include "kube/json_fields.h"
+#include "sim/patch.h"
+
+namespace fk::sim {
+namespace json = boost::json;
+
+namespace {
+
+ApiReply Json(int status, const json::value& v) { return {status, json::serialize(v)}; }
+ApiReply Fail(const ApiFailure& f) { return {f.code, f.ToJson()}; }
+ApiReply Fail(int code, const std::string& reason, const std::string& message) {
+  return Fail(ApiFailure{code, reason, message, "", nullptr});
+}
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else if (s[i] == '+') {
+      out += ' ';
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Target::Query(const std::string& k) const {
+  auto it = query.find(k);
+  return it == query.end() ? "" : it->second;
+}
+
+bool Target::Flag(const std::string& k) const {
+  const std::string v = Query(k);
+  return v == "1" || v == "true";
+}
+
+Target ParseTarget(std::string_view target) {
+  Target t;
+  const size_t q = target.find('?');
+  std::string_view path = target.substr(0, q);
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t next = path.find('/', pos);
+    if (next == std::string_view::npos) next = path.size();
+    if (next > pos) t.segments.push_back(PercentDecode(path.substr(pos, next - pos)));
+    pos = next + 1;
+  }
+  if (q != std::string_view::npos) {
+    std::string_view query = target.substr(q + 1);
+    size_t p = 0;
+    while (p < query.size()) {
+      size_t amp = query.find('&', p);
+      if (amp == std::string_view::npos) amp = query.size();
+      std::string_view kv = query.substr(p, amp - p);
+      const size_t eq = kv.find('=');
+      if (!kv.empty()) {
+        t.query[PercentDecode(kv.substr(0, eq))] = eq == std::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1));
+      }
+      p = amp + 1;
+    }
+  }
+  return t;
+}
+
+namespace {
+
+std::optional<Route> ResolveRoute(const Simulator& sim, const std::vector<std::string>& s) {
+  std::string group, version;
+  size_t i;
+  if (s.size() >= 3 && s[0] == "api" && s[1] == "v1") {
+    version = "v1";
+    i = 2;
+  } else if (s.size() >= 4 && s[0] == "apis") {
+    group = s[1];
+    version = s[2];
+    i = 3;
+  } else {
+    return std::nullopt;
+  }
+  std::vector<std::string> rest(s.begin() + static_cast<std::ptrdiff_t>(i), s.end());
+  Route r;
+  r.version = version;
+  if (rest.size() >= 3 && rest[0] == "namespaces" && rest[2] != "status") {
+    r.ns = rest[1];
+    rest.erase(rest.begin(), rest.begin() + 2);
+  }
+  if (rest.empty() || rest.size() > 3) return std::nullopt;
+  r.kind = FindKind(group, rest[0]);
+  if (!r.kind || !sim.Serves(*r.kind, version)) return std::nullopt;
+  if (rest.size() >= 2) r.name = rest[1];
+  if (rest.size() == 3) {
+    if (rest[2] != "status" || !r.kind->status_subresource) return std::nullopt;
+    r.status = true;
+  }
+  if (r.kind->namespaced == false && !r.ns.empty()) return std::nullopt;
+  return r;
+}
+
+// ---- discovery ----------------------------------------------------------------
+
+json::value ApiVersions(const std::string& address) {
+  return json::object{{"kind", "APIVersions"},
+                      {"versions", json::array{"v1"}},
+                      {"serverAddressByClientCIDRs",
+                       json::array{{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", address}}}}};
+}
+
+json::value GroupJson(const Simulator& sim, const std::string& group) {
+  json::array versions;
+  std::string preferred;
+  for (const auto& k : Kinds()) {
+    if (k.group != group) continue;
+    for (const auto& v : k.versions) {
+      if (!sim.Serves(k, v)) continue;
+      bool seen = false;
+      for (const auto& e : versions) seen |= e.at("version") == json::value(v);
+      if (!seen) versions.push_back({{"groupVersion", group + "/" + v}, {"version", v}});
+    }
+    for (const auto& v : k.versions) {
+      if (preferred.empty() && sim.Serves(k, v)) preferred = v;
+    }
+  }
+  return json::object{{"name", group},
+                      {"versions", versions},
+                      {"preferredVersion", {{"groupVersion", group + "/" + preferred}, {"version", preferred}}}};
+}
+
+json::value GroupList(const Simulator& sim) {
+  json::array groups;
+  std::vector<std::string> seen;
+  for (const auto& k : Kinds()) {
+    if (k.group.empty() || std::find(seen.begin(), seen.end(), k.group) != seen.end()) continue;
+    seen.push_back(k.group);
+    groups.push_back(GroupJson(sim, k.group));
+  }
+  return json::object{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
+}
+
+std::optional<json::value> ResourceList(const Simulator& sim, const std::string& group, const std::string& version) {
+  json::array resources;
+  for (const auto& k : Kinds()) {
+    if (k.group != group || !sim.Serves(k, version)) continue;
+    json::array short_names;
+    for (const auto& s : k.short_names) short_names.push_back(json::string(s));
+    json::object r{{"name", k.plural},
+                   {"singularName", k.singular},
+                   {"namespaced", k.namespaced},
+                   {"kind", k.kind},
+                   {"verbs", json::array{"create", "delete", "get", "list", "patch", "update", "watch"}}};
+    if (!short_names.empty()) r["shortNames"] = short_names;
+    resources.push_back(r);
+    if (k.status_subresource) {
+      resources.push_back({{"name", k.plural + "/status"}, {"singularName", ""}, {"namespaced", k.namespaced},
+                           {"kind", k.kind}, {"verbs", json::array{"get", "patch", "update"}}});
+    }
+  }
+  if (resources.empty()) return std::nullopt;
+  return json::object{{"kind", "APIResourceList"},
+                      {"apiVersion", "v1"},
+                      {"groupVersion", group.empty() ? version : group + "/" + version},
+                      {"resources", resources}};
+}
+
+// OpenAPI v3: just enough for kubectl to see that every kind supports
+// server-side field validation (the fieldValidation query parameter on PATCH),
+// so it sends fieldValidation=Strict instead of validating against a schema.
+json::value OpenApiV3Root(const Simulator& sim) {
+  json::object paths;
+  std::vector<std::string> seen;
+  for (const auto& k : Kinds()) {
+    for (const auto& v : k.versions) {
+      if (!sim.Serves(k, v)) continue;
+      const std::string gv = k.group.empty() ? "api/" + v : "apis/" + k.group + "/" + v;
+      if (std::find(seen.begin(), seen.end(), gv) != seen.end()) continue;
+      seen.push_back(gv);
+      paths[gv] = {{"serverRelativeURL", "/openapi/v3/" + gv}};
+    }
+  }
+  return json::object{{"paths", paths}};
+}
+
+std::optional<json::value> OpenApiV3Group(const Simulator& sim, const std::string& group, const std::string& version) {
+  json::object paths;
+  for (const auto& k : Kinds()) {
+    if (k.group != group || !sim.Serves(k, version)) continue;
+    const std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+    const std::string path = prefix + (k.namespaced ? "/namespaces/{namespace}/" : "/") + k.plural + "/{name}";
+    paths[path] = {{"patch",
+                    {{"x-kubernetes-group-version-kind", {{"group", group}, {"version", version}, {"kind", k.kind}}},
+                     {"parameters", json::array{{{"name", "fieldValidation"}, {"in", "query"},
+                                                 {"schema", {{"type", "string"}}}}}},
+                     {"responses", {{"200", {{"description", "OK"}}}}}}}};
+  }
+  if (paths.empty()) return std::nullopt;
+  return json::object{{"openapi", "3.0.0"},
+                      {"info", {{"title", "fencekeeper simulator"}, {"version", "v1"}}},
+                      {"paths", paths}};
+}
+
+json::value VersionInfo() {
+  return json::object{{"major", "1"}, {"minor", "32"}, {"gitVersion", "v1.32.0-fencekeeper-sim"},
+                      {"gitCommit", "0000000000000000000000000000000000000000"}, {"gitTreeState", "clean"},
+                      {"buildDate", "2026-11-29T00:00:00Z"}, {"goVersion", "go1.23"}, {"compiler", "gc"},
+                      {"platform", "linux/amd64"}};
+}
+
+std::string VerbFor(const std::string& method, const Route& r, const Target& t) {
+  if (method == "GET") return r.name.empty() ? (t.Flag("watch") ? "watch" : "list") : "get";
+  if (method == "POST") return "create";
+  if (method == "PUT") return "update";
+  if (method == "PATCH") return "patch";
+  if (method == "DELETE") return "delete";
+  return "unknown";
+}
+
+ApiReply Discovery(const Simulator& sim, const Target& t, const std::string& address, bool* handled) {
+  *handled = true;
+  const auto& s = t.segments;
+  if (s.size() == 1 && s[0] == "api") return Json(200, ApiVersions(address));
+  if (s.size() == 1 && s[0] == "apis") return Json(200, GroupList(sim));
+  if (s.size() == 2 && s[0] == "api" && s[1] == "v1") return Json(200, *ResourceList(sim, "", "v1"));
+  if (s.size() == 2 && s[0] == "apis") {
+    for (const auto& k : Kinds()) {
+      if (k.group == s[1]) {
+        json::value g = GroupJson(sim, s[1]);
+        g.as_object()["kind"] = "APIGroup";
+        g.as_object()["apiVersion"] = "v1";
+        return Json(200, g);
+      }
+    }
+    return Fail(404, "NotFound", "the server could not find the requested resource");
+  }
+  if (s.size() == 3 && s[0] == "apis") {
+    if (auto list = ResourceList(sim, s[1], s[2])) return Json(200, *list);
+    return Fail(404, "NotFound", "the server could not find the requested resource");
+  }
+  if (s.size() == 1 && s[0] == "version") return Json(200, VersionInfo());
+  if (s.size() == 1 && (s[0] == "healthz" || s[0] == "readyz" || s[0] == "livez")) {
+    return {200, "ok", "text/plain"};
+  }
+  if (s.size() == 2 && s[0] == "openapi" && s[1] == "v2") {
+    return Json(200, json::object{{"swagger", "2.0"},
+                                  {"info", {{"title", "fencekeeper simulator"}, {"version", "v1"}}},
+                                  {"paths", json::object{}},
+                                  {"definitions", json::object{}}});
+  }
+  if (s.size() == 2 && s[0] == "openapi" && s[1] == "v3") return Json(200, OpenApiV3Root(sim));
+  if (s.size() >= 4 && s[0] == "openapi" && s[1] == "v3") {
+    std::optional<json::value> doc;
+    if (s.size() == 4 && s[2] == "api") doc = OpenApiV3Group(sim, "", s[3]);
+    if (s.size() == 5 && s[2] == "apis") doc = OpenApiV3Group(sim, s[3], s[4]);
+    if (doc) return Json(200, *doc);
+    return Fail(404, "NotFound", "the server could not find the requested resource");
+  }
+  *handled = false;
+  return {};
+}
+
+// /sim/... : control endpoints for tests that run the simulator out of process.
+ApiReply Control(Simulator& sim, const ApiRequest& req, const Target& t, bool* handled) {
+  *handled = t.segments.size() == 2 && t.segments[0] == "sim";
+  if (!*handled) return {};
+  const std::string& what = t.segments[1];
+  if (what == "drop-watches" && req.method == "POST") {
+    sim.DropWatches();
+    return Json(200, json::object{{"dropped", true}});
+  }
+  if (what == "expire-history" && req.method == "POST") {
+    sim.ExpireHistory();
+    return Json(200, json::object{{"expired", true}});
+  }
+  if (what == "faults" && req.method == "POST") {
+    boost::system::error_code ec;
+    json::value v = json::parse(req.body, ec);
+    if (ec || !v.is_object()) return Fail(400, "BadRequest", "a fault is a JSON object");
+    FaultRule f;
+    const auto& o = v.as_object();
+    if (auto* x = o.if_contains("verb")) f.verb = x->as_string();
+    if (auto* x = o.if_contains("resource")) f.resource = x->as_string();
+    if (auto* x = o.if_contains("status")) f.status = static_cast<int>(x->to_number<int64_t>());
+    if (auto* x = o.if_contains("retryAfterSeconds")) f.retry_after_seconds = static_cast<int>(x->to_number<int64_t>());
+    if (auto* x = o.if_contains("plainText")) f.plain_text = x->as_bool();
+    if (auto* x = o.if_contains("count")) f.count = static_cast<int>(x->to_number<int64_t>());
+    sim.AddFault(f);
+    return Json(200, json::object{{"added", true}});
+  }
+  if (what == "requests" && req.method == "GET") {
+    json::object counts;
+    for (const char* verb : {"get", "list", "watch", "create", "update", "patch", "delete"}) {
+      counts[verb] = sim.RequestCount(verb, t.Query("resource").empty() ? "*" : t.Query("resource"));
+    }
+    return Json(200, counts);
+  }
+  return Fail(404, "NotFound", "unknown simulator control endpoint");
+}
+
+ApiReply FaultResponse(const FaultRule& f) {
+  ApiReply r;
+  r.status = f.status;
+  r.retry_after_seconds = f.retry_after_seconds;
+  if (!f.body.empty()) {
+    r.body = f.body;
+    return r;
+  }
+  if (f.plain_text) {
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = f.status == 429 ? "Too many requests, please try again later.\n" : "injected failure\n";
+    return r;
+  }
+  std::string reason = "InternalError";
+  if (f.status == 429) reason = "TooManyRequests";
+  if (f.status == 503) reason = "ServiceUnavailable";
+  if (f.status == 504) reason = "Timeout";
+  if (f.status == 409) reason = "Conflict";
+  if (f.status == 410) reason = "Expired";
+  if (f.status == 403) reason = "Forbidden";
+  r.body = ApiFailure{f.status, reason, "injected fault: " + reason, "", nullptr}.ToJson();
+  return r;
+}
+
+ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const Route& r, const std::string& verb) {
+  Store& store = sim.store();
+  const ResourceKind& kind = *r.kind;
+  auto parse_body = [&](json::value* out) -> std::optional<ApiReply> {
+    boost::system::error_code ec;
+    *out = json::parse(req.body, ec);
+    if (ec) return Fail(400, "BadRequest", "the request body is not valid JSON: " + ec.message());
+    return std::nullopt;
+  };
+  auto reply = [&](const Outcome& o, int ok_status = 200) {
+    if (!o.ok()) return Fail(*o.failure);
+    return Json(ok_status, Simulator::ToVersion(kind, o.object, r.version));
+  };
+
+  if (verb == "get") return reply(store.Get(kind, r.ns, r.name));
+  if (verb == "list") {
+    if (!t.Query("sendInitialEvents").empty()) {
+      return Fail(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
+    }
+    auto labels = Selector::ParseLabels(t.Query("labelSelector"));
+    auto fields = Selector::ParseFields(t.Query("fieldSelector"));
+    if (!labels || !fields) return Fail(400, "BadRequest", "unable to parse the label or field selector");
+    ListOutcome l = store.List(kind, r.ns, *labels, *fields);
+    if (auto stale = sim.TakeStaleList(kind)) {
+      l.items.clear();
+      for (auto& item : stale->items) {
+        if ((r.ns.empty() || kube::MetadataString(item, "namespace") == r.ns) && labels->Matches(item) && fields->Matches(item)) {
+          l.items.push_back(std::move(item));
+        }
+      }
+      l.resource_version = stale->resource_version;
+    }
+    json::array items;
+    for (auto& item : l.items) items.push_back(Simulator::ToVersion(kind, std::move(item), r.version));
+    return Json(200, json::object{{"kind", kind.kind + "List"},
+                                  {"apiVersion", kind.ApiVersion(r.version)},
+                                  {"metadata", {{"resourceVersion", std::to_string(l.resource_version)}}},
+                                  {"items", items}});
+  }
+  if (verb == "create") {
+    if (!r.name.empty() || r.status) return Fail(405, "MethodNotAllowed", "POST goes to a collection");
+    json::value body;
+    if (auto bad = parse_body(&body)) return *bad;
+    return reply(store.Create(kind, r.ns, Simulator::FromVersion(kind, std::move(body), r.version)), 201);
+  }
+  if (verb == "update") {
+    json::value body;
+    if (auto bad = parse_body(&body)) return *bad;
+    return reply(store.Update(kind, r.ns, r.name, Simulator::FromVersion(kind, std::move(body), r.version), r.status));
+  }
+  if (verb == "delete") {
+    std::optional<std::string> pre_rv, pre_uid;
+    if (!req.body.empty()) {
+      boost::system::error_code ec;
+      json::value opts = json::parse(req.body, ec);
+      if (!ec && opts.is_object()) {
+        if (auto* p = opts.as_object().if_contains("preconditions"); p && p->is_object()) {
+          if (auto* v = p->as_object().if_contains("resourceVersion"); v && v->is_string()) pre_rv = std::string(v->as_string());
+          if (auto* v = p->as_object().if_contains("uid"); v && v->is_string()) pre_uid = std::string(v->as_string());
+        }
+      }
+    }
+    Outcome o = store.Delete(kind, r.ns, r.name, pre_rv, pre_uid);
+    if (!o.ok() || !kind.custom) return reply(o);
+    return Json(200, json::object{{"kind", "Status"},
+                                  {"apiVersion", "v1"},
+                                  {"metadata", json::object{}},
+                                  {"status", "Success"},
+                                  {"details", {{"name", r.name}, {"group", kind.group}, {"kind", kind.plural},
+                                               {"uid", o.object.at("metadata").at("uid")}}}});
+  }
+  if (verb == "patch") {
+    std::string type = req.content_type;
+    type = type.substr(0, type.find(';'));
+    json::value patch;
+    if (type == "application/apply-patch+yaml") {
+      if (t.Query("fieldManager").empty()) {
+        return Fail(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+      }
+      // Simplification (see reference B.7): apply is a merge patch of the
+      // body, without managedFields; the body must be JSON.
+    } else if (type == "application/strategic-merge-patch+json" && kind.custom) {
+      type.clear();  // CRDs do not support strategic merge: 415 below
+    } else if (type != "application/merge-patch+json" && type != "application/json-patch+json" &&
+               type != "application/strategic-merge-patch+json") {
+      type.clear();
+    }
+    if (type.empty()) {
+      return Fail(415, "UnsupportedMediaType",
+                  "the body of the request was in an unknown format - accepted media types include: "
+                  "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+    }
+    if (auto bad = parse_body(&patch)) return *bad;
+    const bool json_patch = type == "application/json-patch+json";
+    if (!json_patch && !patch.is_object()) return Fail(400, "BadRequest", "a merge patch must be a JSON object");
+    std::optional<JsonPatchError> patch_error;
+    Outcome o = store.Mutate(kind, r.ns, r.name, [&](json::value& obj) -> std::optional<ApiFailure> {
+      json::value view = Simulator::ToVersion(kind, obj, r.version);
+      if (json_patch) {
+        JsonPatchError err;
+        if (!ApplyJsonPatch(view, patch, &err)) {
+          patch_error = err;
+          return ApiFailure{err.http_status, err.http_status == 422 ? "Invalid" : "BadRequest", err.message, r.name, &kind};
+        }
+      } else {
+        view = MergePatch(std::move(view), patch);
+      }
+      obj = Simulator::FromVersion(kind, std::move(view), r.version);
+      return std::nullopt;
+    }, r.status);
+    return reply(o);
+  }
+  return Fail(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+}
+
+// Everything after authentication and latency. `serve_watches`: whether the
+// caller streams watches (then they come back as a WatchCall).
+std::variant<ApiReply, WatchCall> Answer(Simulator& sim, const ApiRequest& req, const std::string& address,
+                                         bool serve_watches) {
+  Target t = ParseTarget(req.target);
+  bool handled = false;
+  ApiReply control = Control(sim, req, t, &handled);
+  if (handled) return control;
+
+  std::optional<Route> route = ResolveRoute(sim, t.segments);
+  if (!route) {
+    ApiReply d = Discovery(sim, t, address, &handled);
+    if (!handled) d = Fail(404, "NotFound", "the server could not find the requested resource");
+    return d;
+  }
+  const std::string verb = VerbFor(req.method, *route, t);
+  if (verb == "watch" && !serve_watches) {
+    return Fail(400, "BadRequest", "watch is not served in-process: watches stream, only sim::Server serves them");
+  }
+  sim.CountRequest(verb, route->kind->plural, route->name);
+  if (auto fault = sim.TakeFault(verb, route->kind->plural)) return FaultResponse(*fault);
+  if (verb == "watch") return WatchCall{std::move(t), std::move(*route)};
+  return Resource(sim, req, t, *route, verb);
+}
+
+}  // namespace
+
+ApiReply HandleRequest(Simulator& sim, const ApiRequest& request, const std::string& server_address) {
+  return std::get<ApiReply>(Answer(sim, request, server_address, false));
+}
+
+std::variant<ApiReply, WatchCall> Dispatch(Simulator& sim, const ApiRequest& request,
+                                           const std::string& server_address) {
+  return Answer(sim, request, server_address, true);
+}
+
+ApiReply FailureReply(int code, const std::string& reason, const std::string& message) {
+  return Fail(code, reason, message);
+}
+
+}  // namespace fk::sim
