@@ -680,6 +680,7 @@ class InformerTest : public ClientTest {
   }
 
   InformerOptions io_;
+  ManualTimeSource informer_time_;  // outlives informer_, whose thread may still be waiting on it
   std::unique_ptr<Informer> informer_;
   Seen seen_;
 };
@@ -752,7 +753,7 @@ TEST_F(InformerTest, GarbageOnTheWatchStreamIsSkippedAndCounted) {
 }
 
 TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
-  ManualTimeSource waits;  // records the informer's backoffs
+  ManualTimeSource& waits = informer_time_;  // records the informer's backoffs
   io_.time = &waits;
   informer_ = std::make_unique<Informer>(*client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
   sim_->AddFault({"list", "sandboxes", 200, 0, false, R"({"kind":"SandboxList","items":[{"metad)", 1});

@@ -1,0 +1,353 @@
+// SandboxReconciler, one failure at a time: each test is one observation of
+// issue #8 reproduced (it failed before the protocol of docs/transitions.md)
+// over the in-process API simulator, a FakeTransport that can lose answers,
+// a cache the test fills, a real journal and a manual clock.
+#include "reconciler/sandbox_reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "kube/fake_transport.h"
+#include "kube/json_fields.h"
+#include "map_cache.h"
+#include "sim/handler.h"
+#include "sim/scenario.h"
+#include "test_support.h"
+
+namespace fk::reconciler {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using Next = ReconcileResult::Next;
+using fk::testing::MapCache;
+
+constexpr const char* kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+constexpr const char* kPods = "/api/v1/namespaces/ns/pods";
+
+// One running sandbox "a" admitted under fence generation 1 while the fence
+// is at generation 2: stale, to be suspended.
+constexpr const char* kStaleScenario = R"(
+namespaces:
+  - name: ns
+    fence: {generation: 2}
+    sandboxes:
+      - {name: a, mode: Running, admittedFenceGeneration: 1}
+)";
+
+struct RecordingEvents : EventSink {
+  void Publish(FailClosedEvent e) override { published.push_back(std::move(e)); }
+  std::vector<FailClosedEvent> published;
+};
+
+class SandboxReconcilerTest : public ::testing::Test {
+ protected:
+  using Reply = std::optional<Result<kube::HttpResponse>>;
+
+  void SetUp() override {
+    sim::SimOptions so;
+    so.emulate_agent_sandbox = false;
+    sim_ = std::make_unique<sim::Simulator>(so, time_);
+    auto sc = sim::ParseScenario(kStaleScenario, "test");
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
+    OpenJournal();
+    Restart();
+  }
+
+  void OpenJournal() {
+    journal_.reset();
+    journal::OpenOptions jo;
+    jo.clock = &time_;
+    jo.refuse_writes = [this] { return refuse_writes_; };
+    auto j = journal::Journal::Open(dir_.File("journal.db"), jo);
+    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    journal_ = std::move(*j);
+  }
+
+  // A new process on the same journal and cluster.
+  void Restart() {
+    reconciler_.reset();
+    auto transport = std::make_unique<kube::FakeTransport>([this](const kube::HttpRequest& r) { return Handle(r); });
+    transport_ = transport.get();
+    kube::ClientOptions co;
+    co.time = &time_;
+    co.qps = 0;
+    client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
+    ReconcilerOptions o;
+    o.may_write = [this] { return may_write_; };
+    reconciler_ = std::make_unique<SandboxReconciler>(cache_, *client_, *journal_, time_, &events_, nullptr, o);
+    SyncCache();
+  }
+
+  Result<kube::HttpResponse> Handle(const kube::HttpRequest& r) {
+    if (before_) {
+      if (Reply x = before_(r)) return *x;
+    }
+    sim::ApiReply a = sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+    kube::HttpResponse reply{a.status, a.body, a.content_type, std::nullopt};
+    if (after_) {
+      if (Reply x = after_(r, reply)) return *x;
+    }
+    return reply;
+  }
+
+  json::value Server(const std::string& collection, const std::string& name) {
+    sim::ApiReply a = sim::HandleRequest(*sim_, {"GET", collection + std::string("/") + name, "", ""}, "sim");
+    return a.status == 200 ? json::parse(a.body) : json::value();
+  }
+  void ServerPatch(const std::string& target, const json::value& patch) {
+    sim::HandleRequest(*sim_, {"PATCH", target, json::serialize(patch), "application/merge-patch+json"}, "sim");
+  }
+
+  // The cache catches up with the server.
+  void SyncCache() {
+    const std::pair<MapCache::Kind, const char*> kinds[] = {
+        {MapCache::Kind::kSandboxes, kSandboxes},
+        {MapCache::Kind::kPods, kPods},
+        {MapCache::Kind::kPolicies, "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies"}};
+    for (const auto& [kind, path] : kinds) {
+      cache_.Clear(kind);
+      sim::ApiReply a = sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim");
+      const json::value list = json::parse(a.body);
+      for (const auto& item : list.at("items").as_array()) {
+        cache_.Put(kind, "ns", kube::MetadataString(item, "name"), std::make_shared<const json::value>(item));
+      }
+    }
+  }
+
+  int Sent(const std::string& method, const std::string& target_part = "/sandboxes/") const {
+    int n = 0;
+    for (const auto& r : transport_->requests()) n += r.method == method && r.target.find(target_part) != std::string::npos;
+    return n;
+  }
+  // The transitions view, as "outcome" per intent in seq order.
+  std::vector<std::string> Outcomes() {
+    std::vector<std::string> out;
+    std::map<int64_t, std::string> by_seq;
+    (void)journal_->ForEachEvent(1, journal_->state().last_seq, [&](const domain::Event& e) {
+      if (std::holds_alternative<domain::SuspendIntent>(e.body)) by_seq[e.seq] = "pending";
+      if (const auto* o = std::get_if<domain::SuspendOutcome>(&e.body)) by_seq[e.ref_seq] = domain::ToString(o->outcome);
+      return Status::Ok();
+    });
+    for (const auto& [seq, outcome] : by_seq) out.push_back(outcome);
+    return out;
+  }
+  std::string Mode(const std::string& name) {
+    return kube::StringField(kube::ObjectField(Server(kSandboxes, name), "spec"), "operatingMode").value_or("");
+  }
+  bool IsSandboxPatch(const kube::HttpRequest& r) const { return r.method == "PATCH" && r.target.find("/sandboxes/") != std::string::npos; }
+
+  ManualTimeSource time_;
+  fk::testing::TempDir dir_;
+  std::unique_ptr<sim::Simulator> sim_;
+  std::unique_ptr<journal::Journal> journal_;
+  kube::FakeTransport* transport_ = nullptr;
+  std::unique_ptr<kube::ApiClient> client_;
+  fk::testing::MapCache cache_;
+  RecordingEvents events_;
+  std::unique_ptr<SandboxReconciler> reconciler_;
+  std::function<Reply(const kube::HttpRequest&)> before_;
+  std::function<Reply(const kube::HttpRequest&, const kube::HttpResponse&)> after_;
+  bool may_write_ = true;
+  bool refuse_writes_ = false;
+};
+
+TEST_F(SandboxReconcilerTest, StaleRunningSandboxIsSuspendedOnceWithOneWarningAndEvent) {
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Mode("a"), "Suspended");
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
+  EXPECT_EQ(reconciler_->stats().warnings, 1);
+  EXPECT_EQ(events_.published.size(), 1u);
+  // The cache still shows it running: the journal, not the cache, says it is done.
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), 1);
+}
+
+// Issue #8, observation 1: the PATCH lands, its answer is lost. Reading the
+// sandbox finds our seq on it: applied — not failed, not re-sent.
+TEST_F(SandboxReconcilerTest, LostAnswerToALandedPatchIsRecordedAppliedByReadingTheSandbox) {
+  after_ = [this](const kube::HttpRequest& r, const kube::HttpResponse&) -> Reply {
+    if (!IsSandboxPatch(r)) return std::nullopt;
+    return Result<kube::HttpResponse>(Status::IOError("connection reset by peer"));
+  };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), 1);
+  EXPECT_EQ(Sent("GET"), 1);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
+  EXPECT_EQ(reconciler_->stats().warnings, 1);
+  EXPECT_EQ(events_.published.size(), 1u);
+}
+
+// Observation 1, after a crash: the intent was pending (nothing answered,
+// nothing readable), and the delayed PATCH lands after the restart began.
+TEST_F(SandboxReconcilerTest, PatchThatLandsAfterACrashIsAppliedAtStartUpNotFailed) {
+  std::string lost_patch;
+  before_ = [&](const kube::HttpRequest& r) -> Reply {
+    if (IsSandboxPatch(r)) lost_patch = r.body;  // in flight: not applied yet
+    if (IsSandboxPatch(r) || r.method == "GET") return Result<kube::HttpResponse>(Status::IOError("timeout"));
+    return std::nullopt;
+  };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"pending"});
+  // The process dies; the PATCH it sent reaches the server now.
+  before_ = nullptr;
+  ServerPatch(std::string(kSandboxes) + "/a", json::parse(lost_patch));
+  OpenJournal();
+  Restart();
+  const int patches = Sent("PATCH");
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), patches);  // confirmed by reading, nothing re-sent
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
+  EXPECT_EQ(reconciler_->stats().resolved_intents, 1);
+  EXPECT_EQ(reconciler_->stats().warnings, 1);
+}
+
+// A 5xx before anything was applied: the read shows the same
+// resourceVersion, so the identical conditional PATCH is sent again.
+TEST_F(SandboxReconcilerTest, UnknownResultWithTheObjectUnchangedResendsTheIdenticalPatch) {
+  std::vector<std::string> bodies;
+  before_ = [&](const kube::HttpRequest& r) -> Reply {
+    if (!IsSandboxPatch(r)) return std::nullopt;
+    bodies.push_back(r.body);
+    if (bodies.size() > 1) return std::nullopt;
+    return Result<kube::HttpResponse>(kube::HttpResponse{503, R"({"kind":"Status","code":503})", "application/json", std::nullopt});
+  };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[0], bodies[1]);  // same seq, same precondition
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
+}
+
+// Observation 2: the intent is confirmed after someone resumed the sandbox
+// with the old fence. "Applied at" is the generation the intent observed, so
+// the resume is a new episode and is suspended again.
+TEST_F(SandboxReconcilerTest, ResumedBeforeTheIntentWasConfirmedIsSuspendedAgain) {
+  before_ = [&](const kube::HttpRequest& r) -> Reply {
+    if (r.method == "GET") return Result<kube::HttpResponse>(Status::IOError("timeout"));
+    return std::nullopt;
+  };
+  after_ = [&](const kube::HttpRequest& r, const kube::HttpResponse&) -> Reply {
+    if (IsSandboxPatch(r)) return Result<kube::HttpResponse>(Status::IOError("connection reset"));
+    return std::nullopt;
+  };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);  // landed, but nobody knows
+  before_ = nullptr;
+  after_ = nullptr;
+  ServerPatch(std::string(kSandboxes) + "/a", json::parse(R"({"spec":{"operatingMode":"Running"}})"));
+  OpenJournal();
+  Restart();
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Mode("a"), "Suspended");
+  EXPECT_EQ(Outcomes(), (std::vector<std::string>{"applied", "applied"}));
+}
+
+// Observation 3: the journal refuses the outcome. The intent stays pending
+// and is settled by reading as soon as writes succeed again — no restart.
+TEST_F(SandboxReconcilerTest, OutcomeTheJournalRefusedIsSettledWhenItTakesWritesAgain) {
+  after_ = [&](const kube::HttpRequest& r, const kube::HttpResponse&) -> Reply {
+    if (IsSandboxPatch(r)) refuse_writes_ = true;  // the disk fills right after the PATCH
+    return std::nullopt;
+  };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"pending"});
+  EXPECT_FALSE(reconciler_->JournalWritable());
+  after_ = nullptr;
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);  // still refused: still pending
+  refuse_writes_ = false;
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
+  EXPECT_TRUE(reconciler_->JournalWritable());
+  EXPECT_EQ(Sent("PATCH"), 1);
+  EXPECT_EQ(reconciler_->stats().warnings, 1);
+}
+
+// Observation 4: OpenShell is creating "b": bootstrapping, phase preparing,
+// Running, no fence annotations yet, the workload pod gated. Row 1a: leave
+// it alone and look again when the 5-minute grace ends.
+TEST_F(SandboxReconcilerTest, SandboxOpenShellIsAdmittingIsLeftAloneUntilTheGraceEnds) {
+  const std::string started = std::to_string(time_.NowMs());
+  sim::HandleRequest(*sim_,
+                     {"POST", kPods,
+                      R"({"metadata":{"name":"b","labels":{"openshell.ai/boundary-role":"workload"}},
+                          "spec":{"schedulingGates":[{"name":"openshell.ai/admission"}],"containers":[{"name":"c","image":"i"}]}})",
+                      "application/json"},
+                     "sim");
+  sim::HandleRequest(
+      *sim_,
+      {"POST", kSandboxes,
+       R"({"metadata":{"name":"b","labels":{"openshell.ai/managed-by":"openshell","openshell.ai/sandbox-id":"b"},
+           "annotations":{"openshell.ai/sandbox-runtime-bootstrapping":"true",
+                          "openshell.ai/sandbox-runtime-bootstrap-operation":"create",
+                          "openshell.ai/sandbox-runtime-bootstrap-phase":"preparing",
+                          "openshell.ai/sandbox-runtime-bootstrap-started-at-ms":")" +
+           started + R"("}},"spec":{"operatingMode":"Running"}})",
+       "application/json"},
+      "sim");
+  SyncCache();
+  const ReconcileResult r = reconciler_->Reconcile("ns", "b");
+  EXPECT_EQ(r.next, Next::kAfter);
+  EXPECT_EQ(r.after, 5min);
+  EXPECT_EQ(Sent("PATCH"), 0);
+  time_.Advance(5min);
+  EXPECT_EQ(reconciler_->Reconcile("ns", "b").next, Next::kDone);
+  EXPECT_EQ(Mode("b"), "Suspended");  // OpenShell never finished: fail closed
+}
+
+// Observation 5: the sandbox cache is ahead of the pod cache. "c" records a
+// new workload pod the pod cache has not seen; the live GET shows it, so
+// nothing is journaled and nothing sent.
+TEST_F(SandboxReconcilerTest, LaggingPodCacheNeverSuspendsAHealthySandbox) {
+  // Make "a" healthy: admitted under generation 2 with a brand-new workload pod.
+  sim::HandleRequest(*sim_, {"DELETE", std::string(kPods) + "/a", "", ""}, "sim");
+  sim::ApiReply pod = sim::HandleRequest(
+      *sim_, {"POST", kPods, R"({"metadata":{"name":"a","labels":{"openshell.ai/boundary-role":"workload"}}})", "application/json"},
+      "sim");
+  const std::string pod_uid = kube::MetadataString(json::parse(pod.body), "uid");
+  SyncCache();
+  ServerPatch(std::string(kSandboxes) + "/a",
+              {{"metadata",
+                {{"annotations",
+                  {{"openshell.ai/sandbox-runtime-network-policy-generation", "2"},
+                   {"openshell.ai/sandbox-runtime-workload-uid", pod_uid}}}}}});
+  cache_.Put(MapCache::Kind::kSandboxes, "ns", "a", std::make_shared<const json::value>(Server(kSandboxes, "a")));
+  cache_.Put(MapCache::Kind::kPods, "ns", "a", nullptr);  // the pod cache lags behind
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(Sent("PATCH"), 0);
+  EXPECT_EQ(Sent("GET", "/pods/a"), 1);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{});
+  EXPECT_EQ(reconciler_->stats().unconfirmed, 1);
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Mode("a"), "Running");
+}
+
+// Observation 6: without a confirmed lease nothing is written — no intent, no PATCH.
+TEST_F(SandboxReconcilerTest, NoIntentAndNoPatchWithoutTheLease) {
+  may_write_ = false;
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(Sent("PATCH"), 0);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{});
+  EXPECT_EQ(reconciler_->stats().fenced, 1);
+  may_write_ = true;
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Mode("a"), "Suspended");
+}
+
+// A definite refusal is `failed` and retried later as a new intent; it is
+// never confused with an unknown result.
+TEST_F(SandboxReconcilerTest, DefiniteRefusalIsFailedAndNotReadBack) {
+  before_ = [&](const kube::HttpRequest& r) -> Reply {
+    if (!IsSandboxPatch(r)) return std::nullopt;
+    return Result<kube::HttpResponse>(kube::HttpResponse{
+        403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"denied by webhook"})", "application/json",
+        std::nullopt});
+  };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(Sent("GET"), 0);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"failed"});
+  EXPECT_EQ(reconciler_->stats().warnings, 0);
+}
+
+}  // namespace
+}  // namespace fk::reconciler
