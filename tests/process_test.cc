@@ -152,7 +152,7 @@ TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending
     const std::string name = "sb-" + std::to_string(i);
     EXPECT_LE(sim_->RequestCount("patch", "sandboxes", name), 2) << name;
   }
-  SQLite::Database db(journal, SQLite::OPEN_READONLY);
+  SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'pending'").getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT sandbox) FROM transitions WHERE outcome = 'applied'").getInt(), 50);
@@ -190,7 +190,7 @@ TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(p.Kill(SIGTERM), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
-  SQLite::Database db(journal, SQLite::OPEN_READONLY);
+  SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
   // --log-format json: every line is one JSON object with time, level and msg.
   std::istringstream lines(testing::ReadBytes(log));
@@ -229,7 +229,7 @@ TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
   EXPECT_EQ(sim_->RequestCount("watch", "pods"), 1);  // the follower observes nothing
   auto intents = [&](const std::string& path) {
-    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    SQLite::Database db(path, SQLite::OPEN_READONLY, 10000);  // the process may be committing
     return db.execAndGet("SELECT count(*) FROM transitions").getInt();
   };
   EXPECT_EQ(intents(dir_.File("one.db")) + intents(dir_.File("two.db")), 2);
@@ -248,7 +248,7 @@ TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
   }, false);
   ASSERT_TRUE(Eventually([&] { return Suspended("n") == 2 && sim_->RequestCount("patch", "sandboxes") == 3; }));
   const std::string survivor = one_leads ? dir_.File("two.db") : dir_.File("one.db");
-  SQLite::Database db(survivor, SQLite::OPEN_READONLY);
+  SQLite::Database db(survivor, SQLite::OPEN_READONLY, 10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM leadership WHERE state = 'acquired'").getInt(), 1);
   EXPECT_EQ((one_leads ? two : one)->Kill(SIGTERM), 0);
 }
@@ -275,7 +275,7 @@ TEST_F(Processes, ALeaderThatCannotRenewExitsOneAndNeverWritesAfterward) {
   const int patches = sim_->RequestCount("patch", "sandboxes");
   RollFence("n");  // nobody leads now: nothing may be written
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), patches);
-  SQLite::Database db(dir_.File("j.db"), SQLite::OPEN_READONLY);
+  SQLite::Database db(dir_.File("j.db"), SQLite::OPEN_READONLY, 10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM leadership WHERE state = 'lost'").getInt(), 1);
 }
 
