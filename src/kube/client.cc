@@ -1,6 +1,7 @@
 #include "kube/client.h"
 
 #include "common/backoff.h"
+#include "kube/http_transport.h"
 
 #include <algorithm>
 #include <boost/json.hpp>

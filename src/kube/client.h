@@ -23,7 +23,6 @@
 #include "common/status.h"
 #include "kube/api_status.h"
 #include "kube/config.h"
-#include "kube/http_transport.h"  // informer.h still names HttpTransport::Stream (= Transport::Stream)
 #include "kube/transport.h"
 
 namespace fk::kube {

@@ -119,7 +119,7 @@ class Informer {
   Interrupt stop_;
   InformerStats stats_;
   std::string rv_;
-  std::unique_ptr<HttpTransport::Stream> stream_;
+  std::unique_ptr<Transport::Stream> stream_;
 };
 
 }  // namespace fk::kube
