@@ -222,16 +222,23 @@ TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
   ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty(); }));
   auto two = std::make_unique<Process>(RunArgs(dir_.File("two.db"), le), dir_.File("two.log"));
   const std::string first_leader = LeaseHolder();
-  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(dir_.File("two.db")); }));
+  auto intents = [&](const std::string& path) {
+    SQLite::Database db(path, SQLite::OPEN_READONLY, 10000);  // the process may be committing
+    return db.execAndGet("SELECT count(*) FROM transitions").getInt();
+  };
+  auto migrated = [&](const std::string& path) {  // the file exists a moment before its schema does
+    try {
+      return intents(path) >= 0;
+    } catch (const SQLite::Exception&) {
+      return false;
+    }
+  };
+  ASSERT_TRUE(Eventually([&] { return migrated(dir_.File("one.db")) && migrated(dir_.File("two.db")); }));
   ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
   RollFence("n");
   ASSERT_TRUE(Eventually([&] { return Suspended("n") == 2; }));
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
   EXPECT_EQ(sim_->RequestCount("watch", "pods"), 1);  // the follower observes nothing
-  auto intents = [&](const std::string& path) {
-    SQLite::Database db(path, SQLite::OPEN_READONLY, 10000);  // the process may be committing
-    return db.execAndGet("SELECT count(*) FROM transitions").getInt();
-  };
   EXPECT_EQ(intents(dir_.File("one.db")) + intents(dir_.File("two.db")), 2);
   EXPECT_TRUE(intents(dir_.File("one.db")) == 0 || intents(dir_.File("two.db")) == 0);
 

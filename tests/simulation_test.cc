@@ -123,6 +123,7 @@ class World {
       if (*kind == CacheKind::kSandboxes && e.type == "ADDED") names_.push_back(kube::MetadataString(e.object, "name"));
     });
     // On tmpfs where there is one: the simulation proves the protocol, not the disk.
+    for (auto& w : delivery_weight_) w = 1 + rng_() % 8;
     journal_path_ = (std::filesystem::exists("/dev/shm") ? shm_dir_.path() : dir_.path()).string() + "/journal.db";
   }
 
@@ -392,12 +393,32 @@ class World {
       return Fail("I3: " + name + " was PATCHed again in the episode fencekeeper already suspended it in");
     }
     if (kube::MetadataString(*current, "resourceVersion") != rv) return;  // the PATCH will not apply
-    // I5 and I7: what the cluster itself says about this sandbox now.
+    // I5, from the objects themselves (not through decide(), which a bug could share).
+    if (InAdmittingWindow(*current)) return Fail("I5: PATCH for " + name + " inside its admitting window");
+    // I7: what the cluster itself says about this sandbox now.
     const domain::Decision truth = domain::decide(Truth(*current));
-    if (truth.verdict == domain::Verdict::kAdmitting) return Fail("I5: PATCH for " + name + " inside its admitting window");
     if (truth.verdict != domain::Verdict::kSuspend) {
       return Fail("I7: PATCH would suspend " + name + ", which the cluster says is " + domain::ToString(truth.verdict));
     }
+  }
+
+  // DESIGN row 1a, read straight off the server's objects.
+  bool InAdmittingWindow(const json::value& sandbox) {
+    auto ann = [&](const char* key) { return Annotation(sandbox, key); };
+    const std::string op = ann(kube::kBootstrapOperationAnnotation);
+    const std::string started = ann("openshell.ai/sandbox-runtime-bootstrap-started-at-ms");
+    if (ann(kube::kBootstrappingAnnotation) != "true" || (op != "create" && op != "restart") ||
+        ann("openshell.ai/sandbox-runtime-bootstrap-phase") != "preparing" || started.empty() ||
+        started.find_first_not_of("0123456789") != std::string::npos || started.size() > 15) {
+      return false;
+    }
+    if (std::llabs(time_.NowMs() - std::stoll(started)) >= kGraceMs) return false;
+    std::string pod_name = ann(kube::kPodNameAnnotation);
+    if (pod_name.empty()) pod_name = kube::MetadataString(sandbox, "name");
+    auto pod = Server(kPods, pod_name);
+    if (!pod) return true;
+    const json::value* gates = kube::ObjectField(*pod, "spec") ? kube::ObjectField(*pod, "spec")->if_contains("schedulingGates") : nullptr;
+    return gates && gates->is_array() && !gates->as_array().empty();
   }
 
   // decide() over the server's own objects, as of now, with no history.
@@ -570,7 +591,13 @@ class World {
     const int roll = static_cast<int>(rng_() % 100);
     Instance& in = *instance_;
     if (roll < 20) {
-      const auto kind = static_cast<CacheKind>(rng_() % 3);
+      // Each seed lets the kinds lag by different amounts (weights 1..8), so
+      // one cache trails the others for long stretches.
+      const uint64_t total = delivery_weight_[0] + delivery_weight_[1] + delivery_weight_[2];
+      uint64_t pick = rng_() % total;
+      int k = 0;
+      while (pick >= delivery_weight_[k]) pick -= delivery_weight_[k++];
+      const auto kind = static_cast<CacheKind>(k);
       if (Deliver(kind)) Note("cache: deliver one " + std::string(kind == CacheKind::kSandboxes ? "sandbox" : kind == CacheKind::kPods ? "pod" : "policy") + " event");
     } else if (roll < 40) {
       if (in.controller->ProcessNextWorkItem(false)) Note("controller: one work item");
@@ -715,6 +742,7 @@ class World {
   int created_ = 0;
   int step_ = 0;
   std::vector<Flow> flows_;
+  uint64_t delivery_weight_[3] = {1, 1, 1};  // how often each kind's cache catches up
   int patch_faults_ = 0, get_faults_ = 0;
   bool events_fail_ = false, journal_refuses_ = false, lease_stalled_ = false;
   std::map<std::string, MonoTime> last_renewal_;  // by identity: the last lease write the server accepted
