@@ -58,8 +58,8 @@ class ClientTest : public ::testing::Test {
     return *client_;
   }
   std::string SandboxJson(const std::string& name, const std::string& extra = "") {
-    return R"({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","metadata":{"name":")" + name +
-           R"(","namespace":"ns")" + extra + R"(},"spec":{"operatingMode":"Running"}})";
+    return R"({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","metadata":{"name":")" +
+           name + R"(","namespace":"ns")" + extra + R"(},"spec":{"operatingMode":"Running"}})";
   }
 
   std::unique_ptr<sim::Simulator> sim_;
@@ -85,26 +85,32 @@ TEST_F(ClientTest, CreateGetPatchAndTypedErrors) {
   EXPECT_EQ(missing.error.reason, "NotFound");
   EXPECT_NE(missing.error.message.find("\"nope\" not found"), std::string::npos);
 
-  ApiResponse patched = c.MergePatch(kSandboxes + "/a", R"({"metadata":{"resourceVersion":")" + rv +
-                                                            R"("},"spec":{"operatingMode":"Suspended"}})");
+  ApiResponse patched =
+      c.MergePatch(kSandboxes + "/a", R"({"metadata":{"resourceVersion":")" + rv +
+                                          R"("},"spec":{"operatingMode":"Suspended"}})");
   ASSERT_TRUE(patched.ok()) << patched.error.ToString();
   EXPECT_EQ(json::parse(patched.body).at("metadata").at("generation"), 2);
 
   // The same conditional patch again carries a stale resourceVersion: 409, never retried.
-  ApiResponse stale = c.MergePatch(kSandboxes + "/a", R"({"metadata":{"resourceVersion":")" + rv +
-                                                          R"("},"spec":{"operatingMode":"Running"}})");
+  ApiResponse stale =
+      c.MergePatch(kSandboxes + "/a", R"({"metadata":{"resourceVersion":")" + rv +
+                                          R"("},"spec":{"operatingMode":"Running"}})");
   EXPECT_EQ(stale.error.kind, ApiErrorKind::kConflict);
   EXPECT_EQ(stale.status, 409);
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
   EXPECT_TRUE(time_.sleeps().empty());
 
-  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").error.kind, ApiErrorKind::kAlreadyExists);
+  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").error.kind,
+            ApiErrorKind::kAlreadyExists);
   ApiResponse invalid = c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json");
   EXPECT_EQ(invalid.error.kind, ApiErrorKind::kInvalid);
-  ApiResponse media = c.Send("PATCH", kSandboxes + "/a", "{}", "application/strategic-merge-patch+json");
+  ApiResponse media =
+      c.Send("PATCH", kSandboxes + "/a", "{}", "application/strategic-merge-patch+json");
   EXPECT_EQ(media.error.kind, ApiErrorKind::kUnsupportedMedia);
-  ApiResponse json_patch = c.Send("PATCH", kSandboxes + "/a", R"([{"op":"test","path":"/spec/operatingMode","value":"Running"}])",
-                                  "application/json-patch+json");
+  ApiResponse json_patch =
+      c.Send("PATCH", kSandboxes + "/a",
+             R"([{"op":"test","path":"/spec/operatingMode","value":"Running"}])",
+             "application/json-patch+json");
   EXPECT_EQ(json_patch.status, 422);
 }
 
@@ -167,11 +173,13 @@ TEST_F(ClientTest, WritesAreSentOnceWhateverTheError) {
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
 
   sim_->AddFault({"create", "sandboxes", 503, 0, false, "", 1});
-  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("b"), "application/json").error.kind, ApiErrorKind::kServerError);
+  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("b"), "application/json").error.kind,
+            ApiErrorKind::kServerError);
   EXPECT_EQ(sim_->RequestCount("create", "sandboxes"), 2);  // "a" above, and "b" once
 
   sim_->AddFault({"update", "sandboxes", 500, 0, false, "", 1});
-  EXPECT_EQ(c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json").error.kind, ApiErrorKind::kServerError);
+  EXPECT_EQ(c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json").error.kind,
+            ApiErrorKind::kServerError);
   EXPECT_EQ(sim_->RequestCount("update", "sandboxes"), 1);
 
   sim_->AddFault({"delete", "sandboxes", 503, 0, false, "", 1});
@@ -188,7 +196,8 @@ TEST_F(ClientTest, AWriteWithoutAnAnswerIsNotResentButAReadIs) {
   config_.server = "http://127.0.0.1:1";  // nothing listens there
   ApiClient& c = Client();
   EXPECT_EQ(c.MergePatch(kSandboxes + "/a", "{}").error.kind, ApiErrorKind::kTransport);
-  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").error.kind, ApiErrorKind::kTransport);
+  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").error.kind,
+            ApiErrorKind::kTransport);
   EXPECT_EQ(c.Get(kSandboxes).error.kind, ApiErrorKind::kTransport);
   const auto counts = c.RequestCounts();
   EXPECT_EQ(counts.at("PATCH 0"), 1);
@@ -232,7 +241,8 @@ TEST_F(ClientTest, TransportErrorsAreClear) {
   o.max_retries = 1;
   ApiResponse r = Client(o).Get("/api");
   EXPECT_EQ(r.error.kind, ApiErrorKind::kTransport);
-  EXPECT_NE(r.error.message.find("cannot connect to 127.0.0.1:1"), std::string::npos) << r.error.message;
+  EXPECT_NE(r.error.message.find("cannot connect to 127.0.0.1:1"), std::string::npos)
+      << r.error.message;
 }
 
 TEST_F(ClientTest, RateLimiterSpacesRequestsBeyondTheBurst) {
@@ -261,8 +271,9 @@ TEST_F(ClientTest, DiscoversTheSandboxVersion) {
   auto fallback = Client().DiscoverSandboxVersion();
   ASSERT_TRUE(fallback.ok());
   EXPECT_EQ(*fallback, "v1alpha1");
-  ApiResponse alpha = client_->Send("POST", "/apis/agents.x-k8s.io/v1alpha1/namespaces/ns/sandboxes",
-                                    R"({"metadata":{"name":"x"},"spec":{"replicas":0}})", "application/json");
+  ApiResponse alpha =
+      client_->Send("POST", "/apis/agents.x-k8s.io/v1alpha1/namespaces/ns/sandboxes",
+                    R"({"metadata":{"name":"x"},"spec":{"replicas":0}})", "application/json");
   ASSERT_TRUE(alpha.ok()) << alpha.error.ToString();
   EXPECT_EQ(json::parse(alpha.body).at("spec").at("replicas"), 0);
   EXPECT_EQ(client_->Get(kSandboxes).error.kind, ApiErrorKind::kNotFound);  // v1beta1 is not served
@@ -272,12 +283,14 @@ TEST_F(ClientTest, SeveralMebibyteObjectsRoundTrip) {
   StartServer();
   ApiClient& c = Client();
   const std::string big(5 << 20, 'x');
-  ApiResponse created = c.Send("POST", kSandboxes, SandboxJson("big", R"(,"annotations":{"blob":")" + big + R"("})"),
-                               "application/json");
+  ApiResponse created =
+      c.Send("POST", kSandboxes, SandboxJson("big", R"(,"annotations":{"blob":")" + big + R"("})"),
+             "application/json");
   ASSERT_TRUE(created.ok()) << created.error.ToString();
   ApiResponse got = c.Get(kSandboxes + "/big");
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(json::parse(got.body).at("metadata").at("annotations").at("blob").as_string().size(), big.size());
+  EXPECT_EQ(json::parse(got.body).at("metadata").at("annotations").at("blob").as_string().size(),
+            big.size());
 }
 
 // ---- authentication -----------------------------------------------------------
@@ -299,7 +312,8 @@ TEST_F(ClientTest, TlsVerifiesTheServerAgainstTheConfiguredCa) {
   o.max_retries = 0;
   ApiResponse wrong = Client(o).Get("/api");
   EXPECT_EQ(wrong.error.kind, ApiErrorKind::kTransport);
-  EXPECT_NE(wrong.error.message.find("certificate verify failed"), std::string::npos) << wrong.error.message;
+  EXPECT_NE(wrong.error.message.find("certificate verify failed"), std::string::npos)
+      << wrong.error.message;
 
   config_.insecure_skip_tls_verify = true;
   EXPECT_TRUE(Client().Get("/api").ok());
@@ -308,7 +322,8 @@ TEST_F(ClientTest, TlsVerifiesTheServerAgainstTheConfiguredCa) {
   config_.ca_pem = "not a certificate";
   auto bad = ApiClient::Create(config_);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("certificate authority is not valid PEM"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("certificate authority is not valid PEM"),
+            std::string::npos);
 }
 
 TEST_F(ClientTest, BearerTokenAndClientCertificateReachTheServer) {
@@ -370,10 +385,13 @@ TEST_F(ClientTest, TokenFileIsReReadAfterA401AndPeriodically) {
 
 TEST(FakeTransportClient, RecordsEveryRequestAndBoundsItsTimeoutByTheDeadline) {
   ManualTimeSource time;
-  auto transport = std::make_unique<FakeTransport>([](const HttpRequest& r) -> Result<HttpResponse> {
-    if (r.method == "GET") return HttpResponse{200, R"({"kind":"Sandbox"})", "application/json", {}};
-    return HttpResponse{409, R"({"kind":"Status","reason":"Conflict","code":409})", "application/json", {}};
-  });
+  auto transport =
+      std::make_unique<FakeTransport>([](const HttpRequest& r) -> Result<HttpResponse> {
+        if (r.method == "GET")
+          return HttpResponse{200, R"({"kind":"Sandbox"})", "application/json", {}};
+        return HttpResponse{
+            409, R"({"kind":"Status","reason":"Conflict","code":409})", "application/json", {}};
+      });
   FakeTransport& fake = *transport;
   ClusterConfig config;
   config.token = "t0k3n";
@@ -381,7 +399,8 @@ TEST(FakeTransportClient, RecordsEveryRequestAndBoundsItsTimeoutByTheDeadline) {
   o.time = &time;
   auto client = ApiClient::CreateWithTransport(config, o, std::move(transport));
   ASSERT_TRUE(client->Get(kSandboxes + "/a").ok());
-  ApiResponse conflict = client->MergePatch(kSandboxes + "/a", R"({"spec":{}})", {time.MonotonicNow() + 1500ms});
+  ApiResponse conflict =
+      client->MergePatch(kSandboxes + "/a", R"({"spec":{}})", {time.MonotonicNow() + 1500ms});
   EXPECT_EQ(conflict.error.kind, ApiErrorKind::kConflict);
 
   const auto requests = fake.requests();
@@ -393,14 +412,16 @@ TEST(FakeTransportClient, RecordsEveryRequestAndBoundsItsTimeoutByTheDeadline) {
   EXPECT_EQ(requests[1].body, R"({"spec":{}})");
   EXPECT_EQ(requests[1].content_type, "application/merge-patch+json");
   EXPECT_EQ(requests[1].timeout, 1500ms);
-  EXPECT_EQ(requests[1].headers, (std::vector<std::pair<std::string, std::string>>{{"Authorization", "Bearer t0k3n"}}));
+  EXPECT_EQ(requests[1].headers,
+            (std::vector<std::pair<std::string, std::string>>{{"Authorization", "Bearer t0k3n"}}));
   EXPECT_EQ(fake.Count("PATCH"), 1);
   EXPECT_EQ(fake.host(), "fake.invalid");
 
   // Without a stream handler a watch ends at once, with an error.
   std::optional<Status> ended;
-  auto stream = client->OpenStream(kSandboxes + "?watch=true", {[](std::string_view) {},
-                                                                [&](const Status& s, std::optional<HttpResponse>) { ended = s; }});
+  auto stream = client->OpenStream(
+      kSandboxes + "?watch=true",
+      {[](std::string_view) {}, [&](const Status& s, std::optional<HttpResponse>) { ended = s; }});
   ASSERT_TRUE(ended.has_value());
   EXPECT_FALSE(ended->ok());
   EXPECT_TRUE(fake.requests().back().stream);
@@ -412,10 +433,12 @@ TEST(FakeTransportClient, AWriteRefusedWith401IsSentOnceMoreWithTheReReadToken) 
   testing::TempDir dir;
   testing::WriteBytes(dir.File("token"), "old\n");
   ManualTimeSource time;
-  auto transport = std::make_unique<FakeTransport>([&](const HttpRequest& r) -> Result<HttpResponse> {
-    if (r.headers.at(0).second != "Bearer new") return HttpResponse{401, R"({"kind":"Status","code":401})", "", {}};
-    return HttpResponse{200, "{}", "application/json", {}};
-  });
+  auto transport =
+      std::make_unique<FakeTransport>([&](const HttpRequest& r) -> Result<HttpResponse> {
+        if (r.headers.at(0).second != "Bearer new")
+          return HttpResponse{401, R"({"kind":"Status","code":401})", "", {}};
+        return HttpResponse{200, "{}", "application/json", {}};
+      });
   FakeTransport& fake = *transport;
   ClusterConfig config;
   config.token_file = dir.File("token");
@@ -445,13 +468,15 @@ enum class AfterTheAnswer {
 };
 class OneAnswerPerConnectionServer {
  public:
-  explicit OneAnswerPerConnectionServer(AfterTheAnswer then = AfterTheAnswer::kReadAndClose) : then_(then) {
+  explicit OneAnswerPerConnectionServer(AfterTheAnswer then = AfterTheAnswer::kReadAndClose)
+      : then_(then) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof addr;
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(listen_fd_, 8) != 0 ||
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        ::listen(listen_fd_, 8) != 0 ||
         ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
       ADD_FAILURE() << "cannot listen on loopback";
     }
@@ -492,8 +517,10 @@ class OneAnswerPerConnectionServer {
     }
     size_t length = 0;
     std::string lower = data.substr(0, header_end);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    if (auto at = lower.find("content-length:"); at != std::string::npos) length = std::stoul(lower.substr(at + 15));
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char ch) { return std::tolower(ch); });
+    if (auto at = lower.find("content-length:"); at != std::string::npos)
+      length = std::stoul(lower.substr(at + 15));
     while (data.size() < header_end + 4 + length) {
       if (!Readable(fd)) return false;
       const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -514,7 +541,8 @@ class OneAnswerPerConnectionServer {
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
         if (::write(fd, answer.data(), answer.size()) < 0) ADD_FAILURE() << "write failed";
         if (then_ != AfterTheAnswer::kClose) ReadRequest(fd);  // received, never answered
-        while (then_ == AfterTheAnswer::kReadAndHang && Readable(fd) && ::read(fd, buf_, sizeof buf_) > 0) {
+        while (then_ == AfterTheAnswer::kReadAndHang && Readable(fd) &&
+               ::read(fd, buf_, sizeof buf_) > 0) {
         }
       }
       ::close(fd);
@@ -545,7 +573,8 @@ TEST(Transport, AWriteOnAReusedConnectionTheServerClosedIsNotResent) {
   OneAnswerPerConnectionServer server;
   auto transport = TransportTo(server.url());
   ASSERT_TRUE(transport->RoundTrip({"GET", "/api", "", "", {}}, 10s).ok());
-  auto patched = transport->RoundTrip({"PATCH", "/apis/x/a", "{}", "application/merge-patch+json", {}}, 10s);
+  auto patched =
+      transport->RoundTrip({"PATCH", "/apis/x/a", "{}", "application/merge-patch+json", {}}, 10s);
   EXPECT_FALSE(patched.ok());  // the server may have applied it: the caller finds out by reading
   EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "PATCH /apis/x/a"}));
 }
@@ -557,7 +586,8 @@ TEST(Transport, AReadOnAReusedConnectionTheServerClosedIsResentOnANewOne) {
   auto got = transport->RoundTrip({"GET", "/apis/x/a", "", "", {}}, 10s);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(got->status, 200);
-  EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "GET /apis/x/a", "GET /apis/x/a"}));
+  EXPECT_EQ(server.seen(),
+            (std::vector<std::string>{"GET /api", "GET /apis/x/a", "GET /apis/x/a"}));
 }
 
 TEST(Transport, AnIdleConnectionTheServerClosedIsNotUsedForAWrite) {
@@ -566,7 +596,8 @@ TEST(Transport, AnIdleConnectionTheServerClosedIsNotUsedForAWrite) {
   ASSERT_TRUE(transport->RoundTrip({"GET", "/api", "", "", {}}, 10s).ok());
   ASSERT_TRUE(Eventually([&] { return server.closed() == 1; }));
   // Seen closed before sending: the PATCH goes on a new connection, and lands.
-  auto patched = transport->RoundTrip({"PATCH", "/apis/x/a", "{}", "application/merge-patch+json", {}}, 10s);
+  auto patched =
+      transport->RoundTrip({"PATCH", "/apis/x/a", "{}", "application/merge-patch+json", {}}, 10s);
   ASSERT_TRUE(patched.ok()) << patched.status().ToString();
   EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "PATCH /apis/x/a"}));
 }
@@ -580,7 +611,8 @@ TEST(Transport, TheTimeoutBoundsTheWholeExchange) {
   const auto start = std::chrono::steady_clock::now();
   auto r = transport->RoundTrip({"GET", "/apis/x/a", "", "", {}}, 300ms);
   EXPECT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("reading the answer to GET /apis/x/a failed"), std::string::npos)
+  EXPECT_NE(r.status().message().find("reading the answer to GET /apis/x/a failed"),
+            std::string::npos)
       << r.status().message();
   EXPECT_NE(r.status().message().find("timeout"), std::string::npos) << r.status().message();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // far below the 30 s default
@@ -601,8 +633,10 @@ struct Seen {
     std::lock_guard lock(mu);
     std::multiset<std::string> out;
     for (const auto& c : changes) {
-      out.insert(std::string(c.type == ChangeType::kAdded ? "A" : c.type == ChangeType::kModified ? "M" : "D") + " " +
-                 c.name + "@" + c.resource_version);
+      out.insert(std::string(c.type == ChangeType::kAdded      ? "A"
+                             : c.type == ChangeType::kModified ? "M"
+                                                               : "D") +
+                 " " + c.name + "@" + c.resource_version);
     }
     return out;
   }
@@ -622,7 +656,8 @@ class InformerTest : public ClientTest {
     // Backoffs in these tests are real but short.
     io_.initial_backoff = 5ms;
     io_.max_backoff = 50ms;
-    informer_ = std::make_unique<Informer>(*client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
+    informer_ = std::make_unique<Informer>(
+        *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
     informer_->Subscribe([this](const Change& c) { seen_.Add(c); });
   }
   void TearDown() override {
@@ -632,7 +667,8 @@ class InformerTest : public ClientTest {
   // What the server holds, as "name@rv".
   std::set<std::string> ServerState() {
     std::set<std::string> out;
-    auto l = sim_->store().List(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "", sim::Selector(), sim::Selector());
+    auto l = sim_->store().List(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "", sim::Selector(),
+                                sim::Selector());
     for (const auto& o : l.items) {
       out.insert(std::string(o.at("metadata").at("name").as_string()) + "@" +
                  std::string(o.at("metadata").at("resourceVersion").as_string()));
@@ -649,24 +685,32 @@ class InformerTest : public ClientTest {
   }
   // Creates, relabels and deletes sandboxes, returning the change each write
   // should produce ("TYPE name@rv"). `between` runs after every write.
-  std::multiset<std::string> Churn(const std::string& prefix, int n, const std::function<void(int)>& between = {}) {
+  std::multiset<std::string> Churn(const std::string& prefix, int n,
+                                   const std::function<void(int)>& between = {}) {
     std::multiset<std::string> expected;
     auto& store = sim_->store();
     const auto* kind = sim::FindKind("agents.x-k8s.io", "sandboxes");
     int step = 0;
-    auto rv = [](const sim::Outcome& o) { return std::string(o.object.at("metadata").at("resourceVersion").as_string()); };
+    auto rv = [](const sim::Outcome& o) {
+      return std::string(o.object.at("metadata").at("resourceVersion").as_string());
+    };
     for (int i = 0; i < n; ++i) {
       const std::string name = prefix + std::to_string(i);
-      auto o = store.Create(*kind, "ns", json::parse(R"({"metadata":{"name":")" + name + R"("},"spec":{"operatingMode":"Running"}})"));
+      auto o = store.Create(*kind, "ns",
+                            json::parse(R"({"metadata":{"name":")" + name +
+                                        R"("},"spec":{"operatingMode":"Running"}})"));
       expected.insert("A " + name + "@" + rv(o));
       if (between) between(step++);
     }
     for (int i = 0; i < n; i += 2) {
       const std::string name = prefix + std::to_string(i);
-      auto o = store.Mutate(*kind, "ns", name, [](json::value& v) -> std::optional<sim::ApiFailure> {
-        v.at("metadata").as_object()["labels"] = {{"touched", "yes"}};
-        return std::nullopt;
-      }, false);
+      auto o = store.Mutate(
+          *kind, "ns", name,
+          [](json::value& v) -> std::optional<sim::ApiFailure> {
+            v.at("metadata").as_object()["labels"] = {{"touched", "yes"}};
+            return std::nullopt;
+          },
+          false);
       expected.insert("M " + name + "@" + rv(o));
       if (between) between(step++);
     }
@@ -709,9 +753,11 @@ TEST_F(InformerTest, DroppedWatchesResumeWithoutLossOrDuplicates) {
     // Drop the watch and let the informer come back before the next writes.
     const int watches = informer_->stats().watches;
     sim_->DropWatches();
-    ASSERT_TRUE(Eventually([&] { return informer_->stats().watches > watches && sim_->store().WatchCount() == 1; }));
+    ASSERT_TRUE(Eventually(
+        [&] { return informer_->stats().watches > watches && sim_->store().WatchCount() == 1; }));
   });
-  ASSERT_TRUE(Eventually([&] { return seen_.size() >= expected.size() && CacheState() == ServerState(); }));
+  ASSERT_TRUE(
+      Eventually([&] { return seen_.size() >= expected.size() && CacheState() == ServerState(); }));
   EXPECT_EQ(seen_.Keys(), expected);
   EXPECT_EQ(informer_->stats().lists, 1);  // resumed from the resourceVersion, never relisted
   EXPECT_GE(informer_->stats().watches, 3);
@@ -726,17 +772,20 @@ TEST_F(InformerTest, ExpiredResourceVersionLeadsToARelistThatMatchesTheServer) {
   sim_->AddFault({"watch", "sandboxes", 503, 0, false, "", -1});
   sim_->DropWatches();
   ASSERT_TRUE(Eventually([&] { return informer_->stats().watch_errors >= 1; }))
-      << "watches " << informer_->stats().watches << " lists " << informer_->stats().lists << " open "
-      << sim_->store().WatchCount();
+      << "watches " << informer_->stats().watches << " lists " << informer_->stats().lists
+      << " open " << sim_->store().WatchCount();
   Churn("during", 6);
-  sim_->store().Delete(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "ns", "before1", std::nullopt, std::nullopt);
+  sim_->store().Delete(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "ns", "before1",
+                       std::nullopt, std::nullopt);
   sim_->ExpireHistory();
   sim_->ClearFaults();
-  ASSERT_TRUE(Eventually([&] { return informer_->stats().expired >= 1 && CacheState() == ServerState(); }));
+  ASSERT_TRUE(
+      Eventually([&] { return informer_->stats().expired >= 1 && CacheState() == ServerState(); }));
   EXPECT_GE(informer_->stats().lists, 2);
   // A deletion that happened while away is reported by the relist.
   const auto keys = seen_.Keys();
-  EXPECT_TRUE(std::any_of(keys.begin(), keys.end(), [](const std::string& k) { return k.rfind("D before1@", 0) == 0; }));
+  EXPECT_TRUE(std::any_of(keys.begin(), keys.end(),
+                          [](const std::string& k) { return k.rfind("D before1@", 0) == 0; }));
 }
 
 TEST_F(InformerTest, GarbageOnTheWatchStreamIsSkippedAndCounted) {
@@ -755,8 +804,10 @@ TEST_F(InformerTest, GarbageOnTheWatchStreamIsSkippedAndCounted) {
 TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
   ManualTimeSource& waits = informer_time_;  // records the informer's backoffs
   io_.time = &waits;
-  informer_ = std::make_unique<Informer>(*client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
-  sim_->AddFault({"list", "sandboxes", 200, 0, false, R"({"kind":"SandboxList","items":[{"metad)", 1});
+  informer_ = std::make_unique<Informer>(
+      *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
+  sim_->AddFault(
+      {"list", "sandboxes", 200, 0, false, R"({"kind":"SandboxList","items":[{"metad)", 1});
   sim_->AddFault({"watch", "sandboxes", 429, 4, false, "", 1});
   ASSERT_TRUE(client_->Send("POST", kSandboxes, SandboxJson("pre"), "application/json").ok());
   informer_->Start();
@@ -766,8 +817,8 @@ TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
   auto expected = Churn("t", 2);
   ASSERT_TRUE(Eventually([&] { return CacheState() == ServerState(); }));
   EXPECT_EQ(informer_->stats().watch_errors, 1);
-  ASSERT_EQ(waits.sleeps().size(), 2u);            // one backoff after the bad list...
-  EXPECT_EQ(waits.sleeps().at(1), 4000ms);         // ...and the watch's Retry-After, honoured
+  ASSERT_EQ(waits.sleeps().size(), 2u);     // one backoff after the bad list...
+  EXPECT_EQ(waits.sleeps().at(1), 4000ms);  // ...and the watch's Retry-After, honoured
 }
 
 TEST_F(InformerTest, BookmarksAdvanceTheResourceVersion) {
@@ -778,11 +829,14 @@ TEST_F(InformerTest, BookmarksAdvanceTheResourceVersion) {
   fast.bookmark_interval = 20ms;
   StartServer({}, fast);
   Client();
-  informer_ = std::make_unique<Informer>(*client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
+  informer_ = std::make_unique<Informer>(
+      *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
   informer_->Start();
   ASSERT_TRUE(informer_->WaitForSync(10s));
-  // A change to another kind moves the global resourceVersion; only a bookmark can tell the sandbox informer.
-  sim_->store().Create(*sim::FindKind("", "pods"), "ns", json::parse(R"({"metadata":{"name":"p"}})"));
+  // A change to another kind moves the global resourceVersion; only a bookmark can tell the sandbox
+  // informer.
+  sim_->store().Create(*sim::FindKind("", "pods"), "ns",
+                       json::parse(R"({"metadata":{"name":"p"}})"));
   const std::string now = std::to_string(sim_->store().CurrentResourceVersion());
   EXPECT_TRUE(Eventually([&] { return informer_->stats().resource_version == now; }));
 }
@@ -828,27 +882,35 @@ contexts:
 TEST(Kubeconfig, BrokenFilesNameTheFileAndTheField) {
   testing::TempDir dir;
   const std::string path = dir.File("config");
-  auto expect_error = [&](const std::string& yaml, const std::string& context, const std::string& fragment) {
+  auto expect_error = [&](const std::string& yaml, const std::string& context,
+                          const std::string& fragment) {
     testing::WriteBytes(path, yaml);
     auto r = LoadKubeconfig(path, context);
     ASSERT_FALSE(r.ok()) << yaml;
     EXPECT_NE(r.status().message().find(path), std::string::npos) << r.status().message();
     EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().message();
   };
-  const std::string base = "clusters: [{name: c, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: {}}]\n"
-                           "contexts: [{name: ctx, context: {cluster: c, user: u}}]\n";
+  const std::string base =
+      "clusters: [{name: c, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: {}}]\n"
+      "contexts: [{name: ctx, context: {cluster: c, user: u}}]\n";
   expect_error(base, "missing", "context 'missing' not found (contexts: ctx)");
   expect_error(base, "", "no current-context is set");
   expect_error("clusters: [}", "", "not valid YAML");
-  expect_error("clusters: [{name: c, cluster: {}}]\ncontexts: [{name: ctx, context: {cluster: c}}]\n", "ctx",
-               "clusters[c].cluster.server is missing");
-  expect_error("clusters: [{name: c, cluster: {server: 'ftp://x'}}]\ncontexts: [{name: ctx, context: {cluster: c}}]\n",
-               "ctx", "must start with http:// or https://");
-  expect_error("clusters: [{name: c, cluster: {server: 'https://x', certificate-authority-data: '!!!'}}]\n"
-               "contexts: [{name: ctx, context: {cluster: c}}]\n", "ctx", "certificate-authority-data is not valid base64");
-  testing::WriteBytes(path, "clusters: [{name: c, cluster: {server: 'https://x'}}]\n"
-                            "users: [{name: u, user: {tokenFile: /no/such/token}}]\n"
-                            "contexts: [{name: ctx, context: {cluster: c, user: u}}]\n");
+  expect_error(
+      "clusters: [{name: c, cluster: {}}]\ncontexts: [{name: ctx, context: {cluster: c}}]\n", "ctx",
+      "clusters[c].cluster.server is missing");
+  expect_error(
+      "clusters: [{name: c, cluster: {server: 'ftp://x'}}]\ncontexts: [{name: ctx, context: "
+      "{cluster: c}}]\n",
+      "ctx", "must start with http:// or https://");
+  expect_error(
+      "clusters: [{name: c, cluster: {server: 'https://x', certificate-authority-data: '!!!'}}]\n"
+      "contexts: [{name: ctx, context: {cluster: c}}]\n",
+      "ctx", "certificate-authority-data is not valid base64");
+  testing::WriteBytes(path,
+                      "clusters: [{name: c, cluster: {server: 'https://x'}}]\n"
+                      "users: [{name: u, user: {tokenFile: /no/such/token}}]\n"
+                      "contexts: [{name: ctx, context: {cluster: c, user: u}}]\n");
   auto missing_token = LoadKubeconfig(path, "ctx");
   ASSERT_FALSE(missing_token.ok());
   EXPECT_NE(missing_token.status().message().find("users[u].user.tokenFile"), std::string::npos);
@@ -857,25 +919,31 @@ TEST(Kubeconfig, BrokenFilesNameTheFileAndTheField) {
 
 TEST(ClusterConfigResolution, FollowsTheDesignOrder) {
   testing::TempDir dir;
-  const std::string kc = "clusters: [{name: c, cluster: {server: 'http://from-file:1'}}]\n"
-                         "contexts: [{name: ctx, context: {cluster: c}}]\ncurrent-context: ctx\n";
+  const std::string kc =
+      "clusters: [{name: c, cluster: {server: 'http://from-file:1'}}]\n"
+      "contexts: [{name: ctx, context: {cluster: c}}]\ncurrent-context: ctx\n";
   testing::WriteBytes(dir.File("explicit"), kc);
-  testing::WriteBytes(dir.File("env"), "clusters: [{name: c, cluster: {server: 'http://from-env:1'}}]\n"
-                                       "contexts: [{name: ctx, context: {cluster: c}}]\ncurrent-context: ctx\n");
+  testing::WriteBytes(dir.File("env"),
+                      "clusters: [{name: c, cluster: {server: 'http://from-env:1'}}]\n"
+                      "contexts: [{name: ctx, context: {cluster: c}}]\ncurrent-context: ctx\n");
   std::filesystem::create_directories(dir.File("home/.kube"));
-  testing::WriteBytes(dir.File("home/.kube/config"), "clusters: [{name: c, cluster: {server: 'http://from-home:1'}}]\n"
-                                                     "contexts: [{name: ctx, context: {cluster: c}}]\ncurrent-context: ctx\n");
+  testing::WriteBytes(dir.File("home/.kube/config"),
+                      "clusters: [{name: c, cluster: {server: 'http://from-home:1'}}]\n"
+                      "contexts: [{name: ctx, context: {cluster: c}}]\ncurrent-context: ctx\n");
   std::filesystem::create_directories(dir.File("sa"));
   testing::WriteBytes(dir.File("sa/token"), "sa-token");
   testing::WriteBytes(dir.File("sa/ca.crt"), "SA-CA");
   testing::WriteBytes(dir.File("sa/namespace"), "fencekeeper-system\n");
-  std::map<std::string, std::string> env{{"KUBECONFIG", dir.File("env")}, {"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
-                                         {"KUBERNETES_SERVICE_PORT", "443"}, {"HOME", dir.File("home")}};
+  std::map<std::string, std::string> env{{"KUBECONFIG", dir.File("env")},
+                                         {"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                                         {"KUBERNETES_SERVICE_PORT", "443"},
+                                         {"HOME", dir.File("home")}};
   Getenv getenv = [&](const std::string& k) -> std::optional<std::string> {
     auto it = env.find(k);
     return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
   };
-  EXPECT_EQ(ResolveConfig(dir.File("explicit"), "", getenv, dir.File("sa"))->server, "http://from-file:1");
+  EXPECT_EQ(ResolveConfig(dir.File("explicit"), "", getenv, dir.File("sa"))->server,
+            "http://from-file:1");
   EXPECT_EQ(ResolveConfig(std::nullopt, "", getenv, dir.File("sa"))->server, "http://from-env:1");
   env.erase("KUBECONFIG");
   auto in_cluster = ResolveConfig(std::nullopt, "", getenv, dir.File("sa"));
@@ -885,21 +953,30 @@ TEST(ClusterConfigResolution, FollowsTheDesignOrder) {
   EXPECT_EQ(in_cluster->ca_pem, "SA-CA");
   EXPECT_EQ(in_cluster->default_namespace, "fencekeeper-system");
   env["KUBERNETES_SERVICE_HOST"] = "fd00::1";
-  EXPECT_EQ(ResolveConfig(std::nullopt, "", getenv, dir.File("sa"))->server, "https://[fd00::1]:443");
+  EXPECT_EQ(ResolveConfig(std::nullopt, "", getenv, dir.File("sa"))->server,
+            "https://[fd00::1]:443");
   env.erase("KUBERNETES_SERVICE_HOST");
   EXPECT_EQ(ResolveConfig(std::nullopt, "", getenv, dir.File("sa"))->server, "http://from-home:1");
 }
 
 TEST(ApiStatus, DecodesStatusObjectsAndPlainBodies) {
-  ApiError conflict = DecodeStatus(409, R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","message":"modified","code":409})");
+  ApiError conflict = DecodeStatus(
+      409,
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","message":"modified","code":409})");
   EXPECT_EQ(conflict.kind, ApiErrorKind::kConflict);
-  EXPECT_EQ(DecodeStatus(409, R"({"kind":"Status","reason":"AlreadyExists"})").kind, ApiErrorKind::kAlreadyExists);
+  EXPECT_EQ(DecodeStatus(409, R"({"kind":"Status","reason":"AlreadyExists"})").kind,
+            ApiErrorKind::kAlreadyExists);
   ApiError truncated = DecodeStatus(503, R"({"kind":"Sta)");
   EXPECT_EQ(truncated.kind, ApiErrorKind::kServerError);
   EXPECT_EQ(truncated.message, R"({"kind":"Sta)");
-  ApiError in_watch = DecodeStatus(200, R"({"kind":"Status","reason":"Expired","code":410,"message":"too old"})");
+  ApiError in_watch =
+      DecodeStatus(200, R"({"kind":"Status","reason":"Expired","code":410,"message":"too old"})");
   EXPECT_EQ(in_watch.kind, ApiErrorKind::kExpired);
-  EXPECT_EQ(DecodeStatus(429, R"({"kind":"Status","reason":"TooManyRequests","details":{"retryAfterSeconds":7}})").retry_after_seconds, 7);
+  EXPECT_EQ(
+      DecodeStatus(
+          429, R"({"kind":"Status","reason":"TooManyRequests","details":{"retryAfterSeconds":7}})")
+          .retry_after_seconds,
+      7);
 }
 
 }  // namespace

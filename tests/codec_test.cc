@@ -20,7 +20,8 @@ TEST(Codec, EveryEventKindRoundTrips) {
       FenceObserved{kWorkloadPolicyName, {true, "fence-uid", 2, false}},
       SandboxObserved{snap},
       Decided{decide(snap)},
-      SuspendIntent{Reason::kFenceStale, 3, "4711", ApiVersion::kV1alpha1, "fence generation 1 -> 2"},
+      SuspendIntent{Reason::kFenceStale, 3, "4711", ApiVersion::kV1alpha1,
+                    "fence generation 1 -> 2"},
       SuspendOutcome{Outcome::kApplied, 4, ""},
       SuspendOutcome{Outcome::kConflict, std::nullopt, "409: object changed"},
   };
@@ -112,8 +113,8 @@ TEST(Codec, CorruptPayloadNamesTheProblem) {
   ASSERT_FALSE(not_json.ok());
   EXPECT_EQ(not_json.status().code(), Code::kCorruption);
 
-  auto bad_verdict =
-      DecodePayload(EventKind::kDecided, R"({"verdict":"maybe","reason":"","action":"none","note":""})");
+  auto bad_verdict = DecodePayload(EventKind::kDecided,
+                                   R"({"verdict":"maybe","reason":"","action":"none","note":""})");
   ASSERT_FALSE(bad_verdict.ok());
   EXPECT_NE(bad_verdict.status().message().find("verdict"), std::string::npos);
 
@@ -121,7 +122,8 @@ TEST(Codec, CorruptPayloadNamesTheProblem) {
   snap.replace(snap.find("\"generation\":2"), 14, "\"generation\":\"2\"");
   auto bad_snapshot = DecodeSnapshot(snap);
   ASSERT_FALSE(bad_snapshot.ok());
-  EXPECT_NE(bad_snapshot.status().message().find("snapshot.sandbox: field 'generation' is not an integer"),
+  EXPECT_NE(bad_snapshot.status().message().find(
+                "snapshot.sandbox: field 'generation' is not an integer"),
             std::string::npos)
       << bad_snapshot.status().message();
 }

@@ -97,25 +97,31 @@ TEST(Decide, ReasonPrecedenceIsMissingThenAlteredThenStale) {
 TEST(Decide, WorkloadPodMissingOrReplacedIsWorkloadGenerationChanged) {
   Snapshot missing = HealthySnapshot();
   missing.workload_pod = {};
-  ExpectDecision(missing, Verdict::kSuspend, Reason::kWorkloadGenerationChanged, Action::kPatchSuspend);
+  ExpectDecision(missing, Verdict::kSuspend, Reason::kWorkloadGenerationChanged,
+                 Action::kPatchSuspend);
   Snapshot replaced = HealthySnapshot();
   replaced.workload_pod.uid = "pod-new";
-  ExpectDecision(replaced, Verdict::kSuspend, Reason::kWorkloadGenerationChanged, Action::kPatchSuspend);
+  ExpectDecision(replaced, Verdict::kSuspend, Reason::kWorkloadGenerationChanged,
+                 Action::kPatchSuspend);
   Snapshot unrecorded = HealthySnapshot();
   unrecorded.sandbox.workload_uid.reset();
-  ExpectDecision(unrecorded, Verdict::kSuspend, Reason::kWorkloadGenerationChanged, Action::kPatchSuspend);
+  ExpectDecision(unrecorded, Verdict::kSuspend, Reason::kWorkloadGenerationChanged,
+                 Action::kPatchSuspend);
 }
 
 TEST(Decide, SupervisorPodMissingOrReplacedIsSupervisorGenerationChanged) {
   Snapshot missing = HealthySnapshot();
   missing.supervisor_pod = {};
-  ExpectDecision(missing, Verdict::kSuspend, Reason::kSupervisorGenerationChanged, Action::kPatchSuspend);
+  ExpectDecision(missing, Verdict::kSuspend, Reason::kSupervisorGenerationChanged,
+                 Action::kPatchSuspend);
   Snapshot replaced = HealthySnapshot();
   replaced.supervisor_pod.uid = "sup-new";
-  ExpectDecision(replaced, Verdict::kSuspend, Reason::kSupervisorGenerationChanged, Action::kPatchSuspend);
+  ExpectDecision(replaced, Verdict::kSuspend, Reason::kSupervisorGenerationChanged,
+                 Action::kPatchSuspend);
   Snapshot unrecorded = HealthySnapshot();
   unrecorded.sandbox.supervisor_uid.reset();
-  ExpectDecision(unrecorded, Verdict::kSuspend, Reason::kSupervisorGenerationChanged, Action::kPatchSuspend);
+  ExpectDecision(unrecorded, Verdict::kSuspend, Reason::kSupervisorGenerationChanged,
+                 Action::kPatchSuspend);
 }
 
 TEST(Decide, FenceProblemWinsOverPodProblems) {

@@ -27,7 +27,9 @@ using namespace std::chrono_literals;
 using fk::testing::Eventually;
 
 const sim::ResourceKind& Sandboxes() { return *sim::FindKind("agents.x-k8s.io", "sandboxes"); }
-const sim::ResourceKind& Policies() { return *sim::FindKind("networking.k8s.io", "networkpolicies"); }
+const sim::ResourceKind& Policies() {
+  return *sim::FindKind("networking.k8s.io", "networkpolicies");
+}
 
 // One reconciler lifetime: its own client, journal connection and controller.
 struct Instance {
@@ -81,11 +83,15 @@ class EndToEnd : public ::testing::Test {
     ASSERT_TRUE(Eventually([&] { return in.controller->stats().resync_passes >= target; }));
   }
   int64_t RollFence(const std::string& ns = "openshell-agents") {
-    auto o = sim_->store().Mutate(Policies(), ns, "openshell-sandbox-workloads", [](json::value& obj) -> std::optional<sim::ApiFailure> {
-      auto& types = obj.at("spec").as_object()["policyTypes"];
-      types = types == json::array{"Egress", "Ingress"} ? json::array{"Ingress", "Egress"} : json::array{"Egress", "Ingress"};
-      return std::nullopt;
-    }, false);
+    auto o = sim_->store().Mutate(
+        Policies(), ns, "openshell-sandbox-workloads",
+        [](json::value& obj) -> std::optional<sim::ApiFailure> {
+          auto& types = obj.at("spec").as_object()["policyTypes"];
+          types = types == json::array{"Egress", "Ingress"} ? json::array{"Ingress", "Egress"}
+                                                            : json::array{"Egress", "Ingress"};
+          return std::nullopt;
+        },
+        false);
     return o.object.at("metadata").at("generation").as_int64();
   }
   json::value Get(const std::string& ns, const std::string& name) {
@@ -94,7 +100,9 @@ class EndToEnd : public ::testing::Test {
   std::string Mode(const std::string& ns, const std::string& name) {
     return std::string(Get(ns, name).at("spec").at("operatingMode").as_string());
   }
-  int Patches(const std::string& name = "*") { return sim_->RequestCount("patch", "sandboxes", name); }
+  int Patches(const std::string& name = "*") {
+    return sim_->RequestCount("patch", "sandboxes", name);
+  }
   int64_t Rows() {
     SQLite::Database db(path_, SQLite::OPEN_READONLY);
     return db.execAndGet("SELECT count(*) FROM events").getInt64();
@@ -106,8 +114,10 @@ class EndToEnd : public ::testing::Test {
   // Waits until the three running sandboxes are suspended.
   void Converge(Instance& in) {
     ASSERT_TRUE(Eventually([&] {
-      return Mode("openshell-agents", "active-1") == "Suspended" && Mode("openshell-agents", "active-2") == "Suspended" &&
-             Mode("openshell-agents", "active-3") == "Suspended" && in.controller->stats().applied >= 3;
+      return Mode("openshell-agents", "active-1") == "Suspended" &&
+             Mode("openshell-agents", "active-2") == "Suspended" &&
+             Mode("openshell-agents", "active-3") == "Suspended" &&
+             in.controller->stats().applied >= 3;
     }));
     Passes(in, 3);
   }
@@ -122,7 +132,8 @@ class EndToEnd : public ::testing::Test {
 class LogCapture {
  public:
   LogCapture() : previous_(spdlog::default_logger()) {
-    auto logger = std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
+    auto logger = std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
     logger->set_pattern("%l %v");
     logger->set_level(spdlog::level::info);
     spdlog::set_default_logger(logger);
@@ -164,7 +175,8 @@ TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
   for (int i = 1; i <= 7; ++i) {
     const auto obj = Get("openshell-agents", "stopped-" + std::to_string(i));
     EXPECT_EQ(obj.at("metadata").at("generation"), 1);
-    EXPECT_FALSE(kube::ObjectField(kube::ObjectField(obj, "metadata"), "annotations")->contains("openshell.ai/fail-closed-journal-seq"));
+    EXPECT_FALSE(kube::ObjectField(kube::ObjectField(obj, "metadata"), "annotations")
+                     ->contains("openshell.ai/fail-closed-journal-seq"));
   }
   for (const char* n : {"healthy-1", "healthy-2"}) EXPECT_EQ(Mode("team-healthy", n), "Running");
   EXPECT_EQ(sim_->RequestCount("create", "events"), 3);
@@ -214,7 +226,9 @@ TEST_F(EndToEnd, RestartServedAStaleCopyOfTheSuspendedSandboxesWritesNothing) {
   EXPECT_EQ(again->controller->stats().warnings, 0);
   EXPECT_EQ(Mode("openshell-agents", "active-1"), "Suspended");
   // The stale observations were journaled as decisions not to act.
-  EXPECT_GE(Count("SELECT count(*) FROM decisions WHERE sandbox = 'active-1' AND verdict = 'suspend' AND action = 'none'"), 1);
+  EXPECT_GE(Count("SELECT count(*) FROM decisions WHERE sandbox = 'active-1' AND verdict = "
+                  "'suspend' AND action = 'none'"),
+            1);
 }
 
 TEST_F(EndToEnd, ResumeWithCurrentFenceIsLeftAloneAndWithOldFenceIsSuspendedOnce) {
@@ -223,15 +237,23 @@ TEST_F(EndToEnd, ResumeWithCurrentFenceIsLeftAloneAndWithOldFenceIsSuspendedOnce
   Passes(*in, 2);
   const int64_t generation = RollFence();
   Converge(*in);
-  const std::string fence_uid(sim_->store().Get(Policies(), "openshell-agents", "openshell-sandbox-workloads")
-                                  .object.at("metadata").at("uid").as_string());
+  const std::string fence_uid(
+      sim_->store()
+          .Get(Policies(), "openshell-agents", "openshell-sandbox-workloads")
+          .object.at("metadata")
+          .at("uid")
+          .as_string());
   auto mutate = [&](const std::string& name, std::function<void(json::object&)> f) {
-    sim_->store().Mutate(Sandboxes(), "openshell-agents", name, [&](json::value& obj) -> std::optional<sim::ApiFailure> {
-      f(obj.as_object());
-      return std::nullopt;
-    }, false);
+    sim_->store().Mutate(
+        Sandboxes(), "openshell-agents", name,
+        [&](json::value& obj) -> std::optional<sim::ApiFailure> {
+          f(obj.as_object());
+          return std::nullopt;
+        },
+        false);
   };
-  // OpenShell resumes active-1 properly: bootstrapping under the current fence, then records the new pod.
+  // OpenShell resumes active-1 properly: bootstrapping under the current fence, then records the
+  // new pod.
   mutate("active-1", [&](json::object& o) {
     o["spec"].as_object()["operatingMode"] = "Running";
     auto& ann = o["metadata"].as_object()["annotations"].as_object();
@@ -257,9 +279,11 @@ TEST_F(EndToEnd, ResumeWithCurrentFenceIsLeftAloneAndWithOldFenceIsSuspendedOnce
   // active-2: the rollout's suspend and exactly one more that landed. The
   // agent-sandbox status write can race the new PATCH into a 409; that attempt
   // is journaled as a conflict and re-decided, never retried blindly.
-  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE sandbox = 'active-2' AND outcome = 'applied'"), 2);
-  EXPECT_EQ(Patches("active-2"),
-            2 + Count("SELECT count(*) FROM transitions WHERE sandbox = 'active-2' AND outcome = 'conflict'"));
+  EXPECT_EQ(
+      Count("SELECT count(*) FROM transitions WHERE sandbox = 'active-2' AND outcome = 'applied'"),
+      2);
+  EXPECT_EQ(Patches("active-2"), 2 + Count("SELECT count(*) FROM transitions WHERE sandbox = "
+                                           "'active-2' AND outcome = 'conflict'"));
   EXPECT_EQ(in->controller->stats().warnings, 4);  // 3 from the rollout, 1 for the new episode
 }
 
@@ -280,7 +304,12 @@ TEST_F(EndToEnd, FaultsEarlyOnStillEndWithOneAppliedTransitionEach) {
   Passes(*in, 5);
   for (const char* n : {"active-1", "active-2", "active-3"}) {
     EXPECT_EQ(Mode("openshell-agents", n), "Suspended") << n;
-    EXPECT_EQ(Count(std::string("SELECT count(*) FROM transitions WHERE outcome = 'applied' AND sandbox = '") + n + "'"), 1) << n;
+    EXPECT_EQ(
+        Count(std::string(
+                  "SELECT count(*) FROM transitions WHERE outcome = 'applied' AND sandbox = '") +
+              n + "'"),
+        1)
+        << n;
   }
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'pending'"), 0);
   EXPECT_GE(Count("SELECT count(*) FROM transitions WHERE outcome = 'failed'"), 0);
@@ -298,7 +327,7 @@ TEST_F(EndToEnd, ConflictIsReadAgainAndDecidedAgainNotRetriedBlindly) {
   RollFence();
   Converge(*in);
   EXPECT_EQ(Patches(), 4);  // three sandboxes, one of them twice: after the 409 it was read again
-  EXPECT_EQ(in->controller->stats().warnings, 3);  // one per transition, not per attempt
+  EXPECT_EQ(in->controller->stats().warnings, 3);           // one per transition, not per attempt
   EXPECT_EQ(Count("SELECT count(*) FROM transitions"), 3);  // the re-send is the same intent
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
   EXPECT_EQ(sim_->RequestCount("get", "sandboxes"), 1);  // the re-read

@@ -323,13 +323,15 @@ TEST_F(JournalTest, ContractViewsShowAScriptedHistory) {
   auto a = Evaluate(*j, testing::StaleSnapshot("a"));  // fence gen 2 seen once
   ASSERT_TRUE(j->RecordOutcome(*a.intent_seq, {Outcome::kApplied, 3, ""}).ok());
   auto b = Evaluate(*j, testing::StaleSnapshot("b"));
-  ASSERT_TRUE(j->RecordOutcome(*b.intent_seq, {Outcome::kConflict, std::nullopt, "409 Conflict"}).ok());
+  ASSERT_TRUE(
+      j->RecordOutcome(*b.intent_seq, {Outcome::kConflict, std::nullopt, "409 Conflict"}).ok());
   auto c = Evaluate(*j, testing::StaleSnapshot("c"));  // left pending
 
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  SQLite::Statement t(db,
-                      "SELECT seq, namespace, sandbox, sandbox_uid, action, reason, outcome, detail, "
-                      "recorded_at FROM transitions ORDER BY seq");
+  SQLite::Statement t(
+      db,
+      "SELECT seq, namespace, sandbox, sandbox_uid, action, reason, outcome, detail, "
+      "recorded_at FROM transitions ORDER BY seq");
   struct Row {
     int64_t seq;
     std::string sandbox, outcome, detail;
@@ -341,8 +343,8 @@ TEST_F(JournalTest, ContractViewsShowAScriptedHistory) {
     EXPECT_EQ(t.getColumn(4).getString(), "suspend");
     EXPECT_EQ(t.getColumn(5).getString(), "fence-stale");
     EXPECT_EQ(t.getColumn(8).getString().back(), 'Z');
-    rows.push_back({t.getColumn(0).getInt64(), t.getColumn(2).getString(), t.getColumn(6).getString(),
-                    t.getColumn(7).getString()});
+    rows.push_back({t.getColumn(0).getInt64(), t.getColumn(2).getString(),
+                    t.getColumn(6).getString(), t.getColumn(7).getString()});
   }
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].seq, *a.intent_seq);
@@ -354,9 +356,10 @@ TEST_F(JournalTest, ContractViewsShowAScriptedHistory) {
   EXPECT_EQ(rows[2].outcome, "pending");
   EXPECT_EQ(rows[2].detail, "fence generation 1 -> 2");
 
-  SQLite::Statement f(db,
-                      "SELECT namespace, policy, policy_uid, generation, intact FROM fence_observations "
-                      "ORDER BY seq");
+  SQLite::Statement f(
+      db,
+      "SELECT namespace, policy, policy_uid, generation, intact FROM fence_observations "
+      "ORDER BY seq");
   std::vector<std::string> fences;
   while (f.executeStep()) {
     fences.push_back(f.getColumn(1).getString() + "@" + f.getColumn(2).getString() + "/" +
@@ -366,16 +369,18 @@ TEST_F(JournalTest, ContractViewsShowAScriptedHistory) {
                                               "openshell-sandbox-supervisors@sup-fence-uid/1/1",
                                               "openshell-sandbox-workloads@fence-uid/2/1"}));
 
-  SQLite::Statement s(db, "SELECT sandbox, verdict, pending_intent_seq, applied_generation "
-                          "FROM sandbox_state ORDER BY sandbox");
+  SQLite::Statement s(db,
+                      "SELECT sandbox, verdict, pending_intent_seq, applied_generation "
+                      "FROM sandbox_state ORDER BY sandbox");
   std::vector<std::string> states;
   while (s.executeStep()) {
     states.push_back(s.getColumn(0).getString() + ":" + s.getColumn(1).getString() + ":" +
                      (s.getColumn(2).isNull() ? "-" : s.getColumn(2).getString()) + ":" +
                      (s.getColumn(3).isNull() ? "-" : s.getColumn(3).getString()));
   }
-  EXPECT_EQ(states, (std::vector<std::string>{"a:suspend:-:3", "b:suspend:-:-",
-                                              "c:suspend:" + std::to_string(*c.intent_seq) + ":-"}));
+  EXPECT_EQ(states,
+            (std::vector<std::string>{"a:suspend:-:3", "b:suspend:-:-",
+                                      "c:suspend:" + std::to_string(*c.intent_seq) + ":-"}));
 }
 
 TEST_F(JournalTest, IntentWithoutOutcomeIsPendingAfterReopen) {
@@ -405,7 +410,8 @@ TEST_F(JournalTest, FullDiskFailsTheAppendAndChangesNothing) {
   OpenOptions o;
   auto j = OpenJournal(o);
   ASSERT_TRUE(j);
-  const int64_t pages = SQLite::Database(path_, SQLite::OPEN_READONLY).execAndGet("PRAGMA page_count").getInt64();
+  const int64_t pages =
+      SQLite::Database(path_, SQLite::OPEN_READONLY).execAndGet("PRAGMA page_count").getInt64();
   j.reset();
   o.max_page_count = pages + 1;
   j = OpenJournal(o);
@@ -465,7 +471,8 @@ TEST(Migrations, UpgradeAnOlderJournalAndRollBackAFailedOne) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("0003_broken"), std::string::npos);
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 2);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_schema WHERE name = 'ok_table'").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_schema WHERE name = 'ok_table'").getInt(),
+            0);
 }
 
 }  // namespace

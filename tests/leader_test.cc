@@ -56,7 +56,8 @@ class LeaderTest : public ::testing::Test {
     return *electors_.back();
   }
   std::string Holder() {
-    auto o = sim_->store().Get(*sim::FindKind("coordination.k8s.io", "leases"), "default", "fencekeeper");
+    auto o = sim_->store().Get(*sim::FindKind("coordination.k8s.io", "leases"), "default",
+                               "fencekeeper");
     if (!o.ok()) return "<none>";
     return kube::StringField(kube::ObjectField(o.object, "spec"), "holderIdentity").value_or("");
   }
@@ -86,7 +87,7 @@ TEST_F(LeaderTest, MayWriteOnlyWithinTheRenewDeadlineOfTheLastSuccess) {
   const MonoTime renewed = time_.MonotonicNow();
   BreakTheApiServer();
   time_.Advance(2s);
-  EXPECT_FALSE(e.TryAcquireOrRenew());  // failed renewals do not move the fence...
+  EXPECT_FALSE(e.TryAcquireOrRenew());             // failed renewals do not move the fence...
   EXPECT_LE(time_.MonotonicNow() - renewed, 10s);  // ...and their retries stay inside it
   AdvanceTo(time_, renewed + 10s);
   EXPECT_FALSE(e.MayWrite());
@@ -98,16 +99,20 @@ struct FakeLeaseServer {
   int rv = 0;
   Result<kube::HttpResponse> Handle(const kube::HttpRequest& r) {
     if (r.method == "GET") {
-      if (!lease) return kube::HttpResponse{404, R"({"kind":"Status","reason":"NotFound","code":404})", "", {}};
+      if (!lease)
+        return kube::HttpResponse{
+            404, R"({"kind":"Status","reason":"NotFound","code":404})", "", {}};
       return kube::HttpResponse{200, json::serialize(*lease), "application/json", {}};
     }
     json::value body = json::parse(r.body);
-    if (r.method == "PUT" && json::value_to<std::string>(body.at("metadata").at("resourceVersion")) != std::to_string(rv)) {
+    if (r.method == "PUT" && json::value_to<std::string>(
+                                 body.at("metadata").at("resourceVersion")) != std::to_string(rv)) {
       return kube::HttpResponse{409, R"({"kind":"Status","reason":"Conflict","code":409})", "", {}};
     }
     body.at("metadata").as_object()["resourceVersion"] = std::to_string(++rv);
     lease = body;
-    return kube::HttpResponse{r.method == "POST" ? 201 : 200, json::serialize(body), "application/json", {}};
+    return kube::HttpResponse{
+        r.method == "POST" ? 201 : 200, json::serialize(body), "application/json", {}};
   }
 };
 
@@ -131,7 +136,8 @@ class LeaderOverFakeTest : public ::testing::Test {
   }
   std::vector<std::string> Requests() {  // "METHOD timeout"
     std::vector<std::string> out;
-    for (const auto& r : fake_->requests()) out.push_back(r.method + " " + std::to_string(r.timeout.count()));
+    for (const auto& r : fake_->requests())
+      out.push_back(r.method + " " + std::to_string(r.timeout.count()));
     return out;
   }
 
@@ -148,7 +154,8 @@ TEST_F(LeaderOverFakeTest, EveryLeaseRequestIsBoundedByWhatRemainsOfTheRenewDead
   time_.Advance(4s);
   ASSERT_TRUE(elector_->TryAcquireOrRenew());
   // Acquiring: one retry period; renewing 4 s into the fence: the 6 s left.
-  EXPECT_EQ(Requests(), (std::vector<std::string>{"GET 2000", "POST 2000", "GET 6000", "PUT 6000"}));
+  EXPECT_EQ(Requests(),
+            (std::vector<std::string>{"GET 2000", "POST 2000", "GET 6000", "PUT 6000"}));
 
   // The API server hangs: the lease GET takes all the time it is given, and
   // nothing is retried past the fence. The renewal ends when the fence does.
@@ -205,12 +212,13 @@ TEST_F(LeaderTest, ALeaderThatSeesAnotherHolderStopsWritingAtOnce) {
   LeaderElector& a = Elector("a");
   ASSERT_TRUE(a.TryAcquireOrRenew());
   // Someone took the lease over (an operator, or a's renewals were lost on the way).
-  auto o = sim_->store().Mutate(*sim::FindKind("coordination.k8s.io", "leases"), "default", "fencekeeper",
-                                [](json::value& v) -> std::optional<sim::ApiFailure> {
-                                  v.at("spec").as_object()["holderIdentity"] = "intruder";
-                                  return std::nullopt;
-                                },
-                                false);
+  auto o = sim_->store().Mutate(
+      *sim::FindKind("coordination.k8s.io", "leases"), "default", "fencekeeper",
+      [](json::value& v) -> std::optional<sim::ApiFailure> {
+        v.at("spec").as_object()["holderIdentity"] = "intruder";
+        return std::nullopt;
+      },
+      false);
   ASSERT_TRUE(o.ok());
   EXPECT_TRUE(a.MayWrite());
   EXPECT_FALSE(a.TryAcquireOrRenew());
@@ -235,8 +243,9 @@ class LeaderRunTest : public LeaderTest {
     LeaderTest::TearDown();
     journal_.reset();
   }
-  LeaderExit Run(LeaderElector& e, const std::function<Status()>& on_started,
-                 const std::function<bool()>& should_stop = [] { return false; }) {
+  LeaderExit Run(
+      LeaderElector& e, const std::function<Status()>& on_started,
+      const std::function<bool()>& should_stop = [] { return false; }) {
     return e.Run(
         [&] {
           probe_.calls.push_back("started");
@@ -311,7 +320,8 @@ TEST_F(LeaderRunTest, AFailedStartReleasesTheLease) {
 TEST_F(LeaderRunTest, StoppingWhileLeadingStopsTheWorkThenReleases) {
   LeaderElector& e = Elector("a", journal_.get());
   int checks = 0;
-  const LeaderExit exit = Run(e, [] { return Status::Ok(); }, [&] { return ++checks > 5; });
+  const LeaderExit exit = Run(
+      e, [] { return Status::Ok(); }, [&] { return ++checks > 5; });
   EXPECT_EQ(exit, LeaderExit::kStopped);
   EXPECT_EQ(probe_.calls, (std::vector<std::string>{"started", "stopped"}));
   EXPECT_TRUE(probe_.may_write_when_stopped);  // the work stops before the lease goes
@@ -326,7 +336,8 @@ TEST_F(LeaderRunTest, WaitsForAHeldLeaseAndStopsWithoutLeading) {
   ASSERT_TRUE(Elector("a").TryAcquireOrRenew());
   LeaderElector& b = Elector("b", journal_.get());
   int checks = 0;
-  const LeaderExit exit = Run(b, [] { return Status::Ok(); }, [&] { return ++checks > 3; });
+  const LeaderExit exit = Run(
+      b, [] { return Status::Ok(); }, [&] { return ++checks > 3; });
   EXPECT_EQ(exit, LeaderExit::kStopped);
   EXPECT_TRUE(probe_.calls.empty());
   EXPECT_EQ(Holder(), "a");
@@ -335,7 +346,8 @@ TEST_F(LeaderRunTest, WaitsForAHeldLeaseAndStopsWithoutLeading) {
 
 TEST(LeaderIdentity, IsTheHostNameAndARandomUuid) {
   const std::string a = LeaderIdentity("pod-0"), b = LeaderIdentity("pod-0");
-  const std::regex uuid4("pod-0_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  const std::regex uuid4(
+      "pod-0_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
   EXPECT_TRUE(std::regex_match(a, uuid4)) << a;
   EXPECT_TRUE(std::regex_match(b, uuid4)) << b;
   EXPECT_NE(a, b);

@@ -20,7 +20,8 @@ std::string SandboxJson(const std::string& spec, const std::string& extra_annota
                      "openshell.ai/sandbox-runtime-workload-uid":"pod-sb-1",
                      "openshell.ai/sandbox-runtime-supervisor-uid":"sup-sb-1")" +
          extra_annotations + R"(}},
-    "spec":)" + spec + "}";
+    "spec":)" +
+         spec + "}";
 }
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
@@ -103,7 +104,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ModeCase{ApiVersion::kV1alpha1, R"({"replicas":"0"})", true},
                       ModeCase{ApiVersion::kV1alpha1, R"({"replicas":0.0})", true},
                       ModeCase{ApiVersion::kV1alpha1, R"({"operatingMode":"Suspended"})", true}),
-    [](const ::testing::TestParamInfo<ModeCase>& info) { return "case" + std::to_string(info.index); });
+    [](const ::testing::TestParamInfo<ModeCase>& info) {
+      return "case" + std::to_string(info.index);
+    });
 
 TEST(ParseFenceGeneration, AcceptsOnlyPlainDigits) {
   EXPECT_EQ(ParseFenceGeneration("1"), 1);
@@ -192,7 +195,8 @@ TEST(ParseSandbox, CreateInProgressIsAdmittingEndToEnd) {
 
 TEST(ParseSandbox, DeletionTimestampMeansDeleting) {
   auto p = ParseSandboxJson(R"({"metadata":{"name":"a","namespace":"n","uid":"u",
-      "deletionTimestamp":"2026-11-29T00:00:00Z"}})", ApiVersion::kV1beta1);
+      "deletionTimestamp":"2026-11-29T00:00:00Z"}})",
+                            ApiVersion::kV1beta1);
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(p->observation.deleting);
 }
@@ -246,7 +250,9 @@ TEST(ParsePolicy, IntendedPoliciesAreIntact) {
 
 TEST(ParsePolicy, NormalizationIgnoresEmptyListsDefaultsAndOrder) {
   EXPECT_TRUE(Intact(Replace(kWorkloadPolicy, R"(,
-          "egress":[])", ""), PolicyRole::kWorkload));
+          "egress":[])",
+                             ""),
+                     PolicyRole::kWorkload));
   EXPECT_TRUE(Intact(Replace(kWorkloadPolicy, R"("protocol":"TCP",)", ""), PolicyRole::kWorkload));
   EXPECT_TRUE(Intact(Replace(kWorkloadPolicy, R"(["Ingress","Egress"])", R"(["Egress","Ingress"])"),
                      PolicyRole::kWorkload));
@@ -255,7 +261,8 @@ TEST(ParsePolicy, NormalizationIgnoresEmptyListsDefaultsAndOrder) {
 TEST(ParsePolicy, AnyOtherSpecIsAltered) {
   EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, "5500", "5501"), PolicyRole::kWorkload));
   EXPECT_TRUE(Intact(Replace(kWorkloadPolicy, "5500", "5501"), PolicyRole::kWorkload, 5501));
-  EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, R"("egress":[])", R"("egress":[{}])"), PolicyRole::kWorkload));
+  EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, R"("egress":[])", R"("egress":[{}])"),
+                      PolicyRole::kWorkload));
   EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, R"(["Ingress","Egress"])", R"(["Ingress"])"),
                       PolicyRole::kWorkload));
   EXPECT_FALSE(Intact(Replace(kWorkloadPolicy, R"("protocol":"TCP")", R"("protocol":"UDP")"),
@@ -263,7 +270,8 @@ TEST(ParsePolicy, AnyOtherSpecIsAltered) {
   EXPECT_FALSE(Intact(Replace(kSupervisorPolicy, R"("egress":[{}])", R"("egress":[])"),
                       PolicyRole::kSupervisor));
   EXPECT_FALSE(Intact(kWorkloadPolicy, PolicyRole::kSupervisor));  // the wrong role's spec
-  EXPECT_FALSE(Intact(R"({"metadata":{"name":"p","uid":"u","generation":1}})", PolicyRole::kWorkload));
+  EXPECT_FALSE(
+      Intact(R"({"metadata":{"name":"p","uid":"u","generation":1}})", PolicyRole::kWorkload));
 }
 
 TEST(ParsePolicy, AbsentPolicyIsNotPresent) {
@@ -274,8 +282,8 @@ TEST(ParsePolicy, AbsentPolicyIsNotPresent) {
 }
 
 TEST(ParsePolicy, MissingGenerationIsZero) {
-  auto p = ParsePolicyJson(R"({"metadata":{"name":"p","uid":"u"},"spec":{}})", PolicyRole::kWorkload,
-                           kDefaultBoundaryPort);
+  auto p = ParsePolicyJson(R"({"metadata":{"name":"p","uid":"u"},"spec":{}})",
+                           PolicyRole::kWorkload, kDefaultBoundaryPort);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->generation, 0);
 }

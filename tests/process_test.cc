@@ -8,8 +8,8 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
-#include <boost/json.hpp>
 #include <fcntl.h>
+#include <boost/json.hpp>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -90,27 +90,35 @@ class Processes : public ::testing::Test {
     ASSERT_TRUE(server_->Start().ok());
     ASSERT_TRUE(sim::WriteKubeconfig(kubeconfig_, server_->url()).ok());
   }
-  std::vector<std::string> RunArgs(const std::string& journal, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"run", "--journal", journal, "--kubeconfig", kubeconfig_, "--resync", "50ms"};
+  std::vector<std::string> RunArgs(const std::string& journal,
+                                   std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"run",       "--journal", journal, "--kubeconfig",
+                                  kubeconfig_, "--resync",  "50ms"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
   void RollFence(const std::string& ns) {
-    sim_->store().Mutate(*sim::FindKind("networking.k8s.io", "networkpolicies"), ns, "openshell-sandbox-workloads",
-                         [](json::value& obj) -> std::optional<sim::ApiFailure> {
-                           obj.at("spec").as_object()["policyTypes"] = json::array{"Egress", "Ingress"};
-                           return std::nullopt;
-                         }, false);
+    sim_->store().Mutate(
+        *sim::FindKind("networking.k8s.io", "networkpolicies"), ns, "openshell-sandbox-workloads",
+        [](json::value& obj) -> std::optional<sim::ApiFailure> {
+          obj.at("spec").as_object()["policyTypes"] = json::array{"Egress", "Ingress"};
+          return std::nullopt;
+        },
+        false);
   }
   int Suspended(const std::string& ns) {
     int n = 0;
-    for (const auto& o : sim_->store().List(*sim::FindKind("agents.x-k8s.io", "sandboxes"), ns, sim::Selector(), sim::Selector()).items) {
+    for (const auto& o : sim_->store()
+                             .List(*sim::FindKind("agents.x-k8s.io", "sandboxes"), ns,
+                                   sim::Selector(), sim::Selector())
+                             .items) {
       n += o.at("spec").at("operatingMode") == "Suspended";
     }
     return n;
   }
   std::string LeaseHolder() {
-    auto o = sim_->store().Get(*sim::FindKind("coordination.k8s.io", "leases"), "default", "fencekeeper");
+    auto o = sim_->store().Get(*sim::FindKind("coordination.k8s.io", "leases"), "default",
+                               "fencekeeper");
     if (!o.ok()) return "";
     return kube::StringField(kube::ObjectField(o.object, "spec"), "holderIdentity").value_or("");
   }
@@ -123,7 +131,8 @@ class Processes : public ::testing::Test {
 
 TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending) {
   std::string yaml = "namespaces:\n  - name: big\n    sandboxes:\n";
-  for (int i = 0; i < 50; ++i) yaml += "      - {name: sb-" + std::to_string(i) + ", mode: Running}\n";
+  for (int i = 0; i < 50; ++i)
+    yaml += "      - {name: sb-" + std::to_string(i) + ", mode: Running}\n";
   StartSim(yaml, 3ms);  // a little latency so kills land mid-rollout
   const std::string journal = dir_.File("journal.db");
   const std::string log = dir_.File("run.log");
@@ -145,7 +154,8 @@ TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending
   }
   EXPECT_GE(mid_rollout_kills, 3) << "the kills should interrupt the rollout";
   Process last(RunArgs(journal), log);
-  ASSERT_TRUE(Eventually([&] { return Suspended("big") == 50; })) << Suspended("big") << " suspended";
+  ASSERT_TRUE(Eventually([&] { return Suspended("big") == 50; }))
+      << Suspended("big") << " suspended";
   EXPECT_EQ(last.Kill(SIGTERM), 0);
 
   for (int i = 0; i < 50; ++i) {
@@ -154,8 +164,12 @@ TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending
   }
   SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'pending'").getInt(), 0);
-  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT sandbox) FROM transitions WHERE outcome = 'applied'").getInt(), 50);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'pending'").getInt(),
+            0);
+  EXPECT_EQ(
+      db.execAndGet("SELECT count(DISTINCT sandbox) FROM transitions WHERE outcome = 'applied'")
+          .getInt(),
+      50);
 }
 
 TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
@@ -185,7 +199,8 @@ TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
     return metrics.body.find("fencekeeper_sandboxes{verdict=\"healthy\"} 1") != std::string::npos;
   })) << metrics.body;
   EXPECT_NE(metrics.body.find("fencekeeper_ready 1"), std::string::npos) << metrics.body;
-  EXPECT_NE(metrics.body.find("fencekeeper_api_requests_total{code=\"200\",verb=\"GET\"}"), std::string::npos);
+  EXPECT_NE(metrics.body.find("fencekeeper_api_requests_total{code=\"200\",verb=\"GET\"}"),
+            std::string::npos);
   EXPECT_EQ((*client)->Get("/nope").status, 404);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(p.Kill(SIGTERM), 0);
@@ -199,7 +214,9 @@ TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
     boost::system::error_code ec;
     json::value v = json::parse(line, ec);
     ASSERT_FALSE(ec) << line;
-    EXPECT_TRUE(v.as_object().contains("time") && v.as_object().contains("level") && v.as_object().contains("msg")) << line;
+    EXPECT_TRUE(v.as_object().contains("time") && v.as_object().contains("level") &&
+                v.as_object().contains("msg"))
+        << line;
   }
   EXPECT_GE(n, 3);
 }
@@ -215,9 +232,12 @@ TEST_F(Processes, RefusesAForeignJournalWithExitTwoWithinSeconds) {
 }
 
 TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
-  StartSim("namespaces:\n  - name: n\n    sandboxes:\n      - {name: a, mode: Running}\n      - {name: b, mode: Running}\n");
-  const std::vector<std::string> le = {"--leader-elect", "--lease-duration", "2s", "--renew-deadline", "1500ms",
-                                       "--retry-period", "200ms"};
+  StartSim(
+      "namespaces:\n  - name: n\n    sandboxes:\n      - {name: a, mode: Running}\n      - {name: "
+      "b, mode: Running}\n");
+  const std::vector<std::string> le = {
+      "--leader-elect", "--lease-duration", "2s",   "--renew-deadline",
+      "1500ms",         "--retry-period",   "200ms"};
   auto one = std::make_unique<Process>(RunArgs(dir_.File("one.db"), le), dir_.File("one.log"));
   ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty(); }));
   auto two = std::make_unique<Process>(RunArgs(dir_.File("two.db"), le), dir_.File("two.log"));
@@ -233,7 +253,8 @@ TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
       return false;
     }
   };
-  ASSERT_TRUE(Eventually([&] { return migrated(dir_.File("one.db")) && migrated(dir_.File("two.db")); }));
+  ASSERT_TRUE(
+      Eventually([&] { return migrated(dir_.File("one.db")) && migrated(dir_.File("two.db")); }));
   ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
   RollFence("n");
   ASSERT_TRUE(Eventually([&] { return Suspended("n") == 2; }));
@@ -246,14 +267,20 @@ TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
   const bool one_leads = intents(dir_.File("one.db")) == 2;
   (one_leads ? one : two)->Kill(SIGKILL);
   const auto killed_at = std::chrono::steady_clock::now();
-  ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty() && LeaseHolder() != first_leader; }, 10s));
-  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, 2s + 1s);  // within the lease duration (+ a retry)
+  ASSERT_TRUE(
+      Eventually([&] { return !LeaseHolder().empty() && LeaseHolder() != first_leader; }, 10s));
+  EXPECT_LT(std::chrono::steady_clock::now() - killed_at,
+            2s + 1s);  // within the lease duration (+ a retry)
   // The new leader writes: a sandbox set Running under the old fence is suspended again.
-  sim_->store().Mutate(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "n", "a", [](json::value& o) -> std::optional<sim::ApiFailure> {
-    o.at("spec").as_object()["operatingMode"] = "Running";
-    return std::nullopt;
-  }, false);
-  ASSERT_TRUE(Eventually([&] { return Suspended("n") == 2 && sim_->RequestCount("patch", "sandboxes") == 3; }));
+  sim_->store().Mutate(
+      *sim::FindKind("agents.x-k8s.io", "sandboxes"), "n", "a",
+      [](json::value& o) -> std::optional<sim::ApiFailure> {
+        o.at("spec").as_object()["operatingMode"] = "Running";
+        return std::nullopt;
+      },
+      false);
+  ASSERT_TRUE(Eventually(
+      [&] { return Suspended("n") == 2 && sim_->RequestCount("patch", "sandboxes") == 3; }));
   const std::string survivor = one_leads ? dir_.File("two.db") : dir_.File("one.db");
   SQLite::Database db(survivor, SQLite::OPEN_READONLY, 10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM leadership WHERE state = 'acquired'").getInt(), 1);
@@ -265,12 +292,14 @@ TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
 // nothing; its identity is the host name plus a UUID, not a PID.
 TEST_F(Processes, ALeaderThatCannotRenewExitsOneAndNeverWritesAfterward) {
   StartSim("namespaces:\n  - name: n\n    sandboxes:\n      - {name: a, mode: Running}\n");
-  const std::vector<std::string> le = {"--leader-elect", "--lease-duration", "2s", "--renew-deadline", "1500ms",
-                                       "--retry-period", "200ms"};
+  const std::vector<std::string> le = {
+      "--leader-elect", "--lease-duration", "2s",   "--renew-deadline",
+      "1500ms",         "--retry-period",   "200ms"};
   Process p(RunArgs(dir_.File("j.db"), le), dir_.File("p.log"));
   ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty(); }));
   const std::string holder = LeaseHolder();
-  EXPECT_TRUE(std::regex_match(holder, std::regex(".+_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
+  EXPECT_TRUE(std::regex_match(
+      holder, std::regex(".+_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")))
       << holder;
   ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
   sim_->AddFault({"update", "leases", 503, 0, false, "", -1});  // every renewal fails from now on
@@ -282,7 +311,8 @@ TEST_F(Processes, ALeaderThatCannotRenewExitsOneAndNeverWritesAfterward) {
   const int patches = sim_->RequestCount("patch", "sandboxes");
   RollFence("n");  // nobody leads now: nothing may be written
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), patches);
-  SQLite::Database db(dir_.File("j.db"), SQLite::OPEN_READONLY, 10000);  // the process may be committing
+  SQLite::Database db(dir_.File("j.db"), SQLite::OPEN_READONLY,
+                      10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM leadership WHERE state = 'lost'").getInt(), 1);
 }
 

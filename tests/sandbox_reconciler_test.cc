@@ -68,7 +68,8 @@ class SandboxReconcilerTest : public ::testing::Test {
   // A new process on the same journal and cluster.
   void Restart() {
     reconciler_.reset();
-    auto transport = std::make_unique<kube::FakeTransport>([this](const kube::HttpRequest& r) { return Handle(r); });
+    auto transport = std::make_unique<kube::FakeTransport>(
+        [this](const kube::HttpRequest& r) { return Handle(r); });
     transport_ = transport.get();
     kube::ClientOptions co;
     co.time = &time_;
@@ -76,7 +77,8 @@ class SandboxReconcilerTest : public ::testing::Test {
     client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
     ReconcilerOptions o;
     o.may_write = [this] { return may_write_; };
-    reconciler_ = std::make_unique<SandboxReconciler>(cache_, *client_, *journal_, time_, &events_, nullptr, o);
+    reconciler_ = std::make_unique<SandboxReconciler>(cache_, *client_, *journal_, time_, &events_,
+                                                      nullptr, o);
     SyncCache();
   }
 
@@ -84,7 +86,8 @@ class SandboxReconcilerTest : public ::testing::Test {
     if (before_) {
       if (Reply x = before_(r)) return *x;
     }
-    sim::ApiReply a = sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+    sim::ApiReply a =
+        sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
     kube::HttpResponse reply{a.status, a.body, a.content_type, std::nullopt};
     if (after_) {
       if (Reply x = after_(r, reply)) return *x;
@@ -93,11 +96,13 @@ class SandboxReconcilerTest : public ::testing::Test {
   }
 
   json::value Server(const std::string& collection, const std::string& name) {
-    sim::ApiReply a = sim::HandleRequest(*sim_, {"GET", collection + std::string("/") + name, "", ""}, "sim");
+    sim::ApiReply a =
+        sim::HandleRequest(*sim_, {"GET", collection + std::string("/") + name, "", ""}, "sim");
     return a.status == 200 ? json::parse(a.body) : json::value();
   }
   void ServerPatch(const std::string& target, const json::value& patch) {
-    sim::HandleRequest(*sim_, {"PATCH", target, json::serialize(patch), "application/merge-patch+json"}, "sim");
+    sim::HandleRequest(
+        *sim_, {"PATCH", target, json::serialize(patch), "application/merge-patch+json"}, "sim");
   }
 
   // The cache catches up with the server.
@@ -111,14 +116,16 @@ class SandboxReconcilerTest : public ::testing::Test {
       sim::ApiReply a = sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim");
       const json::value list = json::parse(a.body);
       for (const auto& item : list.at("items").as_array()) {
-        cache_.Put(kind, "ns", kube::MetadataString(item, "name"), std::make_shared<const json::value>(item));
+        cache_.Put(kind, "ns", kube::MetadataString(item, "name"),
+                   std::make_shared<const json::value>(item));
       }
     }
   }
 
   int Sent(const std::string& method, const std::string& target_part = "/sandboxes/") const {
     int n = 0;
-    for (const auto& r : transport_->requests()) n += r.method == method && r.target.find(target_part) != std::string::npos;
+    for (const auto& r : transport_->requests())
+      n += r.method == method && r.target.find(target_part) != std::string::npos;
     return n;
   }
   // The transitions view, as "outcome" per intent in seq order.
@@ -127,16 +134,20 @@ class SandboxReconcilerTest : public ::testing::Test {
     std::map<int64_t, std::string> by_seq;
     (void)journal_->ForEachEvent(1, journal_->state().last_seq, [&](const domain::Event& e) {
       if (std::holds_alternative<domain::SuspendIntent>(e.body)) by_seq[e.seq] = "pending";
-      if (const auto* o = std::get_if<domain::SuspendOutcome>(&e.body)) by_seq[e.ref_seq] = domain::ToString(o->outcome);
+      if (const auto* o = std::get_if<domain::SuspendOutcome>(&e.body))
+        by_seq[e.ref_seq] = domain::ToString(o->outcome);
       return Status::Ok();
     });
     for (const auto& [seq, outcome] : by_seq) out.push_back(outcome);
     return out;
   }
   std::string Mode(const std::string& name) {
-    return kube::StringField(kube::ObjectField(Server(kSandboxes, name), "spec"), "operatingMode").value_or("");
+    return kube::StringField(kube::ObjectField(Server(kSandboxes, name), "spec"), "operatingMode")
+        .value_or("");
   }
-  bool IsSandboxPatch(const kube::HttpRequest& r) const { return r.method == "PATCH" && r.target.find("/sandboxes/") != std::string::npos; }
+  bool IsSandboxPatch(const kube::HttpRequest& r) const {
+    return r.method == "PATCH" && r.target.find("/sandboxes/") != std::string::npos;
+  }
 
   ManualTimeSource time_;
   fk::testing::TempDir dir_;
@@ -185,7 +196,8 @@ TEST_F(SandboxReconcilerTest, PatchThatLandsAfterACrashIsAppliedAtStartUpNotFail
   std::string lost_patch;
   before_ = [&](const kube::HttpRequest& r) -> Reply {
     if (IsSandboxPatch(r)) lost_patch = r.body;  // in flight: not applied yet
-    if (IsSandboxPatch(r) || r.method == "GET") return Result<kube::HttpResponse>(Status::IOError("timeout"));
+    if (IsSandboxPatch(r) || r.method == "GET")
+      return Result<kube::HttpResponse>(Status::IOError("timeout"));
     return std::nullopt;
   };
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
@@ -211,7 +223,8 @@ TEST_F(SandboxReconcilerTest, UnknownResultWithTheObjectUnchangedResendsTheIdent
     if (!IsSandboxPatch(r)) return std::nullopt;
     bodies.push_back(r.body);
     if (bodies.size() > 1) return std::nullopt;
-    return Result<kube::HttpResponse>(kube::HttpResponse{503, R"({"kind":"Status","code":503})", "application/json", std::nullopt});
+    return Result<kube::HttpResponse>(kube::HttpResponse{503, R"({"kind":"Status","code":503})",
+                                                         "application/json", std::nullopt});
   };
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
   ASSERT_EQ(bodies.size(), 2u);
@@ -234,7 +247,8 @@ TEST_F(SandboxReconcilerTest, ResumedBeforeTheIntentWasConfirmedIsSuspendedAgain
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);  // landed, but nobody knows
   before_ = nullptr;
   after_ = nullptr;
-  ServerPatch(std::string(kSandboxes) + "/a", json::parse(R"({"spec":{"operatingMode":"Running"}})"));
+  ServerPatch(std::string(kSandboxes) + "/a",
+              json::parse(R"({"spec":{"operatingMode":"Running"}})"));
   OpenJournal();
   Restart();
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
@@ -267,12 +281,13 @@ TEST_F(SandboxReconcilerTest, OutcomeTheJournalRefusedIsSettledWhenItTakesWrites
 // it alone and look again when the 5-minute grace ends.
 TEST_F(SandboxReconcilerTest, SandboxOpenShellIsAdmittingIsLeftAloneUntilTheGraceEnds) {
   const std::string started = std::to_string(time_.NowMs());
-  sim::HandleRequest(*sim_,
-                     {"POST", kPods,
-                      R"({"metadata":{"name":"b","labels":{"openshell.ai/boundary-role":"workload"}},
+  sim::HandleRequest(
+      *sim_,
+      {"POST", kPods,
+       R"({"metadata":{"name":"b","labels":{"openshell.ai/boundary-role":"workload"}},
                           "spec":{"schedulingGates":[{"name":"openshell.ai/admission"}],"containers":[{"name":"c","image":"i"}]}})",
-                      "application/json"},
-                     "sim");
+       "application/json"},
+      "sim");
   sim::HandleRequest(
       *sim_,
       {"POST", kSandboxes,
@@ -301,7 +316,10 @@ TEST_F(SandboxReconcilerTest, LaggingPodCacheNeverSuspendsAHealthySandbox) {
   // Make "a" healthy: admitted under generation 2 with a brand-new workload pod.
   sim::HandleRequest(*sim_, {"DELETE", std::string(kPods) + "/a", "", ""}, "sim");
   sim::ApiReply pod = sim::HandleRequest(
-      *sim_, {"POST", kPods, R"({"metadata":{"name":"a","labels":{"openshell.ai/boundary-role":"workload"}}})", "application/json"},
+      *sim_,
+      {"POST", kPods,
+       R"({"metadata":{"name":"a","labels":{"openshell.ai/boundary-role":"workload"}}})",
+       "application/json"},
       "sim");
   const std::string pod_uid = kube::MetadataString(json::parse(pod.body), "uid");
   SyncCache();
@@ -310,7 +328,8 @@ TEST_F(SandboxReconcilerTest, LaggingPodCacheNeverSuspendsAHealthySandbox) {
                 {{"annotations",
                   {{"openshell.ai/sandbox-runtime-network-policy-generation", "2"},
                    {"openshell.ai/sandbox-runtime-workload-uid", pod_uid}}}}}});
-  cache_.Put(MapCache::Kind::kSandboxes, "ns", "a", std::make_shared<const json::value>(Server(kSandboxes, "a")));
+  cache_.Put(MapCache::Kind::kSandboxes, "ns", "a",
+             std::make_shared<const json::value>(Server(kSandboxes, "a")));
   cache_.Put(MapCache::Kind::kPods, "ns", "a", nullptr);  // the pod cache lags behind
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
   EXPECT_EQ(Sent("PATCH"), 0);
@@ -340,8 +359,8 @@ TEST_F(SandboxReconcilerTest, DefiniteRefusalIsFailedAndNotReadBack) {
   before_ = [&](const kube::HttpRequest& r) -> Reply {
     if (!IsSandboxPatch(r)) return std::nullopt;
     return Result<kube::HttpResponse>(kube::HttpResponse{
-        403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"denied by webhook"})", "application/json",
-        std::nullopt});
+        403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"denied by webhook"})",
+        "application/json", std::nullopt});
   };
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
   EXPECT_EQ(Sent("GET"), 0);

@@ -43,7 +43,8 @@ TEST(MergePatch, Rfc7386Examples) {
 }
 
 TEST(JsonPatch, AppliesEveryOperation) {
-  json::value doc = J(R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":"p"}},"list":[1,2,3]})");
+  json::value doc =
+      J(R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":"p"}},"list":[1,2,3]})");
   JsonPatchError err;
   ASSERT_TRUE(ApplyJsonPatch(doc, J(R"([
       {"op":"test","path":"/metadata/annotations/agents.x-k8s.io~1pod-name","value":"p"},
@@ -52,9 +53,12 @@ TEST(JsonPatch, AppliesEveryOperation) {
       {"op":"remove","path":"/list/0"},
       {"op":"replace","path":"/metadata/annotations/agents.x-k8s.io~1pod-name","value":"q"},
       {"op":"copy","from":"/list/0","path":"/copied"},
-      {"op":"move","from":"/copied","path":"/moved"}])"), &err))
+      {"op":"move","from":"/copied","path":"/moved"}])"),
+                             &err))
       << err.message;
-  EXPECT_EQ(doc, J(R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":"q"}},"list":[9,2,3,4],"moved":9})"));
+  EXPECT_EQ(
+      doc,
+      J(R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":"q"}},"list":[9,2,3,4],"moved":9})"));
 }
 
 TEST(JsonPatch, FailedTestIs422AndMalformedIs400) {
@@ -73,7 +77,8 @@ TEST(JsonPatch, FailedTestIs422AndMalformedIs400) {
 class StoreTest : public ::testing::Test {
  protected:
   StoreTest() : sim_(Options()) {
-    sim_.store().Watch(*sandboxes_, "", std::nullopt, [this](const StoredEvent& e) { events_.push_back(e); });
+    sim_.store().Watch(*sandboxes_, "", std::nullopt,
+                       [this](const StoredEvent& e) { events_.push_back(e); });
   }
   static SimOptions Options() {
     SimOptions o;
@@ -82,16 +87,25 @@ class StoreTest : public ::testing::Test {
     return o;
   }
   Outcome CreateSandbox(const std::string& name) {
-    return sim_.store().Create(*sandboxes_, "ns", J((R"({"metadata":{"name":")" + name +
-                                                       R"("},"spec":{"operatingMode":"Running"},"status":{"x":1}})").c_str()));
+    return sim_.store().Create(*sandboxes_, "ns",
+                               J((R"({"metadata":{"name":")" + name +
+                                  R"("},"spec":{"operatingMode":"Running"},"status":{"x":1}})")
+                                     .c_str()));
   }
-  static int64_t Gen(const Outcome& o) { return o.object.at("metadata").at("generation").as_int64(); }
-  static std::string Rv(const Outcome& o) { return std::string(o.object.at("metadata").at("resourceVersion").as_string()); }
+  static int64_t Gen(const Outcome& o) {
+    return o.object.at("metadata").at("generation").as_int64();
+  }
+  static std::string Rv(const Outcome& o) {
+    return std::string(o.object.at("metadata").at("resourceVersion").as_string());
+  }
   Outcome Merge(const std::string& name, const char* patch, bool status = false) {
-    return sim_.store().Mutate(*sandboxes_, "ns", name, [&](json::value& obj) -> std::optional<ApiFailure> {
-      obj = MergePatch(std::move(obj), J(patch));
-      return std::nullopt;
-    }, status);
+    return sim_.store().Mutate(
+        *sandboxes_, "ns", name,
+        [&](json::value& obj) -> std::optional<ApiFailure> {
+          obj = MergePatch(std::move(obj), J(patch));
+          return std::nullopt;
+        },
+        status);
   }
 
   Simulator sim_;
@@ -104,7 +118,8 @@ TEST_F(StoreTest, CreateSetsIdentityGenerationOneAndDropsStatus) {
   ASSERT_TRUE(o.ok());
   EXPECT_EQ(Gen(o), 1);
   EXPECT_FALSE(o.object.at("metadata").at("uid").as_string().empty());
-  EXPECT_FALSE(o.object.as_object().contains("status"));  // status subresource: POSTed status is dropped
+  EXPECT_FALSE(
+      o.object.as_object().contains("status"));  // status subresource: POSTed status is dropped
   EXPECT_EQ(CreateSandbox("a").failure->code, 409);
   EXPECT_EQ(CreateSandbox("a").failure->reason, "AlreadyExists");
 }
@@ -141,12 +156,15 @@ TEST_F(StoreTest, StaleResourceVersionIsAConflictAndPutNeedsOne) {
   Outcome a = CreateSandbox("a");
   Merge("a", R"({"metadata":{"labels":{"x":"y"}}})");
   const std::string stale = Rv(a);
-  Outcome conflict = Merge("a", (R"({"metadata":{"resourceVersion":")" + stale + R"("},"spec":{"operatingMode":"Suspended"}})").c_str());
+  Outcome conflict = Merge("a", (R"({"metadata":{"resourceVersion":")" + stale +
+                                 R"("},"spec":{"operatingMode":"Suspended"}})")
+                                    .c_str());
   ASSERT_FALSE(conflict.ok());
   EXPECT_EQ(conflict.failure->code, 409);
   EXPECT_EQ(conflict.failure->reason, "Conflict");
   EXPECT_NE(conflict.failure->message.find("the object has been modified"), std::string::npos);
-  Outcome no_rv = sim_.store().Update(*sandboxes_, "ns", "a", J(R"({"metadata":{"name":"a"},"spec":{}})"), false);
+  Outcome no_rv = sim_.store().Update(*sandboxes_, "ns", "a",
+                                      J(R"({"metadata":{"name":"a"},"spec":{}})"), false);
   ASSERT_FALSE(no_rv.ok());
   EXPECT_EQ(no_rv.failure->code, 422);
   EXPECT_EQ(sim_.store().Get(*sandboxes_, "ns", "missing").failure->code, 404);
@@ -157,7 +175,8 @@ TEST_F(StoreTest, WatchFromExpiredResourceVersionIsGone) {
   const int64_t rv = std::stoll(Rv(a));
   Merge("a", R"({"metadata":{"labels":{"x":"1"}}})");
   std::vector<StoredEvent> replay;
-  auto w = sim_.store().Watch(*sandboxes_, "", rv, [&](const StoredEvent& e) { replay.push_back(e); });
+  auto w =
+      sim_.store().Watch(*sandboxes_, "", rv, [&](const StoredEvent& e) { replay.push_back(e); });
   ASSERT_FALSE(w.failure);
   ASSERT_EQ(replay.size(), 1u);  // only what came after rv
   EXPECT_EQ(replay[0].type, "MODIFIED");
@@ -167,16 +186,26 @@ TEST_F(StoreTest, WatchFromExpiredResourceVersionIsGone) {
   EXPECT_EQ(expired.failure->code, 410);
   EXPECT_EQ(expired.failure->reason, "Expired");
   // The history limit forgets old events the same way.
-  for (int i = 0; i < 60; ++i) Merge("a", (R"({"metadata":{"labels":{"n":")" + std::to_string(i) + R"("}}})").c_str());
-  EXPECT_TRUE(sim_.store().Watch(*sandboxes_, "", sim_.store().CurrentResourceVersion() - 55, [](const StoredEvent&) {}).failure);
-  EXPECT_FALSE(sim_.store().Watch(*sandboxes_, "", sim_.store().CurrentResourceVersion() - 10, [](const StoredEvent&) {}).failure);
+  for (int i = 0; i < 60; ++i)
+    Merge("a", (R"({"metadata":{"labels":{"n":")" + std::to_string(i) + R"("}}})").c_str());
+  EXPECT_TRUE(sim_.store()
+                  .Watch(*sandboxes_, "", sim_.store().CurrentResourceVersion() - 55,
+                         [](const StoredEvent&) {})
+                  .failure);
+  EXPECT_FALSE(sim_.store()
+                   .Watch(*sandboxes_, "", sim_.store().CurrentResourceVersion() - 10,
+                          [](const StoredEvent&) {})
+                   .failure);
 }
 
 TEST(AgentSandboxEmulation, SuspendDeletesThePodAndResumeMakesANewOne) {
   Simulator sim;
   const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
   const ResourceKind* pods = FindKind("", "pods");
-  ASSERT_TRUE(sim.store().Create(*sandboxes, "ns", J(R"({"metadata":{"name":"a"},"spec":{"operatingMode":"Running"}})")).ok());
+  ASSERT_TRUE(sim.store()
+                  .Create(*sandboxes, "ns",
+                          J(R"({"metadata":{"name":"a"},"spec":{"operatingMode":"Running"}})"))
+                  .ok());
   Outcome pod = sim.store().Get(*pods, "ns", "a");
   ASSERT_TRUE(pod.ok());
   const auto first_uid = pod.object.at("metadata").at("uid");
@@ -189,10 +218,13 @@ TEST(AgentSandboxEmulation, SuspendDeletesThePodAndResumeMakesANewOne) {
   };
   EXPECT_EQ(cond("Ready"), "True");
   auto set_mode = [&](const char* mode) {
-    return sim.store().Mutate(*sandboxes, "ns", "a", [&](json::value& o) -> std::optional<ApiFailure> {
-      o.at("spec").as_object()["operatingMode"] = mode;
-      return std::nullopt;
-    }, false);
+    return sim.store().Mutate(
+        *sandboxes, "ns", "a",
+        [&](json::value& o) -> std::optional<ApiFailure> {
+          o.at("spec").as_object()["operatingMode"] = mode;
+          return std::nullopt;
+        },
+        false);
   };
   set_mode("Suspended");
   EXPECT_FALSE(sim.store().Get(*pods, "ns", "a").ok());
@@ -210,7 +242,8 @@ TEST(AgentSandboxEmulation, SuspendDeletesThePodAndResumeMakesANewOne) {
 
 TEST(Conversion, V1alpha1ReplicasMapToOperatingMode) {
   const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
-  json::value stored = J(R"({"apiVersion":"agents.x-k8s.io/v1beta1","spec":{"operatingMode":"Suspended"}})");
+  json::value stored =
+      J(R"({"apiVersion":"agents.x-k8s.io/v1beta1","spec":{"operatingMode":"Suspended"}})");
   json::value alpha = Simulator::ToVersion(*sandboxes, stored, "v1alpha1");
   EXPECT_EQ(alpha.at("apiVersion"), "agents.x-k8s.io/v1alpha1");
   EXPECT_EQ(alpha.at("spec").at("replicas"), 0);
@@ -242,7 +275,8 @@ TEST(SimHandler, AnswersVerbsConflictsAndFaultsWithoutAServer) {
     return HandleRequest(sim, ApiRequest{method, target, body, type}, "127.0.0.1:6443");
   };
 
-  const ApiReply created = call("POST", sandboxes, R"({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox",
+  const ApiReply created =
+      call("POST", sandboxes, R"({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox",
       "metadata":{"name":"a"},"spec":{"operatingMode":"Running"}})");
   ASSERT_EQ(created.status, 201) << created.body;
   const ApiReply got = call("GET", sandboxes + "/a");
@@ -254,7 +288,8 @@ TEST(SimHandler, AnswersVerbsConflictsAndFaultsWithoutAServer) {
 
   auto suspend = [&](const std::string& with_rv) {
     return call("PATCH", sandboxes + "/a",
-                R"({"metadata":{"resourceVersion":")" + with_rv + R"("},"spec":{"operatingMode":"Suspended"}})",
+                R"({"metadata":{"resourceVersion":")" + with_rv +
+                    R"("},"spec":{"operatingMode":"Suspended"}})",
                 "application/merge-patch+json");
   };
   const ApiReply conflict = suspend(std::to_string(std::stoll(rv) - 1));
@@ -289,16 +324,19 @@ TEST(Scenario, IncidentFileBuildsTheCluster) {
   Simulator sim(sc->options);
   ASSERT_TRUE(ApplyScenario(sim, *sc).ok());
   const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
-  EXPECT_EQ(sim.store().List(*sandboxes, "openshell-agents", Selector(), Selector()).items.size(), 10u);
+  EXPECT_EQ(sim.store().List(*sandboxes, "openshell-agents", Selector(), Selector()).items.size(),
+            10u);
   EXPECT_EQ(sim.store().List(*sandboxes, "team-healthy", Selector(), Selector()).items.size(), 2u);
   Outcome active = sim.store().Get(*sandboxes, "openshell-agents", "active-1");
-  Outcome fence = sim.store().Get(*FindKind("networking.k8s.io", "networkpolicies"), "openshell-agents",
-                                  "openshell-sandbox-workloads");
+  Outcome fence = sim.store().Get(*FindKind("networking.k8s.io", "networkpolicies"),
+                                  "openshell-agents", "openshell-sandbox-workloads");
   const auto& ann = active.object.at("metadata").at("annotations");
-  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-network-policy-uid"), fence.object.at("metadata").at("uid"));
+  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-network-policy-uid"),
+            fence.object.at("metadata").at("uid"));
   EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-network-policy-generation"), "1");
   Outcome pod = sim.store().Get(*FindKind("", "pods"), "openshell-agents", "active-1");
-  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-workload-uid"), pod.object.at("metadata").at("uid"));
+  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-workload-uid"),
+            pod.object.at("metadata").at("uid"));
 }
 
 TEST(Scenario, FenceGenerationAndErrors) {
@@ -308,16 +346,20 @@ namespaces:
     fence: {generation: 4}
     sandboxes: [{name: s, mode: Suspended, admittedFenceGeneration: 3}]
 faults: [{verb: list, status: 429, retryAfterSeconds: 2}]
-)", "inline");
+)",
+                          "inline");
   ASSERT_TRUE(sc.ok()) << sc.status().ToString();
   Simulator sim(sc->options);
   ASSERT_TRUE(ApplyScenario(sim, *sc).ok());
-  Outcome fence = sim.store().Get(*FindKind("networking.k8s.io", "networkpolicies"), "n", "openshell-sandbox-workloads");
+  Outcome fence = sim.store().Get(*FindKind("networking.k8s.io", "networkpolicies"), "n",
+                                  "openshell-sandbox-workloads");
   EXPECT_EQ(fence.object.at("metadata").at("generation"), 4);
-  EXPECT_EQ(fence.object.at("spec").at("ingress").at(0).at("ports").at(0).at("port"), 5500);  // intact again
+  EXPECT_EQ(fence.object.at("spec").at("ingress").at(0).at("ports").at(0).at("port"),
+            5500);  // intact again
   EXPECT_EQ(sim.TakeFault("list", "pods")->retry_after_seconds, 2);
 
-  auto bad = ParseScenario("namespaces: [{name: n, sandboxes: [{name: s, mode: Sleeping}]}]", "bad.yaml");
+  auto bad =
+      ParseScenario("namespaces: [{name: n, sandboxes: [{name: s, mode: Sleeping}]}]", "bad.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("bad.yaml"), std::string::npos);
   EXPECT_NE(bad.status().message().find("mode must be Running or Suspended"), std::string::npos);
@@ -345,7 +387,8 @@ TEST(Duration, ParsesGoStyleDurations) {
   EXPECT_EQ(ParseDuration("1h30m"), 90min);
   EXPECT_EQ(ParseDuration("1.5s"), 1500ms);
   EXPECT_EQ(ParseDuration("0"), 0ms);
-  for (const char* bad : {"", "5", "s", "5x", "-1s", "1.2.3s", "ms5"}) EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
+  for (const char* bad : {"", "5", "s", "5x", "-1s", "1.2.3s", "ms5"})
+    EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
 }
 
 }  // namespace
@@ -361,7 +404,8 @@ TEST(Scenario, BuiltInScenariosLoadByName) {
   EXPECT_EQ(sc->namespaces[0].sandboxes.size(), 10u);
   auto missing = ParseScenarioFile("no-such-scenario");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("built-in scenarios: incident-3525"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("built-in scenarios: incident-3525"),
+            std::string::npos);
 }
 
 }  // namespace
@@ -388,7 +432,8 @@ TEST(Backoff, DoublesUpToTheCapAndJitterStaysWithinOneStep) {
 }
 
 TEST(Clock, MicroTimeHasSixFractionalDigits) {
-  const auto t = std::chrono::system_clock::from_time_t(1'800'000'000) + std::chrono::microseconds(123456);
+  const auto t =
+      std::chrono::system_clock::from_time_t(1'800'000'000) + std::chrono::microseconds(123456);
   EXPECT_EQ(FormatMicroTime(t), "2027-01-15T08:00:00.123456Z");
   EXPECT_EQ(FormatRfc3339(t), "2027-01-15T08:00:00.123Z");
 }

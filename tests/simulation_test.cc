@@ -43,6 +43,7 @@
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
 #include "kube/objects.h"
+#include "map_cache.h"
 #include "reconciler/cluster_cache.h"
 #include "reconciler/controller.h"
 #include "reconciler/event_recorder.h"
@@ -50,7 +51,6 @@
 #include "sim/handler.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
-#include "map_cache.h"
 #include "test_support.h"
 
 namespace fk::simulation {
@@ -69,7 +69,9 @@ constexpr auto kLeaseDuration = 15s;
 constexpr auto kRenewDeadline = 10s;
 
 std::string Annotation(const json::value& obj, const std::string& key) {
-  return kube::StringField(kube::ObjectField(kube::ObjectField(obj, "metadata"), "annotations"), key).value_or("");
+  return kube::StringField(kube::ObjectField(kube::ObjectField(obj, "metadata"), "annotations"),
+                           key)
+      .value_or("");
 }
 
 // The controller's view of the cluster: a cache the scheduler feeds from the
@@ -112,19 +114,22 @@ class World {
   explicit World(uint64_t seed) : seed_(seed), rng_(seed) {
     sim::SimOptions so;
     so.emulate_agent_sandbox = false;  // the agent-sandbox controller is an actor below
-    so.history_limit = 16;  // no watches here: the cache reads the log below
+    so.history_limit = 16;             // no watches here: the cache reads the log below
     sim_ = std::make_unique<sim::Simulator>(so, time_);
     sim_->store().AddHook([this](const sim::StoredEvent& e) {
       auto kind = KindOf(e.kind);
       if (!kind) return;
       const char* version = *kind == CacheKind::kSandboxes ? "v1beta1" : "v1";
       log_.push_back({*kind, e.type == "DELETED",
-                      std::make_shared<const json::value>(sim::Simulator::ToVersion(*e.kind, e.object, version))});
-      if (*kind == CacheKind::kSandboxes && e.type == "ADDED") names_.push_back(kube::MetadataString(e.object, "name"));
+                      std::make_shared<const json::value>(
+                          sim::Simulator::ToVersion(*e.kind, e.object, version))});
+      if (*kind == CacheKind::kSandboxes && e.type == "ADDED")
+        names_.push_back(kube::MetadataString(e.object, "name"));
     });
     // On tmpfs where there is one: the simulation proves the protocol, not the disk.
     for (auto& w : delivery_weight_) w = 1 + rng_() % 8;
-    journal_path_ = (std::filesystem::exists("/dev/shm") ? shm_dir_.path() : dir_.path()).string() + "/journal.db";
+    journal_path_ = (std::filesystem::exists("/dev/shm") ? shm_dir_.path() : dir_.path()).string() +
+                    "/journal.db";
   }
 
   // The whole run: set-up, the fault phase, the quiet phase, the final checks.
@@ -146,8 +151,9 @@ class World {
  private:
   // ---- the cluster, through the simulator's own request handling ------------
 
-  json::value Api(const std::string& method, const std::string& target, const std::string& body = "",
-                  const std::string& type = "application/json", int* status = nullptr) {
+  json::value Api(const std::string& method, const std::string& target,
+                  const std::string& body = "", const std::string& type = "application/json",
+                  int* status = nullptr) {
     sim::ApiReply r = sim::HandleRequest(*sim_, {method, target, body, type}, "sim");
     if (status) *status = r.status;
     boost::system::error_code ec;
@@ -163,7 +169,9 @@ class World {
     if (status != 200) return std::nullopt;
     return v;
   }
-  const std::vector<std::string>& SandboxNames() const { return names_; }  // sandboxes are never deleted here
+  const std::vector<std::string>& SandboxNames() const {
+    return names_;
+  }  // sandboxes are never deleted here
 
   void Setup() {
     Api("POST", kPolicies, json::serialize(sim::IntendedWorkloadPolicy(kNs, 5500)));
@@ -173,11 +181,15 @@ class World {
   }
 
   json::value NewPod(const std::string& name, const char* role, bool gated) {
-    json::object pod{{"apiVersion", "v1"},
-                     {"kind", "Pod"},
-                     {"metadata", {{"name", name}, {"namespace", kNs}, {"labels", {{"openshell.ai/boundary-role", role}}}}},
-                     {"spec", {{"containers", json::array{{{"name", "c"}, {"image", "i"}}}}}}};
-    if (gated) pod["spec"].as_object()["schedulingGates"] = json::array{{{"name", "openshell.ai/admission"}}};
+    json::object pod{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", name}, {"namespace", kNs}, {"labels", {{"openshell.ai/boundary-role", role}}}}},
+        {"spec", {{"containers", json::array{{{"name", "c"}, {"image", "i"}}}}}}};
+    if (gated)
+      pod["spec"].as_object()["schedulingGates"] =
+          json::array{{{"name", "openshell.ai/admission"}}};
     return Api("POST", kPods, json::serialize(pod));
   }
 
@@ -189,7 +201,8 @@ class World {
 
   // A sandbox OpenShell admitted before the run, under the current fence.
   void CreateAdmitted(const std::string& name, bool running) {
-    const std::string sup_uid = kube::MetadataString(NewPod("os-supervisor-" + name, "supervisor", false), "uid");
+    const std::string sup_uid =
+        kube::MetadataString(NewPod("os-supervisor-" + name, "supervisor", false), "uid");
     std::string pod_uid = "none";
     if (running) pod_uid = kube::MetadataString(NewPod(name, "workload", false), "uid");
     const auto [fence_uid, fence_gen] = WorkloadFence();
@@ -213,7 +226,8 @@ class World {
           {"annotations", json::object{}}}},
         {"spec",
          {{"operatingMode", mode},
-          {"podTemplate", {{"spec", {{"schedulingGates", json::array{{{"name", "openshell.ai/admission"}}}}}}}}}}};
+          {"podTemplate",
+           {{"spec", {{"schedulingGates", json::array{{{"name", "openshell.ai/admission"}}}}}}}}}}};
   }
 
   // ---- the fencekeeper instance -------------------------------------------
@@ -247,7 +261,8 @@ class World {
     lo.renew_deadline = kRenewDeadline;
     lo.time = &time_;
     in->elector = std::make_unique<reconciler::LeaderElector>(*in->client, lo, in->journal.get());
-    in->events = std::make_unique<reconciler::EventRecorder>(*in->client, identity, time_, /*own_thread=*/false, 8);
+    in->events = std::make_unique<reconciler::EventRecorder>(*in->client, identity, time_,
+                                                             /*own_thread=*/false, 8);
     in->cache = std::make_unique<SimCache>();
     reconciler::ControllerOptions o;
     o.time = &time_;
@@ -255,8 +270,8 @@ class World {
     o.retry_max = 20s;
     auto* elector = in->elector.get();
     o.may_write = [elector] { return elector->MayWrite(); };
-    in->controller = std::make_unique<reconciler::Controller>(*in->cache, *in->client, *in->journal, o, nullptr,
-                                                              in->events.get());
+    in->controller = std::make_unique<reconciler::Controller>(*in->cache, *in->client, *in->journal,
+                                                              o, nullptr, in->events.get());
     instance_ = std::move(in);
     for (int k = 0; k < 3; ++k) Relist(static_cast<CacheKind>(k));
     instance_->controller->EnqueuePendingIntents();
@@ -266,9 +281,12 @@ class World {
   void Relist(CacheKind kind) {
     SimCache& cache = *instance_->cache;
     std::set<std::pair<std::string, std::string>> keys;
-    for (const auto& o : cache.List(kind, "")) keys.insert({kube::MetadataString(*o, "namespace"), kube::MetadataString(*o, "name")});
+    for (const auto& o : cache.List(kind, ""))
+      keys.insert({kube::MetadataString(*o, "namespace"), kube::MetadataString(*o, "name")});
     cache.Clear(kind);
-    const char* collection = kind == CacheKind::kSandboxes ? kSandboxes : kind == CacheKind::kPods ? kPods : kPolicies;
+    const char* collection = kind == CacheKind::kSandboxes ? kSandboxes
+                             : kind == CacheKind::kPods    ? kPods
+                                                           : kPolicies;
     json::value list = Api("GET", collection);
     for (auto& item : list.at("items").as_array()) {
       const std::string name = kube::MetadataString(item, "name");
@@ -287,7 +305,8 @@ class World {
       const LoggedEvent& e = log_[cursor];
       if (e.kind != kind) continue;
       ++cursor;
-      const std::string ns = kube::MetadataString(*e.object, "namespace"), name = kube::MetadataString(*e.object, "name");
+      const std::string ns = kube::MetadataString(*e.object, "namespace"),
+                        name = kube::MetadataString(*e.object, "name");
       cache.Put(kind, ns, name, e.deleted ? nullptr : e.object);
       instance_->controller->OnChange(kind, ns, name);
       return true;
@@ -298,27 +317,35 @@ class World {
   // ---- what fencekeeper sends: faults and invariants -----------------------
 
   Result<kube::HttpResponse> Reply(const sim::ApiReply& r) {
-    return kube::HttpResponse{r.status, r.body, r.content_type,
-                              r.retry_after_seconds ? std::optional<int>(r.retry_after_seconds) : std::nullopt};
+    return kube::HttpResponse{
+        r.status, r.body, r.content_type,
+        r.retry_after_seconds ? std::optional<int>(r.retry_after_seconds) : std::nullopt};
   }
   Result<kube::HttpResponse> ServerError(int status) {
-    return kube::HttpResponse{status, R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":)" +
-                                          std::to_string(status) + "}", "application/json", std::nullopt};
+    return kube::HttpResponse{status,
+                              R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":)" +
+                                  std::to_string(status) + "}",
+                              "application/json", std::nullopt};
   }
 
-  Result<kube::HttpResponse> FromFencekeeper(const std::string& identity, const kube::HttpRequest& r) {
+  Result<kube::HttpResponse> FromFencekeeper(const std::string& identity,
+                                             const kube::HttpRequest& r) {
     const bool lease = r.target.find("/leases") != std::string::npos;
     const bool event = r.target.find("/events") != std::string::npos;
     const bool sandbox_patch = r.method == "PATCH" && r.target.rfind(kSandboxes, 0) == 0;
-    if (lease && lease_stalled_) return Status::IOError("timeout: the lease request hung (injected)");
+    if (lease && lease_stalled_)
+      return Status::IOError("timeout: the lease request hung (injected)");
     if (event && events_fail_) return ServerError(503);
     if (r.method == "GET" && get_faults_ > 0) {
       --get_faults_;
-      return rng_() % 2 ? Result<kube::HttpResponse>(Status::IOError("connection reset (injected)")) : ServerError(503);
+      return rng_() % 2 ? Result<kube::HttpResponse>(Status::IOError("connection reset (injected)"))
+                        : ServerError(503);
     }
     if (!sandbox_patch) {
-      sim::ApiReply reply = sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
-      if (lease && (reply.status == 200 || reply.status == 201) && r.method != "GET") last_renewal_[identity] = time_.MonotonicNow();
+      sim::ApiReply reply =
+          sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+      if (lease && (reply.status == 200 || reply.status == 201) && r.method != "GET")
+        last_renewal_[identity] = time_.MonotonicNow();
       return Reply(reply);
     }
     CheckPatch(identity, r);
@@ -338,7 +365,8 @@ class World {
         return Status::IOError("connection reset (injected)");
       case 2:
         Note("  fault: a concurrent writer changes " + name + " first");
-        Patch(std::string(kSandboxes) + "/" + name, {{"metadata", {{"annotations", {{"sim/touched", std::to_string(step_)}}}}}});
+        Patch(std::string(kSandboxes) + "/" + name,
+              {{"metadata", {{"annotations", {{"sim/touched", std::to_string(step_)}}}}}});
         break;
       case 3:
         Note("  fault: 429 for PATCH " + name);
@@ -346,7 +374,8 @@ class World {
       default:
         break;
     }
-    sim::ApiReply reply = sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+    sim::ApiReply reply =
+        sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
     if (reply.status == 200) {
       boost::system::error_code ec;
       json::value v = json::parse(reply.body, ec);
@@ -354,7 +383,8 @@ class World {
     }
     Note("  -> " + std::to_string(reply.status));
     if (fault == 4) {
-      Note("  fault: the response to PATCH " + name + " is lost (status " + std::to_string(reply.status) + ")");
+      Note("  fault: the response to PATCH " + name + " is lost (status " +
+           std::to_string(reply.status) + ")");
       return Status::IOError("connection reset after the request was sent (injected)");
     }
     return Reply(reply);
@@ -370,7 +400,8 @@ class World {
     Note("  PATCH " + name + " seq " + seq_text + " rv " + rv + " by " + identity);
     // I6: the sender's lease is held and not lapsed.
     auto renewed = last_renewal_.find(identity);
-    if (renewed == last_renewal_.end() || time_.MonotonicNow() >= renewed->second + kLeaseDuration) {
+    if (renewed == last_renewal_.end() ||
+        time_.MonotonicNow() >= renewed->second + kLeaseDuration) {
       return Fail("I6: " + identity + " sent a PATCH for " + name + " with a lapsed lease");
     }
     // I1: the intent is durable.
@@ -383,22 +414,28 @@ class World {
         return Status::Ok();
       });
     }
-    if (!durable) return Fail("I1: PATCH for " + name + " (seq '" + seq_text + "') without a durable intent");
+    if (!durable)
+      return Fail("I1: PATCH for " + name + " (seq '" + seq_text + "') without a durable intent");
     auto current = Server(kSandboxes, name);
     if (!current) return;
     // I3: not already suspended by us in this episode.
     const std::string uid = kube::MetadataString(*current, "uid");
     auto landed = landed_.find(uid);
-    if (landed != landed_.end() && current->at("metadata").at("generation").as_int64() == landed->second) {
-      return Fail("I3: " + name + " was PATCHed again in the episode fencekeeper already suspended it in");
+    if (landed != landed_.end() &&
+        current->at("metadata").at("generation").as_int64() == landed->second) {
+      return Fail("I3: " + name +
+                  " was PATCHed again in the episode fencekeeper already suspended it in");
     }
-    if (kube::MetadataString(*current, "resourceVersion") != rv) return;  // the PATCH will not apply
+    if (kube::MetadataString(*current, "resourceVersion") != rv)
+      return;  // the PATCH will not apply
     // I5, from the objects themselves (not through decide(), which a bug could share).
-    if (InAdmittingWindow(*current)) return Fail("I5: PATCH for " + name + " inside its admitting window");
+    if (InAdmittingWindow(*current))
+      return Fail("I5: PATCH for " + name + " inside its admitting window");
     // I7: what the cluster itself says about this sandbox now.
     const domain::Decision truth = domain::decide(Truth(*current));
     if (truth.verdict != domain::Verdict::kSuspend) {
-      return Fail("I7: PATCH would suspend " + name + ", which the cluster says is " + domain::ToString(truth.verdict));
+      return Fail("I7: PATCH would suspend " + name + ", which the cluster says is " +
+                  domain::ToString(truth.verdict));
     }
   }
 
@@ -417,7 +454,9 @@ class World {
     if (pod_name.empty()) pod_name = kube::MetadataString(sandbox, "name");
     auto pod = Server(kPods, pod_name);
     if (!pod) return true;
-    const json::value* gates = kube::ObjectField(*pod, "spec") ? kube::ObjectField(*pod, "spec")->if_contains("schedulingGates") : nullptr;
+    const json::value* gates = kube::ObjectField(*pod, "spec")
+                                   ? kube::ObjectField(*pod, "spec")->if_contains("schedulingGates")
+                                   : nullptr;
     return gates && gates->is_array() && !gates->as_array().empty();
   }
 
@@ -430,8 +469,10 @@ class World {
     s.observed_at_ms = time_.NowMs();
     auto policy = Server(kPolicies, "openshell-sandbox-workloads");
     auto sup_policy = Server(kPolicies, "openshell-sandbox-supervisors");
-    s.workload_fence = *kube::ParsePolicy(policy ? &*policy : nullptr, kube::PolicyRole::kWorkload, 5500);
-    s.supervisor_fence = *kube::ParsePolicy(sup_policy ? &*sup_policy : nullptr, kube::PolicyRole::kSupervisor, 5500);
+    s.workload_fence =
+        *kube::ParsePolicy(policy ? &*policy : nullptr, kube::PolicyRole::kWorkload, 5500);
+    s.supervisor_fence = *kube::ParsePolicy(sup_policy ? &*sup_policy : nullptr,
+                                            kube::PolicyRole::kSupervisor, 5500);
     auto pod = Server(kPods, parsed->workload_pod_name);
     auto sup = Server(kPods, parsed->supervisor_pod_name);
     s.workload_pod = *kube::ParsePod(pod ? &*pod : nullptr);
@@ -446,7 +487,9 @@ class World {
   void AgentSandbox(const std::string& name) {
     auto sb = Server(kSandboxes, name);
     if (!sb) return;
-    const bool running = kube::StringField(kube::ObjectField(*sb, "spec"), "operatingMode").value_or("") != "Suspended";
+    const bool running =
+        kube::StringField(kube::ObjectField(*sb, "spec"), "operatingMode").value_or("") !=
+        "Suspended";
     const bool has_pod = Server(kPods, name).has_value();
     if (!running && has_pod) {
       Note("agent-sandbox: delete pod " + name);
@@ -474,9 +517,13 @@ class World {
     std::vector<std::string> candidates;
     for (const auto& name : SandboxNames()) {
       auto sb = Server(kSandboxes, name);
-      const bool suspended = kube::StringField(kube::ObjectField(*sb, "spec"), "operatingMode").value_or("") == "Suspended";
-      const bool busy = std::any_of(flows_.begin(), flows_.end(), [&](const Flow& f) { return f.name == name; });
-      if (suspended && !busy && Annotation(*sb, kube::kBootstrappingAnnotation) != "true") candidates.push_back(name);
+      const bool suspended =
+          kube::StringField(kube::ObjectField(*sb, "spec"), "operatingMode").value_or("") ==
+          "Suspended";
+      const bool busy =
+          std::any_of(flows_.begin(), flows_.end(), [&](const Flow& f) { return f.name == name; });
+      if (suspended && !busy && Annotation(*sb, kube::kBootstrappingAnnotation) != "true")
+        candidates.push_back(name);
     }
     if (candidates.empty()) return false;
     const std::string name = candidates[rng_() % candidates.size()];
@@ -498,7 +545,8 @@ class World {
   void AdvanceFlow(Flow& f) {
     const std::string path = std::string(kSandboxes) + "/" + f.name;
     const std::string sup = "os-supervisor-" + f.name;
-    const std::string prefix = "openshell: " + std::string(f.type == Flow::Type::kCreate ? "create " : "resume ") + f.name;
+    const std::string prefix =
+        "openshell: " + std::string(f.type == Flow::Type::kCreate ? "create " : "resume ") + f.name;
     auto pod_uid = [&](const std::string& pod) {
       auto p = Server(kPods, pod);
       return p ? kube::MetadataString(*p, "uid") : std::string();
@@ -521,13 +569,15 @@ class World {
                   {{kube::kBootstrappingAnnotation, "true"},
                    {kube::kBootstrapOperationAnnotation, "restart"},
                    {"openshell.ai/sandbox-runtime-bootstrap-phase", "preparing"},
-                   {"openshell.ai/sandbox-runtime-bootstrap-started-at-ms", std::to_string(time_.NowMs())},
+                   {"openshell.ai/sandbox-runtime-bootstrap-started-at-ms",
+                    std::to_string(time_.NowMs())},
                    {kube::kSupervisorUidAnnotation, pod_uid(sup)}}}}}};
         }
         Patch(path, p);
         break;
       }
-      case 2: {  // wait for the workload pod, then record the fence and the pods (late, §5.5 step 7)
+      case 2: {  // wait for the workload pod, then record the fence and the pods (late, §5.5 step
+                 // 7)
         const std::string pod = pod_uid(f.name);
         if (pod.empty()) return;  // not yet: agent-sandbox has not created it
         if (!create) std::tie(f.fence_uid, f.fence_generation) = WorkloadFence();
@@ -598,7 +648,12 @@ class World {
       int k = 0;
       while (pick >= delivery_weight_[k]) pick -= delivery_weight_[k++];
       const auto kind = static_cast<CacheKind>(k);
-      if (Deliver(kind)) Note("cache: deliver one " + std::string(kind == CacheKind::kSandboxes ? "sandbox" : kind == CacheKind::kPods ? "pod" : "policy") + " event");
+      if (Deliver(kind))
+        Note("cache: deliver one " +
+             std::string(kind == CacheKind::kSandboxes ? "sandbox"
+                         : kind == CacheKind::kPods    ? "pod"
+                                                       : "policy") +
+             " event");
     } else if (roll < 40) {
       if (in.controller->ProcessNextWorkItem(false)) Note("controller: one work item");
     } else if (roll < 48) {
@@ -610,7 +665,9 @@ class World {
       if (created_ < 6) StartCreate();
     } else if (roll < 60) {
       if (!flows_.empty()) AdvanceFlow(flows_[rng_() % flows_.size()]);
-      flows_.erase(std::remove_if(flows_.begin(), flows_.end(), [](const Flow& f) { return f.step > 5; }), flows_.end());
+      flows_.erase(
+          std::remove_if(flows_.begin(), flows_.end(), [](const Flow& f) { return f.step > 5; }),
+          flows_.end());
     } else if (roll < 62) {
       StartResume(/*stale_user=*/false);
     } else if (roll < 63) {
@@ -657,7 +714,9 @@ class World {
     // Bounded: a run that has not settled within this many rounds violates I4.
     for (int i = 0, idle = 0; i < 400 && idle < 3 && violation_.empty(); ++i) {
       for (auto& f : flows_) AdvanceFlow(f);
-      flows_.erase(std::remove_if(flows_.begin(), flows_.end(), [](const Flow& f) { return f.step > 5; }), flows_.end());
+      flows_.erase(
+          std::remove_if(flows_.begin(), flows_.end(), [](const Flow& f) { return f.step > 5; }),
+          flows_.end());
       const size_t events_before = log_.size();
       for (const auto& name : SandboxNames()) AgentSandbox(name);
       bool busy = log_.size() != events_before || !flows_.empty();
@@ -678,12 +737,15 @@ class World {
   void CheckConverged() {
     std::map<int64_t, domain::Event> intents;
     std::map<int64_t, domain::Outcome> outcomes;
-    (void)instance_->journal->ForEachEvent(1, instance_->journal->state().last_seq, [&](const domain::Event& e) {
-      if (std::holds_alternative<domain::SuspendIntent>(e.body)) intents[e.seq] = e;
-      if (const auto* o = std::get_if<domain::SuspendOutcome>(&e.body)) outcomes[e.ref_seq] = o->outcome;
-      return Status::Ok();
-    });
-    std::map<std::string, std::string> marker_by_uid;  // the server's fail-closed-journal-seq per sandbox uid
+    (void)instance_->journal->ForEachEvent(
+        1, instance_->journal->state().last_seq, [&](const domain::Event& e) {
+          if (std::holds_alternative<domain::SuspendIntent>(e.body)) intents[e.seq] = e;
+          if (const auto* o = std::get_if<domain::SuspendOutcome>(&e.body))
+            outcomes[e.ref_seq] = o->outcome;
+          return Status::Ok();
+        });
+    std::map<std::string, std::string>
+        marker_by_uid;  // the server's fail-closed-journal-seq per sandbox uid
     for (const auto& name : SandboxNames()) {
       auto sb = Server(kSandboxes, name);
       marker_by_uid[kube::MetadataString(*sb, "uid")] = Annotation(*sb, kSeqAnnotation);
@@ -696,18 +758,21 @@ class World {
     std::map<std::string, int64_t> last_applied_by_uid;
     for (const auto& [seq, e] : intents) {
       auto o = outcomes.find(seq);
-      if (o == outcomes.end()) return Fail("I2: intent " + std::to_string(seq) + " for " + e.name + " still pending");
+      if (o == outcomes.end())
+        return Fail("I2: intent " + std::to_string(seq) + " for " + e.name + " still pending");
       if (o->second == domain::Outcome::kApplied) last_applied_by_uid[e.uid] = seq;
       auto marker = marker_by_uid.find(e.uid);
-      if (marker != marker_by_uid.end() && marker->second == std::to_string(seq) && o->second != domain::Outcome::kApplied) {
-        return Fail("I2: " + e.name + " carries seq " + std::to_string(seq) + " but the journal says " +
-                    domain::ToString(o->second));
+      if (marker != marker_by_uid.end() && marker->second == std::to_string(seq) &&
+          o->second != domain::Outcome::kApplied) {
+        return Fail("I2: " + e.name + " carries seq " + std::to_string(seq) +
+                    " but the journal says " + domain::ToString(o->second));
       }
     }
     for (const auto& [uid, seq] : last_applied_by_uid) {
       auto marker = marker_by_uid.find(uid);
       if (marker != marker_by_uid.end() && marker->second != std::to_string(seq)) {
-        return Fail("I2: journal says seq " + std::to_string(seq) + " applied, the sandbox carries '" + marker->second + "'");
+        return Fail("I2: journal says seq " + std::to_string(seq) +
+                    " applied, the sandbox carries '" + marker->second + "'");
       }
     }
   }
@@ -745,8 +810,9 @@ class World {
   uint64_t delivery_weight_[3] = {1, 1, 1};  // how often each kind's cache catches up
   int patch_faults_ = 0, get_faults_ = 0;
   bool events_fail_ = false, journal_refuses_ = false, lease_stalled_ = false;
-  std::map<std::string, MonoTime> last_renewal_;  // by identity: the last lease write the server accepted
-  std::map<std::string, int64_t> landed_;         // by sandbox uid: generation our last applied PATCH left
+  std::map<std::string, MonoTime>
+      last_renewal_;                       // by identity: the last lease write the server accepted
+  std::map<std::string, int64_t> landed_;  // by sandbox uid: generation our last applied PATCH left
   std::deque<std::string> trace_;
   std::string violation_;
 };
@@ -763,7 +829,8 @@ std::string RunSeed(uint64_t seed) {
   std::string violation = world.Run(steps);
   if (violation.empty()) return "";
   return "seed " + std::to_string(seed) + " (replay: FK_SIM_SEED=" + std::to_string(seed) +
-         " build/fencekeeper_tests --gtest_filter='Simulation.*'): " + violation + "\n  last steps:\n" + world.Trace();
+         " build/fencekeeper_tests --gtest_filter='Simulation.*'): " + violation +
+         "\n  last steps:\n" + world.Trace();
 }
 
 class QuietLogs {

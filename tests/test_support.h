@@ -20,7 +20,8 @@ class TempDir {
  public:
   explicit TempDir(const std::filesystem::path& parent = std::filesystem::temp_directory_path()) {
     std::string tmpl = (parent / "fk-test-XXXXXX").string();
-    if (!std::filesystem::is_directory(parent)) tmpl = (std::filesystem::temp_directory_path() / "fk-test-XXXXXX").string();
+    if (!std::filesystem::is_directory(parent))
+      tmpl = (std::filesystem::temp_directory_path() / "fk-test-XXXXXX").string();
     path_ = mkdtemp(tmpl.data());
   }
   ~TempDir() {

@@ -34,8 +34,8 @@ struct Phase {
 
 // Runs one reconciler lifetime for `passes` resync passes after its caches sync.
 Status RunReconciler(const std::string& server, const std::string& journal_path, int passes,
-                     std::chrono::milliseconds resync, const std::function<void()>& after_sync, sim::Simulator& sim,
-                     Phase* phase) {
+                     std::chrono::milliseconds resync, const std::function<void()>& after_sync,
+                     sim::Simulator& sim, Phase* phase) {
   auto journal = journal::Journal::Open(journal_path);
   if (!journal.ok()) return journal.status();
   kube::ClusterConfig config;
@@ -52,19 +52,23 @@ Status RunReconciler(const std::string& server, const std::string& journal_path,
   controller.Start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!controller.Synced()) {
-    if (std::chrono::steady_clock::now() > deadline) return Status::IOError("caches did not sync within 20s");
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::IOError("caches did not sync within 20s");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // Two passes first, so the journal records the cluster as it was.
   while (controller.stats().resync_passes < 2) {
-    if (std::chrono::steady_clock::now() > deadline) return Status::IOError("resync passes did not complete in time");
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::IOError("resync passes did not complete in time");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const int base_passes = controller.stats().resync_passes;
-  const int requests_before = sim.RequestCount("*") - sim.RequestCount("list") - sim.RequestCount("watch");
+  const int requests_before =
+      sim.RequestCount("*") - sim.RequestCount("list") - sim.RequestCount("watch");
   after_sync();
   while (controller.stats().resync_passes < base_passes + passes) {
-    if (std::chrono::steady_clock::now() > deadline) return Status::IOError("resync passes did not complete in time");
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status::IOError("resync passes did not complete in time");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   controller.Stop();
@@ -72,13 +76,15 @@ Status RunReconciler(const std::string& server, const std::string& journal_path,
   phase->patches = stats.patches;
   phase->warnings = stats.warnings;
   phase->journal_rows = (*journal)->state().last_seq - rows_before;
-  phase->other_requests =
-      sim.RequestCount("*") - sim.RequestCount("list") - sim.RequestCount("watch") - requests_before;
+  phase->other_requests = sim.RequestCount("*") - sim.RequestCount("list") -
+                          sim.RequestCount("watch") - requests_before;
   return Status::Ok();
 }
 
 std::string Annotation(const json::value& obj, const char* key) {
-  return kube::StringField(kube::ObjectField(kube::ObjectField(obj, "metadata"), "annotations"), key).value_or("");
+  return kube::StringField(kube::ObjectField(kube::ObjectField(obj, "metadata"), "annotations"),
+                           key)
+      .value_or("");
 }
 
 }  // namespace
@@ -88,7 +94,8 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
   if (options.directory) {
     dir = *options.directory;
   } else {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "fencekeeper-demo-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "fencekeeper-demo-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) {
       err << "fencekeeper demo: cannot create a temporary directory\n";
       return kExitUnusable;
@@ -116,62 +123,80 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
   }
   const auto resync = std::chrono::milliseconds(100);
   out << "fencekeeper demo: the upstream incident (OpenShell #3525), end to end\n"
-      << "  Kubernetes API: an in-process simulator at " << server.url() << " (scenario incident-3525)\n"
-      << "  namespace openshell-agents: 7 sandboxes suspended, 3 running, all admitted under fence generation 1\n"
+      << "  Kubernetes API: an in-process simulator at " << server.url()
+      << " (scenario incident-3525)\n"
+      << "  namespace openshell-agents: 7 sandboxes suspended, 3 running, all admitted under fence "
+         "generation 1\n"
       << "  namespace team-healthy: 2 running sandboxes\n"
       << "  journal: " << path << "\n"
-      << "  resync every " << resync.count() << "ms; warnings below are the reconciler's own log lines\n\n"
+      << "  resync every " << resync.count()
+      << "ms; warnings below are the reconciler's own log lines\n\n"
       << std::flush;
 
   const auto* policies = sim::FindKind("networking.k8s.io", "networkpolicies");
   auto roll_fence = [&] {
     // A spec edit that keeps the fence intact: the API server bumps its generation.
-    sim::Outcome o = simulator.store().Mutate(*policies, "openshell-agents", "openshell-sandbox-workloads",
-                                              [](json::value& obj) -> std::optional<sim::ApiFailure> {
-                                                obj.at("spec").as_object()["policyTypes"] = json::array{"Egress", "Ingress"};
-                                                return std::nullopt;
-                                              }, false);
+    sim::Outcome o = simulator.store().Mutate(
+        *policies, "openshell-agents", "openshell-sandbox-workloads",
+        [](json::value& obj) -> std::optional<sim::ApiFailure> {
+          obj.at("spec").as_object()["policyTypes"] = json::array{"Egress", "Ingress"};
+          return std::nullopt;
+        },
+        false);
     out << "fence openshell-agents/openshell-sandbox-workloads rolled to generation "
-        << o.object.at("metadata").at("generation").as_int64() << "\n" << std::flush;
+        << o.object.at("metadata").at("generation").as_int64() << "\n"
+        << std::flush;
   };
   Phase first, second;
   out << "[1] reconciler started; two passes after its caches synced:\n" << std::flush;
-  if (Status s = RunReconciler(server.url(), path, options.passes, resync, roll_fence, simulator, &first); !s.ok()) {
+  if (Status s =
+          RunReconciler(server.url(), path, options.passes, resync, roll_fence, simulator, &first);
+      !s.ok()) {
     err << "fencekeeper demo: " << s.ToString() << "\n";
     return kExitUnusable;
   }
-  out << "    " << options.passes << " resync passes: " << first.patches << " PATCHes, " << first.warnings
-      << " warnings, " << first.journal_rows << " journal rows\n\n"
-      << "[2] reconciler restarted on the same journal\n" << std::flush;
-  if (Status s = RunReconciler(server.url(), path, options.passes, resync, [] {}, simulator, &second); !s.ok()) {
+  out << "    " << options.passes << " resync passes: " << first.patches << " PATCHes, "
+      << first.warnings << " warnings, " << first.journal_rows << " journal rows\n\n"
+      << "[2] reconciler restarted on the same journal\n"
+      << std::flush;
+  if (Status s = RunReconciler(
+          server.url(), path, options.passes, resync, [] {}, simulator, &second);
+      !s.ok()) {
     err << "fencekeeper demo: " << s.ToString() << "\n";
     return kExitUnusable;
   }
-  out << "    " << options.passes << " resync passes: " << second.patches << " PATCHes, " << second.warnings
-      << " warnings, " << second.journal_rows << " journal rows, " << second.other_requests
-      << " API requests besides list and watch\n\n";
+  out << "    " << options.passes << " resync passes: " << second.patches << " PATCHes, "
+      << second.warnings << " warnings, " << second.journal_rows << " journal rows, "
+      << second.other_requests << " API requests besides list and watch\n\n";
 
   out << "outcome per sandbox (as the API server holds them now):\n";
   const auto* sandboxes = sim::FindKind("agents.x-k8s.io", "sandboxes");
-  for (const auto& obj : simulator.store().List(*sandboxes, "", sim::Selector(), sim::Selector()).items) {
+  for (const auto& obj :
+       simulator.store().List(*sandboxes, "", sim::Selector(), sim::Selector()).items) {
     const std::string seq = Annotation(obj, "openshell.ai/fail-closed-journal-seq");
-    out << "  " << kube::MetadataString(obj, "namespace") << "/" << kube::MetadataString(obj, "name") << ": "
+    out << "  " << kube::MetadataString(obj, "namespace") << "/"
+        << kube::MetadataString(obj, "name") << ": "
         << obj.at("spec").at("operatingMode").as_string().c_str();
     if (!seq.empty()) {
-      out << ", suspended by fencekeeper (reason " << Annotation(obj, "openshell.ai/fail-closed-reason")
-          << ", journal seq " << seq << ")";
+      out << ", suspended by fencekeeper (reason "
+          << Annotation(obj, "openshell.ai/fail-closed-reason") << ", journal seq " << seq << ")";
     } else {
       out << ", untouched";
     }
     out << "\n";
   }
-  out << "\ntotals: " << first.patches + second.patches << " PATCHes, " << first.warnings + second.warnings
-      << " warnings. OpenShell before its fix re-patched and re-warned the 7 suspended sandboxes on every pass;\n"
-      << "fencekeeper held them (journaled once, never patched) and suspended each running one exactly once.\n"
+  out << "\ntotals: " << first.patches + second.patches << " PATCHes, "
+      << first.warnings + second.warnings
+      << " warnings. OpenShell before its fix re-patched and re-warned the 7 suspended sandboxes "
+         "on every pass;\n"
+      << "fencekeeper held them (journaled once, never patched) and suspended each running one "
+         "exactly once.\n"
       << "\naudit the journal it left behind:\n"
-      << "  sqlite3 -readonly " << path << " 'select seq, namespace, sandbox, reason, outcome from transitions'\n"
+      << "  sqlite3 -readonly " << path
+      << " 'select seq, namespace, sandbox, reason, outcome from transitions'\n"
       << "  sqlite3 -readonly " << path << " 'select * from fence_observations'\n"
-      << "  sqlite3 -readonly " << path << " 'select namespace, sandbox, verdict, reason from sandbox_state'\n"
+      << "  sqlite3 -readonly " << path
+      << " 'select namespace, sandbox, verdict, reason from sandbox_state'\n"
       << "  fencekeeper replay --journal " << path << " --check\n";
   return kExitOk;
 }

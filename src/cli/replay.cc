@@ -36,13 +36,16 @@ std::string Describe(const Event& e) {
     }
     if (sb.deleting) s << " deleting";
     s << " admitted-fence=" << Opt(sb.fence_uid) << "/" << Opt(sb.fence_generation);
-    s << " fence=" << (sn.workload_fence.present ? sn.workload_fence.uid + "/" +
-                                                       std::to_string(sn.workload_fence.generation)
-                                                 : std::string("absent"));
-    s << " pods=" << (sn.workload_pod.present ? "W" : "-") << (sn.supervisor_pod.present ? "S" : "-");
+    s << " fence="
+      << (sn.workload_fence.present
+              ? sn.workload_fence.uid + "/" + std::to_string(sn.workload_fence.generation)
+              : std::string("absent"));
+    s << " pods=" << (sn.workload_pod.present ? "W" : "-")
+      << (sn.supervisor_pod.present ? "S" : "-");
     if (sn.workload_pod.present && sn.workload_pod.scheduling_gated) s << " workload-gated";
     if (sn.history.pending_intent_seq) s << " pending-intent=" << *sn.history.pending_intent_seq;
-    if (sn.history.applied_generation) s << " suspended-at-generation=" << *sn.history.applied_generation;
+    if (sn.history.applied_generation)
+      s << " suspended-at-generation=" << *sn.history.applied_generation;
     // 0: recorded by a version that did not record the time.
     if (sn.observed_at_ms != 0) s << " observed-at-ms=" << sn.observed_at_ms;
   } else if (const auto* d = std::get_if<Decided>(&e.body)) {
@@ -97,10 +100,12 @@ class Replayer {
     if (const auto* o = std::get_if<SandboxObserved>(&e.body)) {
       const SuspendHistory folded = history_for(state_, e.uid);
       if (!(o->snapshot.history == folded)) {
-        Diverge(e.seq, "observation records suspend history pending=" + Opt(o->snapshot.history.pending_intent_seq) +
-                           " applied=" + Opt(o->snapshot.history.applied_generation) +
-                           " but the journal before it implies pending=" + Opt(folded.pending_intent_seq) +
-                           " applied=" + Opt(folded.applied_generation));
+        Diverge(e.seq,
+                "observation records suspend history pending=" +
+                    Opt(o->snapshot.history.pending_intent_seq) +
+                    " applied=" + Opt(o->snapshot.history.applied_generation) +
+                    " but the journal before it implies pending=" + Opt(folded.pending_intent_seq) +
+                    " applied=" + Opt(folded.applied_generation));
       }
     } else if (const auto* d = std::get_if<Decided>(&e.body)) {
       auto it = state_.sandboxes.find(e.uid);
@@ -125,7 +130,8 @@ class Replayer {
       }
     } else if (std::holds_alternative<SuspendOutcome>(e.body)) {
       if (!state_.pending_intents.contains(e.ref_seq)) {
-        Diverge(e.seq, "outcome for seq " + std::to_string(e.ref_seq) + ", which is not a pending intent");
+        Diverge(e.seq,
+                "outcome for seq " + std::to_string(e.ref_seq) + ", which is not a pending intent");
       }
     }
   }
@@ -183,9 +189,11 @@ void PrintStateText(const ReplayOptions& o, const JournalState& s, std::ostream&
   for (const auto& [key, f] : s.fences) {
     if (o.sandbox && o.sandbox->rfind(f.ns + "/", 0) != 0) continue;
     out << "  fence   " << f.ns << "/" << f.policy << "  ";
-    if (!f.observation.present) out << "absent";
-    else out << "uid=" << f.observation.uid << " generation=" << f.observation.generation
-             << " intact=" << (f.observation.intact ? "yes" : "no");
+    if (!f.observation.present)
+      out << "absent";
+    else
+      out << "uid=" << f.observation.uid << " generation=" << f.observation.generation
+          << " intact=" << (f.observation.intact ? "yes" : "no");
     out << "  (seq " << f.seq << ")\n";
   }
   for (const auto& [uid, r] : s.sandboxes) {
@@ -196,7 +204,8 @@ void PrintStateText(const ReplayOptions& o, const JournalState& s, std::ostream&
       if (r.decision->reason != Reason::kNone) out << " reason=" << ToString(r.decision->reason);
     }
     if (r.history.pending_intent_seq) out << " pending-intent=" << *r.history.pending_intent_seq;
-    if (r.history.applied_generation) out << " suspended-at-generation=" << *r.history.applied_generation;
+    if (r.history.applied_generation)
+      out << " suspended-at-generation=" << *r.history.applied_generation;
     out << "\n";
   }
 }
@@ -205,20 +214,27 @@ json::object StateJson(const ReplayOptions& o, const JournalState& s) {
   json::array fences, sandboxes;
   for (const auto& [key, f] : s.fences) {
     if (o.sandbox && o.sandbox->rfind(f.ns + "/", 0) != 0) continue;
-    fences.push_back({{"namespace", f.ns}, {"policy", f.policy}, {"present", f.observation.present},
-                      {"uid", f.observation.uid}, {"generation", f.observation.generation},
-                      {"intact", f.observation.intact}, {"seq", f.seq}});
+    fences.push_back({{"namespace", f.ns},
+                      {"policy", f.policy},
+                      {"present", f.observation.present},
+                      {"uid", f.observation.uid},
+                      {"generation", f.observation.generation},
+                      {"intact", f.observation.intact},
+                      {"seq", f.seq}});
   }
   for (const auto& [uid, r] : s.sandboxes) {
     if (!SandboxSelected(o, r)) continue;
     json::object sb{{"namespace", r.ns}, {"name", r.name}, {"uid", uid}};
     sb["verdict"] = r.decision ? json::value(ToString(r.decision->verdict)) : json::value(nullptr);
     sb["reason"] = r.decision ? json::value(ToString(r.decision->reason)) : json::value(nullptr);
-    sb["pending_intent_seq"] = r.history.pending_intent_seq ? json::value(*r.history.pending_intent_seq) : nullptr;
-    sb["applied_generation"] = r.history.applied_generation ? json::value(*r.history.applied_generation) : nullptr;
+    sb["pending_intent_seq"] =
+        r.history.pending_intent_seq ? json::value(*r.history.pending_intent_seq) : nullptr;
+    sb["applied_generation"] =
+        r.history.applied_generation ? json::value(*r.history.applied_generation) : nullptr;
     sandboxes.push_back(std::move(sb));
   }
-  return {{"last_seq", s.last_seq}, {"fences", std::move(fences)}, {"sandboxes", std::move(sandboxes)}};
+  return {
+      {"last_seq", s.last_seq}, {"fences", std::move(fences)}, {"sandboxes", std::move(sandboxes)}};
 }
 
 }  // namespace
@@ -246,7 +262,8 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
     integrity = *ic;
     if (integrity != "ok") replayer.set_divergence(0, "integrity_check: " + integrity);
   }
-  if (!options.json) out << "journal " << options.journal << " (schema version " << (*j)->schema_version() << ")\n";
+  if (!options.json)
+    out << "journal " << options.journal << " (schema version " << (*j)->schema_version() << ")\n";
   const int64_t until = options.until.value_or(INT64_MAX);
   Status walked = (*j)->ForEachEvent(1, until, [&](const Event& e) { return replayer.Visit(e); });
   if (!walked.ok()) {
@@ -271,7 +288,8 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
                          {"decisions_checked", replayer.decisions_checked()},
                          {"divergences", replayer.divergences()}};
       if (replayer.first()) {
-        check["first_divergence"] = {{"seq", replayer.first()->seq}, {"what", replayer.first()->what}};
+        check["first_divergence"] = {{"seq", replayer.first()->seq},
+                                     {"what", replayer.first()->what}};
       }
       doc["check"] = std::move(check);
     }

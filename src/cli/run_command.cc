@@ -37,9 +37,12 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     err << "fencekeeper run: --resync takes a duration like 30s, got '" << o.resync << "'\n";
     return kExitUnusable;
   }
-  auto lease = ParseDuration(o.lease_duration), renew = ParseDuration(o.renew_deadline), retry = ParseDuration(o.retry_period);
-  if (!lease || !renew || !retry || !(*lease > *renew && *renew > *retry * 12 / 10) || retry->count() <= 0) {
-    err << "fencekeeper run: leader election needs durations with lease-duration > renew-deadline > 1.2 x retry-period\n";
+  auto lease = ParseDuration(o.lease_duration), renew = ParseDuration(o.renew_deadline),
+       retry = ParseDuration(o.retry_period);
+  if (!lease || !renew || !retry || !(*lease > *renew && *renew > *retry * 12 / 10) ||
+      retry->count() <= 0) {
+    err << "fencekeeper run: leader election needs durations with lease-duration > renew-deadline "
+           "> 1.2 x retry-period\n";
     return kExitUnusable;
   }
   if (o.boundary_port <= 0 || o.boundary_port > 65535) {
@@ -76,7 +79,9 @@ int RunRun(const RunOptions& o, std::ostream& err) {
   reconciler::Metrics metrics;
   reconciler::ManagerOptions mo;
   mo.cluster = *config;
-  mo.client.on_request = [&metrics](const std::string& verb, int code) { metrics.ApiRequest(verb, code); };
+  mo.client.on_request = [&metrics](const std::string& verb, int code) {
+    metrics.ApiRequest(verb, code);
+  };
   mo.controller.namespaces = o.namespaces;
   mo.controller.selector = o.selector;
   mo.controller.resync = *resync;
@@ -91,7 +96,8 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     lo.retry_period = *retry;
     mo.leader = lo;
   }
-  if (auto probe = kube::ApiClient::Create(*config, mo.client); !probe.ok()) {  // bad TLS material, a bad URL
+  if (auto probe = kube::ApiClient::Create(*config, mo.client);
+      !probe.ok()) {  // bad TLS material, a bad URL
     err << "fencekeeper run: " << probe.status().ToString() << "\n";
     return kExitUnusable;
   }
@@ -117,21 +123,24 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     return code;
   };
 
-  spdlog::info("fencekeeper {} starting: journal {}, cluster {} ({})", "0.1.0", o.journal, (*config).server,
-               (*config).source);
+  spdlog::info("fencekeeper {} starting: journal {}, cluster {} ({})", "0.1.0", o.journal,
+               (*config).server, (*config).source);
   reconciler::Manager manager(**journal, metrics, std::move(mo));
   std::unique_ptr<http::Server> http_server;
   if (o.http_addr) {
-    http_server = std::make_unique<http::Server>(http_host, http_port, [&](const std::string&, const std::string& path) {
-      if (path == "/healthz") return http::Reply{200, "ok\n"};
-      if (path == "/readyz") {
-        const bool ready = manager.Ready();
-        metrics.Ready(ready);
-        return ready ? http::Reply{200, "ready\n"} : http::Reply{503, "not ready\n"};
-      }
-      if (path == "/metrics") return http::Reply{200, manager.RenderMetrics(), "text/plain; version=0.0.4; charset=utf-8"};
-      return http::Reply{404, "not found\n"};
-    });
+    http_server = std::make_unique<http::Server>(
+        http_host, http_port, [&](const std::string&, const std::string& path) {
+          if (path == "/healthz") return http::Reply{200, "ok\n"};
+          if (path == "/readyz") {
+            const bool ready = manager.Ready();
+            metrics.Ready(ready);
+            return ready ? http::Reply{200, "ready\n"} : http::Reply{503, "not ready\n"};
+          }
+          if (path == "/metrics")
+            return http::Reply{200, manager.RenderMetrics(),
+                               "text/plain; version=0.0.4; charset=utf-8"};
+          return http::Reply{404, "not found\n"};
+        });
     if (Status s = http_server->Start(); !s.ok()) {
       err << "fencekeeper run: " << s.ToString() << "\n";
       return finish(kExitUnusable);

@@ -1,8 +1,8 @@
 #include "common/clock.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <algorithm>
 
 namespace fk {
 

@@ -49,7 +49,9 @@ class RealTimeSource final : public TimeSource {
  public:
   WallTime Now() const override { return std::chrono::system_clock::now(); }
   MonoTime MonotonicNow() const override { return std::chrono::steady_clock::now(); }
-  bool SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) override { return interrupt.WaitFor(d); }
+  bool SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) override {
+    return interrupt.WaitFor(d);
+  }
   static RealTimeSource& Instance();
 };
 

@@ -11,9 +11,7 @@ namespace {
 std::string Optional(const std::optional<int64_t>& v) {
   return v ? std::to_string(*v) : std::string("none");
 }
-std::string Optional(const std::optional<std::string>& v) {
-  return v ? *v : std::string("none");
-}
+std::string Optional(const std::optional<std::string>& v) { return v ? *v : std::string("none"); }
 
 bool FenceMatches(const Snapshot& s) {
   const auto& fence = s.workload_fence;
@@ -60,7 +58,8 @@ Decision Suspend(const Snapshot& s, Reason reason, std::string note) {
   const auto& h = s.history;
   if (h.pending_intent_seq) {
     d.action = Action::kNone;
-    d.note += "; suspend already pending (journal seq " + std::to_string(*h.pending_intent_seq) + ")";
+    d.note +=
+        "; suspend already pending (journal seq " + std::to_string(*h.pending_intent_seq) + ")";
   } else if (h.applied_generation && *h.applied_generation >= s.sandbox.generation) {
     d.action = Action::kNone;
     d.note += "; suspend already applied at generation " + std::to_string(*h.applied_generation) +
@@ -130,17 +129,19 @@ Decision decide(const Snapshot& s) {
 
   if (sb.should_run && !sb.bootstrapping) {
     if (!s.workload_pod.present || !sb.workload_uid || *sb.workload_uid != s.workload_pod.uid) {
-      return Suspend(s, Reason::kWorkloadGenerationChanged,
-                     "workload pod " + (s.workload_pod.present ? "uid " + s.workload_pod.uid
-                                                               : std::string("missing")) +
-                         ", admitted with " + Optional(sb.workload_uid));
+      return Suspend(
+          s, Reason::kWorkloadGenerationChanged,
+          "workload pod " +
+              (s.workload_pod.present ? "uid " + s.workload_pod.uid : std::string("missing")) +
+              ", admitted with " + Optional(sb.workload_uid));
     }
     if (!s.supervisor_pod.present || !sb.supervisor_uid ||
         *sb.supervisor_uid != s.supervisor_pod.uid) {
-      return Suspend(s, Reason::kSupervisorGenerationChanged,
-                     "supervisor pod " + (s.supervisor_pod.present ? "uid " + s.supervisor_pod.uid
-                                                                   : std::string("missing")) +
-                         ", admitted with " + Optional(sb.supervisor_uid));
+      return Suspend(
+          s, Reason::kSupervisorGenerationChanged,
+          "supervisor pod " +
+              (s.supervisor_pod.present ? "uid " + s.supervisor_pod.uid : std::string("missing")) +
+              ", admitted with " + Optional(sb.supervisor_uid));
     }
   }
 

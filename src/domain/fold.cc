@@ -46,9 +46,8 @@ struct Folder {
     // Only an applied suspend blocks later PATCHes; conflict, failed and
     // superseded leave the sandbox free to be decided again.
     if (o.outcome == Outcome::kApplied && o.applied_generation) {
-      r.history.applied_generation =
-          std::max(r.history.applied_generation.value_or(*o.applied_generation),
-                   *o.applied_generation);
+      r.history.applied_generation = std::max(
+          r.history.applied_generation.value_or(*o.applied_generation), *o.applied_generation);
     }
   }
 };
@@ -119,9 +118,9 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
     out.push_back(Subject(sb, Decided{eval.decision}));
   }
   if (patch) {
-    out.push_back(Subject(sb, SuspendIntent{eval.decision.reason, sb.generation,
-                                            eval.resource_version, sb.api_version,
-                                            eval.decision.note}));
+    out.push_back(
+        Subject(sb, SuspendIntent{eval.decision.reason, sb.generation, eval.resource_version,
+                                  sb.api_version, eval.decision.note}));
   }
   return out;
 }

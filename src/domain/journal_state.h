@@ -50,8 +50,8 @@ struct SandboxRecord {
 
 struct JournalState {
   std::map<std::pair<std::string, std::string>, FenceRecord> fences;  // (ns, policy)
-  std::map<std::string, SandboxRecord> sandboxes;                      // by uid
-  std::map<int64_t, IntentRecord> pending_intents;                     // by intent seq
+  std::map<std::string, SandboxRecord> sandboxes;                     // by uid
+  std::map<int64_t, IntentRecord> pending_intents;                    // by intent seq
   int64_t last_seq = 0;
   bool operator==(const JournalState&) const = default;
 };

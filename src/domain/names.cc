@@ -81,7 +81,9 @@ const char* ToString(Action v) { return NameOf(kActions, v); }
 const char* ToString(Outcome v) { return NameOf(kOutcomes, v); }
 const char* ToString(EventKind v) { return NameOf(kEventKinds, v); }
 std::optional<ApiVersion> ParseApiVersion(const std::string& s) { return ValueOf(kApiVersions, s); }
-std::optional<BootstrapOp> ParseBootstrapOp(const std::string& s) { return ValueOf(kBootstrapOps, s); }
+std::optional<BootstrapOp> ParseBootstrapOp(const std::string& s) {
+  return ValueOf(kBootstrapOps, s);
+}
 std::optional<Verdict> ParseVerdict(const std::string& s) { return ValueOf(kVerdicts, s); }
 std::optional<Reason> ParseReason(const std::string& s) { return ValueOf(kReasons, s); }
 std::optional<Action> ParseAction(const std::string& s) { return ValueOf(kActions, s); }

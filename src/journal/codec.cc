@@ -16,7 +16,8 @@ json::value Opt(const std::optional<int64_t>& v) {
 }
 
 json::object ToJson(const PolicyObservation& p) {
-  return {{"present", p.present}, {"uid", p.uid}, {"generation", p.generation}, {"intact", p.intact}};
+  return {
+      {"present", p.present}, {"uid", p.uid}, {"generation", p.generation}, {"intact", p.intact}};
 }
 json::object ToJson(const PodObservation& p) {
   return {{"present", p.present}, {"uid", p.uid}, {"scheduling_gated", p.scheduling_gated}};
@@ -74,7 +75,9 @@ struct Encoder {
             {"api_version", ToString(i.api_version)},
             {"note", i.note}};
   }
-  json::object operator()(const Leadership& l) const { return {{"identity", l.identity}, {"state", l.state}}; }
+  json::object operator()(const Leadership& l) const {
+    return {{"identity", l.identity}, {"state", l.state}};
+  }
   json::object operator()(const SuspendOutcome& o) const {
     return {{"outcome", ToString(o.outcome)},
             {"applied_generation", Opt(o.applied_generation)},
@@ -102,7 +105,8 @@ class Reader {
   int64_t Int(const char* key) {
     const json::value* v = Field(key);
     if (v && v->is_int64()) return v->get_int64();
-    if (v && v->is_uint64() && v->get_uint64() <= INT64_MAX) return static_cast<int64_t>(v->get_uint64());
+    if (v && v->is_uint64() && v->get_uint64() <= INT64_MAX)
+      return static_cast<int64_t>(v->get_uint64());
     if (v) Fail(std::string("field '") + key + "' is not an integer");
     return 0;
   }
@@ -252,11 +256,13 @@ Result<EventBody> DecodePayload(EventKind kind, std::string_view text) {
   switch (kind) {
     case EventKind::kFenceObserved:
       return DecodeAs<FenceObserved>(text, kind, [](Reader& r) {
-        return FenceObserved{r.Str("policy"),
-                             {r.Bool("present"), r.Str("uid"), r.Int("generation"), r.Bool("intact")}};
+        return FenceObserved{
+            r.Str("policy"),
+            {r.Bool("present"), r.Str("uid"), r.Int("generation"), r.Bool("intact")}};
       });
     case EventKind::kSandboxObserved:
-      return DecodeAs<SandboxObserved>(text, kind, [](Reader& r) { return SandboxObserved{ReadSnapshot(r)}; });
+      return DecodeAs<SandboxObserved>(text, kind,
+                                       [](Reader& r) { return SandboxObserved{ReadSnapshot(r)}; });
     case EventKind::kDecided:
       return DecodeAs<Decided>(text, kind, [](Reader& r) { return Decided{ReadDecision(r)}; });
     case EventKind::kSuspendIntent:
@@ -267,11 +273,13 @@ Result<EventBody> DecodePayload(EventKind kind, std::string_view text) {
       });
     case EventKind::kSuspendOutcome:
       return DecodeAs<SuspendOutcome>(text, kind, [](Reader& r) {
-        return SuspendOutcome{r.Enum<Outcome>("outcome", &ParseOutcome), r.OptInt("applied_generation"),
-                              r.Str("detail")};
+        return SuspendOutcome{r.Enum<Outcome>("outcome", &ParseOutcome),
+                              r.OptInt("applied_generation"), r.Str("detail")};
       });
     case EventKind::kLeadership:
-      return DecodeAs<Leadership>(text, kind, [](Reader& r) { return Leadership{r.Str("identity"), r.Str("state")}; });
+      return DecodeAs<Leadership>(text, kind, [](Reader& r) {
+        return Leadership{r.Str("identity"), r.Str("state")};
+      });
   }
   return Status::Corruption("unknown event kind");
 }

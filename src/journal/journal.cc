@@ -29,16 +29,21 @@ Status FromSqlite(const std::string& context, const SQLite::Exception& e) {
   const int primary = e.getErrorCode() & 0xff;
   std::string msg = context + ": " + e.what();
   switch (primary) {
-    case SQLITE_FULL: return Status::IOError(msg + " (disk full)");
+    case SQLITE_FULL:
+      return Status::IOError(msg + " (disk full)");
     case SQLITE_IOERR:
     case SQLITE_READONLY:
     case SQLITE_CANTOPEN:
-    case SQLITE_PERM: return Status::IOError(msg);
+    case SQLITE_PERM:
+      return Status::IOError(msg);
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return Status::Busy(msg);
+    case SQLITE_LOCKED:
+      return Status::Busy(msg);
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return Status::Corruption(msg);
-    default: return Status::Internal(msg);
+    case SQLITE_NOTADB:
+      return Status::Corruption(msg);
+    default:
+      return Status::Internal(msg);
   }
 }
 
@@ -77,20 +82,24 @@ Result<FileInfo> InspectJournalFile(const std::string& path) {
   std::array<unsigned char, 100> header{};
   {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::IOError("cannot read journal " + Quote(path) + ": " + std::strerror(errno));
+    if (!in)
+      return Status::IOError("cannot read journal " + Quote(path) + ": " + std::strerror(errno));
     in.read(reinterpret_cast<char*>(header.data()), header.size());
     if (in.gcount() != 100 || std::memcmp(header.data(), kSqliteMagic, 16) != 0) {
-      return Status::Refused("journal " + Quote(path) +
-                             " is not an SQLite database (not a fencekeeper journal); refusing to touch it");
+      return Status::Refused(
+          "journal " + Quote(path) +
+          " is not an SQLite database (not a fencekeeper journal); refusing to touch it");
     }
   }
   auto be32 = [&](size_t offset) {
-    return static_cast<int32_t>((uint32_t{header[offset]} << 24) | (uint32_t{header[offset + 1]} << 16) |
+    return static_cast<int32_t>((uint32_t{header[offset]} << 24) |
+                                (uint32_t{header[offset + 1]} << 16) |
                                 (uint32_t{header[offset + 2]} << 8) | uint32_t{header[offset + 3]});
   };
   const bool wal_mode = header[18] == 2 && header[19] == 2;
   std::error_code wal_ec;
-  const bool wal_has_frames = fs::exists(path + "-wal", wal_ec) && fs::file_size(path + "-wal", wal_ec) > 0;
+  const bool wal_has_frames =
+      fs::exists(path + "-wal", wal_ec) && fs::file_size(path + "-wal", wal_ec) > 0;
   if (wal_mode && !wal_has_frames) {
     // Every committed change is in the main file, so its header is the
     // truth; and opening a WAL database, even read-only, would create -wal
@@ -107,22 +116,23 @@ Result<FileInfo> InspectJournalFile(const std::string& path) {
       const int objects = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
       info.empty = objects == 0 && info.application_id == 0 && info.user_version == 0;
     } catch (const SQLite::Exception& e) {
-      return Status::Refused("journal " + Quote(path) + " cannot be read as an SQLite database: " +
-                             e.what());
+      return Status::Refused("journal " + Quote(path) +
+                             " cannot be read as an SQLite database: " + e.what());
     }
   }
   if (info.empty) return info;
   if (info.application_id != kApplicationId) {
     char hex[16];
     std::snprintf(hex, sizeof hex, "0x%08x", static_cast<uint32_t>(info.application_id));
-    return Status::Refused("journal " + Quote(path) + " is an SQLite database of another application (application_id " +
-                           hex + ", expected fencekeeper's 0x464b4a31); refusing to touch it");
+    return Status::Refused("journal " + Quote(path) +
+                           " is an SQLite database of another application (application_id " + hex +
+                           ", expected fencekeeper's 0x464b4a31); refusing to touch it");
   }
   if (info.user_version > LatestSchemaVersion()) {
-    return Status::Refused("journal " + Quote(path) + " has schema version " +
-                           std::to_string(info.user_version) + ", newer than this fencekeeper knows (" +
-                           std::to_string(LatestSchemaVersion()) +
-                           "); run a fencekeeper at least as new as the one that wrote it");
+    return Status::Refused(
+        "journal " + Quote(path) + " has schema version " + std::to_string(info.user_version) +
+        ", newer than this fencekeeper knows (" + std::to_string(LatestSchemaVersion()) +
+        "); run a fencekeeper at least as new as the one that wrote it");
   }
   return info;
 }
@@ -147,8 +157,8 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
     if (!info->exists) return Status::NotFound("journal " + Quote(path) + " does not exist");
     if (info->empty || info->user_version < LatestSchemaVersion()) {
       return Status::Refused("journal " + Quote(path) + " is at schema version " +
-                             std::to_string(info->user_version) + "; run `fencekeeper migrate --journal " +
-                             path + "` first");
+                             std::to_string(info->user_version) +
+                             "; run `fencekeeper migrate --journal " + path + "` first");
     }
   } else if (!info->exists) {
     const fs::path parent = fs::absolute(path).parent_path();
@@ -174,8 +184,8 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
       }
       const std::string mode = db.execAndGet("PRAGMA journal_mode = WAL").getString();
       if (mode != "wal") {
-        return Status::IOError("journal " + Quote(path) + " could not be switched to WAL mode (got " +
-                               mode + ")");
+        return Status::IOError("journal " + Quote(path) +
+                               " could not be switched to WAL mode (got " + mode + ")");
       }
       // FULL: a commit that recorded "intent issued" must survive power loss,
       // not only a process crash (sqlite-journal-facts §1.1).
@@ -209,9 +219,10 @@ Status Journal::LoadState() {
   JournalState state;
   try {
     auto& db = impl_->db;
-    SQLite::Statement fences(db,
-                             "SELECT namespace, policy, present, policy_uid, generation, intact, seq, "
-                             "updated_at FROM fence_projection");
+    SQLite::Statement fences(
+        db,
+        "SELECT namespace, policy, present, policy_uid, generation, intact, seq, "
+        "updated_at FROM fence_projection");
     while (fences.executeStep()) {
       FenceRecord r;
       r.ns = fences.getColumn(0).getString();
@@ -222,10 +233,11 @@ Status Journal::LoadState() {
       r.updated_at = fences.getColumn(7).getString();
       state.fences[{r.ns, r.policy}] = r;
     }
-    SQLite::Statement sandboxes(db,
-                                "SELECT sandbox_uid, namespace, name, observation, observation_seq, "
-                                "decision, decision_seq, pending_intent_seq, applied_generation, "
-                                "updated_at FROM sandbox_projection");
+    SQLite::Statement sandboxes(
+        db,
+        "SELECT sandbox_uid, namespace, name, observation, observation_seq, "
+        "decision, decision_seq, pending_intent_seq, applied_generation, "
+        "updated_at FROM sandbox_projection");
     while (sandboxes.executeStep()) {
       SandboxRecord r;
       r.uid = sandboxes.getColumn(0).getString();
@@ -233,18 +245,22 @@ Status Journal::LoadState() {
       r.name = sandboxes.getColumn(2).getString();
       if (!sandboxes.getColumn(3).isNull()) {
         auto snap = DecodeSnapshot(sandboxes.getColumn(3).getString());
-        if (!snap.ok()) return Status::Corruption("sandbox_projection " + r.uid + ": " + snap.status().message());
+        if (!snap.ok())
+          return Status::Corruption("sandbox_projection " + r.uid + ": " + snap.status().message());
         r.observation = *snap;
       }
       r.observation_seq = sandboxes.getColumn(4).getInt64();
       if (!sandboxes.getColumn(5).isNull()) {
         auto d = DecodeDecision(sandboxes.getColumn(5).getString());
-        if (!d.ok()) return Status::Corruption("sandbox_projection " + r.uid + ": " + d.status().message());
+        if (!d.ok())
+          return Status::Corruption("sandbox_projection " + r.uid + ": " + d.status().message());
         r.decision = *d;
       }
       r.decision_seq = sandboxes.getColumn(6).getInt64();
-      if (!sandboxes.getColumn(7).isNull()) r.history.pending_intent_seq = sandboxes.getColumn(7).getInt64();
-      if (!sandboxes.getColumn(8).isNull()) r.history.applied_generation = sandboxes.getColumn(8).getInt64();
+      if (!sandboxes.getColumn(7).isNull())
+        r.history.pending_intent_seq = sandboxes.getColumn(7).getInt64();
+      if (!sandboxes.getColumn(8).isNull())
+        r.history.applied_generation = sandboxes.getColumn(8).getInt64();
       r.updated_at = sandboxes.getColumn(9).getString();
       state.sandboxes[r.uid] = r;
     }
@@ -256,8 +272,9 @@ Status Journal::LoadState() {
           state.pending_intents[seq] = IntentRecord{seq, e.ns, e.name, e.uid, *intent};
           return Status::Ok();
         }
-        return Status::Corruption("sandbox_projection " + uid + " names seq " + std::to_string(seq) +
-                                  " as its pending intent, but that event is a " + ToString(e.kind()));
+        return Status::Corruption(
+            "sandbox_projection " + uid + " names seq " + std::to_string(seq) +
+            " as its pending intent, but that event is a " + ToString(e.kind()));
       });
       if (!s.ok()) return s;
     }
@@ -271,7 +288,8 @@ Status Journal::LoadState() {
 
 Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   if (events.empty()) return events;
-  if (refuse_writes_ && refuse_writes_()) return Status::IOError(path_ + ": write refused (injected fault)");
+  if (refuse_writes_ && refuse_writes_())
+    return Status::IOError(path_ + ": write refused (injected fault)");
   // Fold into a scratch state holding only the records these events touch,
   // write those to the projections, and merge into state_ only after COMMIT:
   // a failed append leaves state_ exactly as it was, at O(events) cost.
@@ -280,7 +298,8 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   std::set<int64_t> touched_intents;
   for (const Event& e : events) {
     if (const auto* f = std::get_if<FenceObserved>(&e.body)) {
-      if (auto it = state_.fences.find({e.ns, f->policy}); it != state_.fences.end()) scratch.fences.insert(*it);
+      if (auto it = state_.fences.find({e.ns, f->policy}); it != state_.fences.end())
+        scratch.fences.insert(*it);
     } else if (auto it = state_.sandboxes.find(e.uid); it != state_.sandboxes.end()) {
       scratch.sandboxes.insert(*it);
     }
@@ -302,12 +321,14 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
     const int64_t on_disk = db.execAndGet("SELECT COALESCE(max(seq), 0) FROM events").getInt64();
     if (on_disk != state_.last_seq) {
       return Status::Busy("journal " + Quote(path_) + " was written by another process (last seq " +
-                          std::to_string(on_disk) + ", expected " + std::to_string(state_.last_seq) +
+                          std::to_string(on_disk) + ", expected " +
+                          std::to_string(state_.last_seq) +
                           "); only one fencekeeper may write a journal");
     }
-    SQLite::Statement insert(db,
-                             "INSERT INTO events (recorded_at, kind, namespace, name, uid, ref_seq, "
-                             "payload) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    SQLite::Statement insert(
+        db,
+        "INSERT INTO events (recorded_at, kind, namespace, name, uid, ref_seq, "
+        "payload) VALUES (?, ?, ?, ?, ?, ?, ?)");
     for (Event& e : events) {
       e.recorded_at = now;
       insert.reset();
@@ -316,7 +337,10 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
       insert.bind(3, e.ns);
       insert.bind(4, e.name);
       insert.bind(5, e.uid);
-      if (e.ref_seq != 0) insert.bind(6, e.ref_seq); else insert.bind(6);
+      if (e.ref_seq != 0)
+        insert.bind(6, e.ref_seq);
+      else
+        insert.bind(6);
       insert.bind(7, EncodePayload(e.body));
       insert.exec();
       e.seq = db.getLastInsertRowid();
@@ -324,9 +348,10 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
       fold(scratch, e);
     }
 
-    SQLite::Statement fence(db,
-                            "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
-                            "policy_uid, generation, intact, seq, updated_at) VALUES (?,?,?,?,?,?,?,?)");
+    SQLite::Statement fence(
+        db,
+        "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
+        "policy_uid, generation, intact, seq, updated_at) VALUES (?,?,?,?,?,?,?,?)");
     for (const auto& [key, r] : scratch.fences) {
       fence.reset();
       fence.bind(1, r.ns);
@@ -339,11 +364,12 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
       fence.bind(8, r.updated_at);
       fence.exec();
     }
-    SQLite::Statement sandbox(db,
-                              "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
-                              "verdict, reason, action, observed_generation, observation, "
-                              "observation_seq, decision, decision_seq, pending_intent_seq, "
-                              "applied_generation, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    SQLite::Statement sandbox(
+        db,
+        "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
+        "verdict, reason, action, observed_generation, observation, "
+        "observation_seq, decision, decision_seq, pending_intent_seq, "
+        "applied_generation, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& [uid, r] : scratch.sandboxes) {
       sandbox.reset();
       sandbox.clearBindings();
@@ -399,7 +425,8 @@ Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
 Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome) {
   auto it = state_.pending_intents.find(intent_seq);
   if (it == state_.pending_intents.end()) {
-    return Status::InvalidArgument("journal seq " + std::to_string(intent_seq) + " is not a pending intent");
+    return Status::InvalidArgument("journal seq " + std::to_string(intent_seq) +
+                                   " is not a pending intent");
   }
   Event e;
   e.ns = it->second.ns;
@@ -415,9 +442,10 @@ Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome&
 Status Journal::ForEachEvent(int64_t from_seq, int64_t until_seq,
                              const std::function<Status(const Event&)>& fn) const {
   try {
-    SQLite::Statement q(impl_->db,
-                        "SELECT seq, recorded_at, kind, namespace, name, uid, COALESCE(ref_seq, 0), "
-                        "payload FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq");
+    SQLite::Statement q(
+        impl_->db,
+        "SELECT seq, recorded_at, kind, namespace, name, uid, COALESCE(ref_seq, 0), "
+        "payload FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq");
     q.bind(1, from_seq);
     q.bind(2, until_seq);
     while (q.executeStep()) {
@@ -430,10 +458,13 @@ Status Journal::ForEachEvent(int64_t from_seq, int64_t until_seq,
       e.uid = q.getColumn(5).getString();
       e.ref_seq = q.getColumn(6).getInt64();
       auto k = ParseEventKind(kind);
-      if (!k) return Status::Corruption("event seq " + std::to_string(e.seq) + " has unknown kind '" + kind + "'");
+      if (!k)
+        return Status::Corruption("event seq " + std::to_string(e.seq) + " has unknown kind '" +
+                                  kind + "'");
       auto body = DecodePayload(*k, q.getColumn(7).getString());
       if (!body.ok()) {
-        return Status::Corruption("event seq " + std::to_string(e.seq) + ": " + body.status().message());
+        return Status::Corruption("event seq " + std::to_string(e.seq) + ": " +
+                                  body.status().message());
       }
       e.body = std::move(*body);
       if (Status s = fn(e); !s.ok()) return s;

@@ -12,8 +12,9 @@
 namespace fk::kube {
 namespace json = boost::json;
 
-std::string ResourcePath(const std::string& group, const std::string& version, const std::string& plural,
-                         const std::string& ns, const std::string& name) {
+std::string ResourcePath(const std::string& group, const std::string& version,
+                         const std::string& plural, const std::string& ns,
+                         const std::string& name) {
   std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
   if (!ns.empty()) p += "/namespaces/" + ns;
   p += "/" + plural;
@@ -36,7 +37,8 @@ std::string QueryEscape(const std::string& v) {
   return out;
 }
 
-Result<std::unique_ptr<ApiClient>> ApiClient::Create(const ClusterConfig& config, ClientOptions options) {
+Result<std::unique_ptr<ApiClient>> ApiClient::Create(const ClusterConfig& config,
+                                                     ClientOptions options) {
   TransportConfig t;
   t.server = config.server;
   t.ca_pem = config.ca_pem;
@@ -54,12 +56,15 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Create(const ClusterConfig& config
   return CreateWithTransport(config, std::move(options), std::move(*transport));
 }
 
-std::unique_ptr<ApiClient> ApiClient::CreateWithTransport(ClusterConfig config, ClientOptions options,
+std::unique_ptr<ApiClient> ApiClient::CreateWithTransport(ClusterConfig config,
+                                                          ClientOptions options,
                                                           std::unique_ptr<Transport> transport) {
-  return std::unique_ptr<ApiClient>(new ApiClient(std::move(config), std::move(options), std::move(transport)));
+  return std::unique_ptr<ApiClient>(
+      new ApiClient(std::move(config), std::move(options), std::move(transport)));
 }
 
-ApiClient::ApiClient(ClusterConfig config, ClientOptions options, std::unique_ptr<Transport> transport)
+ApiClient::ApiClient(ClusterConfig config, ClientOptions options,
+                     std::unique_ptr<Transport> transport)
     : config_(std::move(config)),
       options_(std::move(options)),
       transport_(std::move(transport)),
@@ -83,7 +88,8 @@ bool ApiClient::Wait(std::chrono::milliseconds d) { return options_.time->SleepF
 // once tat - (burst - 1) * interval <= now.
 bool ApiClient::AcquireRateToken() {
   if (options_.qps <= 0) return true;
-  const auto interval = std::chrono::duration_cast<MonoTime::duration>(std::chrono::duration<double>(1.0 / options_.qps));
+  const auto interval = std::chrono::duration_cast<MonoTime::duration>(
+      std::chrono::duration<double>(1.0 / options_.qps));
   MonoTime::duration wait{0};
   {
     std::lock_guard lock(mu_);
@@ -149,8 +155,9 @@ ApiError TransportError(std::string message) {
 
 }  // namespace
 
-ApiResponse ApiClient::Send(const std::string& method, const std::string& path, const std::string& body,
-                            const std::string& content_type, const CallOptions& call) {
+ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
+                            const std::string& body, const std::string& content_type,
+                            const CallOptions& call) {
   const bool retriable = IsIdempotent(method);  // a write is sent once: never resend blindly
   bool reauthenticated = false;
   ApiResponse out;
@@ -163,7 +170,8 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path, 
     }
     auto timeout = options_.request_timeout;
     if (call.deadline) {
-      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(*call.deadline - options_.time->MonotonicNow());
+      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(
+          *call.deadline - options_.time->MonotonicNow());
       if (remaining.count() <= 0) return out;  // the last error, or that nothing was sent
       timeout = std::min(timeout, remaining);
     }
@@ -197,14 +205,16 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path, 
     if (!retriable || !transient || attempt >= options_.max_retries) return out;
     const auto delay = out.error.retry_after_seconds
                            ? std::chrono::milliseconds(std::clamp<std::chrono::seconds>(
-                                 std::chrono::seconds(*out.error.retry_after_seconds), std::chrono::seconds(0), kMaxRetryAfter))
+                                 std::chrono::seconds(*out.error.retry_after_seconds),
+                                 std::chrono::seconds(0), kMaxRetryAfter))
                            : Backoff(attempt);
     if (call.deadline && options_.time->MonotonicNow() + delay >= *call.deadline) return out;
     if (!Wait(delay)) return out;
   }
 }
 
-std::unique_ptr<Transport::Stream> ApiClient::OpenStream(const std::string& path, Transport::StreamCallbacks callbacks) {
+std::unique_ptr<Transport::Stream> ApiClient::OpenStream(const std::string& path,
+                                                         Transport::StreamCallbacks callbacks) {
   AcquireRateToken();
   HttpRequest req{"GET", path, "", "", {}};
   if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
@@ -221,9 +231,11 @@ Result<std::string> ApiClient::DiscoverSandboxVersion() {
   if (!r.ok()) return Status::IOError("discovering agents.x-k8s.io: " + r.error.ToString());
   boost::system::error_code ec;
   json::value v = json::parse(r.body, ec);
-  if (ec || !v.is_object()) return Status::Corruption("discovery of agents.x-k8s.io returned something that is not JSON");
+  if (ec || !v.is_object())
+    return Status::Corruption("discovery of agents.x-k8s.io returned something that is not JSON");
   bool beta = false, alpha = false;
-  if (const auto* versions = v.as_object().if_contains("versions"); versions && versions->is_array()) {
+  if (const auto* versions = v.as_object().if_contains("versions");
+      versions && versions->is_array()) {
     for (const auto& e : versions->as_array()) {
       if (!e.is_object()) continue;
       const auto* ver = e.as_object().if_contains("version");

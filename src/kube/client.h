@@ -66,7 +66,8 @@ struct ApiResponse {
 class ApiClient {
  public:
   // Over HTTP (HttpTransport) to config.server.
-  static Result<std::unique_ptr<ApiClient>> Create(const ClusterConfig& config, ClientOptions options = {});
+  static Result<std::unique_ptr<ApiClient>> Create(const ClusterConfig& config,
+                                                   ClientOptions options = {});
   // Over the given transport; config supplies the token (or token file) and
   // the name in messages. options.{connect,stream_idle}_timeout are the
   // transport's business and unused here.
@@ -82,13 +83,17 @@ class ApiClient {
   // re-read and the request sent once more.
   ApiResponse Send(const std::string& method, const std::string& path, const std::string& body = "",
                    const std::string& content_type = "", const CallOptions& call = {});
-  ApiResponse Get(const std::string& path, const CallOptions& call = {}) { return Send("GET", path, "", "", call); }
-  ApiResponse MergePatch(const std::string& path, const std::string& body, const CallOptions& call = {}) {
+  ApiResponse Get(const std::string& path, const CallOptions& call = {}) {
+    return Send("GET", path, "", "", call);
+  }
+  ApiResponse MergePatch(const std::string& path, const std::string& body,
+                         const CallOptions& call = {}) {
     return Send("PATCH", path, body, "application/merge-patch+json", call);
   }
 
   // Opens a streaming GET (a watch) with the same authentication.
-  std::unique_ptr<Transport::Stream> OpenStream(const std::string& path, Transport::StreamCallbacks callbacks);
+  std::unique_ptr<Transport::Stream> OpenStream(const std::string& path,
+                                                Transport::StreamCallbacks callbacks);
 
   // agents.x-k8s.io: "v1beta1" if served, else "v1alpha1".
   Result<std::string> DiscoverSandboxVersion();
@@ -124,8 +129,9 @@ class ApiClient {
 };
 
 // /api/v1/namespaces/NS/pods/NAME or /apis/GROUP/VERSION/namespaces/NS/PLURAL/NAME.
-std::string ResourcePath(const std::string& group, const std::string& version, const std::string& plural,
-                         const std::string& ns = "", const std::string& name = "");
+std::string ResourcePath(const std::string& group, const std::string& version,
+                         const std::string& plural, const std::string& ns = "",
+                         const std::string& name = "");
 
 // Percent-encodes a query parameter value.
 std::string QueryEscape(const std::string& value);

@@ -14,20 +14,27 @@ class EndedStream final : public Transport::Stream {
 
 }  // namespace
 
-FakeTransport::FakeTransport(Handler handler, std::string host) : handler_(std::move(handler)), host_(std::move(host)) {}
+FakeTransport::FakeTransport(Handler handler, std::string host)
+    : handler_(std::move(handler)), host_(std::move(host)) {}
 
-void FakeTransport::Record(const HttpRequest& request, std::chrono::milliseconds timeout, bool stream) {
+void FakeTransport::Record(const HttpRequest& request, std::chrono::milliseconds timeout,
+                           bool stream) {
   std::lock_guard lock(mu_);
-  requests_.push_back({request.method, request.target, request.body, request.content_type, request.headers, timeout, stream});
+  requests_.push_back({request.method, request.target, request.body, request.content_type,
+                       request.headers, timeout, stream});
 }
 
-Result<HttpResponse> FakeTransport::RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) {
+Result<HttpResponse> FakeTransport::RoundTrip(const HttpRequest& request,
+                                              std::chrono::milliseconds timeout) {
   Record(request, timeout, false);
-  if (!handler_) return Status::IOError("FakeTransport: no handler for " + request.method + " " + request.target);
+  if (!handler_)
+    return Status::IOError("FakeTransport: no handler for " + request.method + " " +
+                           request.target);
   return handler_(request);
 }
 
-std::unique_ptr<Transport::Stream> FakeTransport::OpenStream(const HttpRequest& request, StreamCallbacks callbacks) {
+std::unique_ptr<Transport::Stream> FakeTransport::OpenStream(const HttpRequest& request,
+                                                             StreamCallbacks callbacks) {
   Record(request, std::chrono::milliseconds(0), true);
   StreamHandler handler;
   {
@@ -36,7 +43,8 @@ std::unique_ptr<Transport::Stream> FakeTransport::OpenStream(const HttpRequest& 
   }
   if (handler) return handler(request, std::move(callbacks));
   if (callbacks.on_end) {
-    callbacks.on_end(Status::IOError("FakeTransport: no stream handler for " + request.target), std::nullopt);
+    callbacks.on_end(Status::IOError("FakeTransport: no stream handler for " + request.target),
+                     std::nullopt);
   }
   return std::make_unique<EndedStream>();
 }

@@ -22,7 +22,8 @@ class FakeTransport final : public Transport {
   // lock held, so it may block, call requests(), or advance a manual clock.
   using Handler = std::function<Result<HttpResponse>(const HttpRequest& request)>;
   // Opens a stream. Without one, every stream ends at once with an error.
-  using StreamHandler = std::function<std::unique_ptr<Stream>(const HttpRequest& request, StreamCallbacks callbacks)>;
+  using StreamHandler =
+      std::function<std::unique_ptr<Stream>(const HttpRequest& request, StreamCallbacks callbacks)>;
 
   struct Recorded {
     std::string method;
@@ -30,16 +31,19 @@ class FakeTransport final : public Transport {
     std::string body;
     std::string content_type;
     std::vector<std::pair<std::string, std::string>> headers;
-    std::chrono::milliseconds timeout{0};  // what the caller allowed this round trip (0 for streams)
-    bool stream = false;                    // opened with OpenStream
+    std::chrono::milliseconds timeout{
+        0};               // what the caller allowed this round trip (0 for streams)
+    bool stream = false;  // opened with OpenStream
   };
 
   explicit FakeTransport(Handler handler, std::string host = "fake.invalid");
 
   // Recorded before the handler runs: inside the handler, requests().back()
   // is the request being answered.
-  Result<HttpResponse> RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) override;
-  std::unique_ptr<Stream> OpenStream(const HttpRequest& request, StreamCallbacks callbacks) override;
+  Result<HttpResponse> RoundTrip(const HttpRequest& request,
+                                 std::chrono::milliseconds timeout) override;
+  std::unique_ptr<Stream> OpenStream(const HttpRequest& request,
+                                     StreamCallbacks callbacks) override;
   const std::string& host() const override { return host_; }
 
   void SetStreamHandler(StreamHandler handler);

@@ -83,7 +83,8 @@ Result<ServerUrl> ParseServer(const std::string& server) {
   } else if (server.rfind("http://", 0) == 0) {
     rest = server.substr(7);
   } else {
-    return Status::InvalidArgument("server URL '" + server + "' must start with http:// or https://");
+    return Status::InvalidArgument("server URL '" + server +
+                                   "' must start with http:// or https://");
   }
   const size_t slash = rest.find('/');
   std::string authority = rest.substr(0, slash);
@@ -91,9 +92,11 @@ Result<ServerUrl> ParseServer(const std::string& server) {
   while (!u.base_path.empty() && u.base_path.back() == '/') u.base_path.pop_back();
   if (!authority.empty() && authority[0] == '[') {  // [v6]:port
     const size_t close = authority.find(']');
-    if (close == std::string::npos) return Status::InvalidArgument("server URL '" + server + "' has a bad IPv6 address");
+    if (close == std::string::npos)
+      return Status::InvalidArgument("server URL '" + server + "' has a bad IPv6 address");
     u.host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size() && authority[close + 1] == ':') u.port = authority.substr(close + 2);
+    if (close + 1 < authority.size() && authority[close + 1] == ':')
+      u.port = authority.substr(close + 2);
   } else {
     const size_t colon = authority.rfind(':');
     u.host = authority.substr(0, colon);
@@ -120,11 +123,13 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
   std::set<std::shared_ptr<StreamState>> streams;
 
   // Connects within connect_timeout, and before `deadline`.
-  net::awaitable<void> Connect(std::unique_ptr<Conn>* out, Status* status, Clock::time_point deadline) {
+  net::awaitable<void> Connect(std::unique_ptr<Conn>* out, Status* status,
+                               Clock::time_point deadline) {
     auto ex = co_await net::this_coro::executor;
     tcp::resolver resolver(ex);
     boost::system::error_code ec;
-    auto endpoints = co_await resolver.async_resolve(url.host, url.port, net::redirect_error(kUse, ec));
+    auto endpoints =
+        co_await resolver.async_resolve(url.host, url.port, net::redirect_error(kUse, ec));
     if (ec) {
       *status = Status::IOError("cannot resolve " + url.host + ": " + ec.message());
       co_return;
@@ -138,7 +143,8 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     conn->lowest().expires_at(std::min(deadline, Clock::now() + config.connect_timeout));
     co_await conn->lowest().async_connect(endpoints, net::redirect_error(kUse, ec));
     if (ec) {
-      *status = Status::IOError("cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
+      *status =
+          Status::IOError("cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
       co_return;
     }
     if (conn->tls) {
@@ -154,8 +160,10 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       if (ec) {
         std::string detail = ec.message();
         const long verify = SSL_get_verify_result(conn->tls->native_handle());
-        if (verify != X509_V_OK) detail += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
-        *status = Status::IOError("TLS handshake with " + url.host + ":" + url.port + " failed: " + detail);
+        if (verify != X509_V_OK)
+          detail += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
+        *status = Status::IOError("TLS handshake with " + url.host + ":" + url.port +
+                                  " failed: " + detail);
         co_return;
       }
     }
@@ -181,14 +189,16 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
   }
 
   template <class Stream>
-  net::awaitable<void> Exchange(Stream& stream, Conn& conn, const http::request<http::string_body>& r,
-                                Clock::time_point deadline, Answer* answer, bool* keep_alive, bool* nothing_received) {
+  net::awaitable<void> Exchange(Stream& stream, Conn& conn,
+                                const http::request<http::string_body>& r,
+                                Clock::time_point deadline, Answer* answer, bool* keep_alive,
+                                bool* nothing_received) {
     boost::system::error_code ec;
     conn.lowest().expires_at(deadline);
     co_await http::async_write(stream, r, net::redirect_error(kUse, ec));
     if (ec) {
-      answer->status = Status::IOError("sending " + FieldString(r.method_string()) + " " + FieldString(r.target()) +
-                                       " failed: " + ec.message());
+      answer->status = Status::IOError("sending " + FieldString(r.method_string()) + " " +
+                                       FieldString(r.target()) + " failed: " + ec.message());
       co_return;
     }
     http::response_parser<http::string_body> parser;
@@ -197,8 +207,8 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     conn.lowest().expires_never();
     if (ec) {
       *nothing_received = !parser.got_some();
-      answer->status = Status::IOError("reading the answer to " + FieldString(r.method_string()) + " " +
-                                       FieldString(r.target()) + " failed: " + ec.message());
+      answer->status = Status::IOError("reading the answer to " + FieldString(r.method_string()) +
+                                       " " + FieldString(r.target()) + " failed: " + ec.message());
       co_return;
     }
     auto res = parser.release();
@@ -223,7 +233,8 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
         conn = std::move(idle.back());
         idle.pop_back();
         conn->reused = true;
-        if (Clock::now() - conn->idle_since > config.idle_connection_timeout || !conn->StillOpen()) {
+        if (Clock::now() - conn->idle_since > config.idle_connection_timeout ||
+            !conn->StillOpen()) {
           conn->Close();  // idle too long (the server may have dropped it), or closed by the server
           conn.reset();
         }
@@ -257,7 +268,9 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       // more on a new one, but only a read. A write may have reached the
       // server and been applied before it closed; its caller resolves that
       // (DESIGN §2 "Never resend blindly").
-      if (!(conn->reused && nothing_received && IsIdempotent(req.method)) || Clock::now() >= deadline) co_return;
+      if (!(conn->reused && nothing_received && IsIdempotent(req.method)) ||
+          Clock::now() >= deadline)
+        co_return;
     }
   }
 
@@ -314,7 +327,8 @@ struct StreamState : HttpTransport::Stream, std::enable_shared_from_this<StreamS
 // so callbacks never outlive it.
 class StreamHandle final : public HttpTransport::Stream {
  public:
-  StreamHandle(std::shared_ptr<StreamState> s, std::thread::id io_thread) : state_(std::move(s)), io_thread_(io_thread) {}
+  StreamHandle(std::shared_ptr<StreamState> s, std::thread::id io_thread)
+      : state_(std::move(s)), io_thread_(io_thread) {}
   ~StreamHandle() override {
     state_->Cancel();
     if (std::this_thread::get_id() != io_thread_) state_->WaitEnded();
@@ -328,7 +342,8 @@ class StreamHandle final : public HttpTransport::Stream {
 
 }  // namespace
 
-net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req, std::shared_ptr<StreamState> state) {
+net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,
+                                                    std::shared_ptr<StreamState> state) {
   struct Forget {
     Impl* impl;
     std::shared_ptr<StreamState> state;
@@ -373,7 +388,8 @@ net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req, std::shared
       state->End(Status::Ok(), std::move(res));
       co_return;
     }
-    auto on_body = [&](std::uint64_t, beast::string_view body, boost::system::error_code&) -> std::size_t {
+    auto on_body = [&](std::uint64_t, beast::string_view body,
+                       boost::system::error_code&) -> std::size_t {
       state->Deliver(std::string_view(body.data(), body.size()));
       return body.size();
     };
@@ -413,18 +429,23 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(const TransportConf
   if (url->https) {
     impl->tls = std::make_unique<ssl::context>(ssl::context::tls_client);
     boost::system::error_code ec;
-    impl->tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3);
+    impl->tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                           ssl::context::no_sslv3);
     if (!config.ca_pem.empty()) {
       impl->tls->add_certificate_authority(net::buffer(config.ca_pem), ec);
-      if (ec) return Status::InvalidArgument("certificate authority is not valid PEM: " + ec.message());
+      if (ec)
+        return Status::InvalidArgument("certificate authority is not valid PEM: " + ec.message());
     } else {
       impl->tls->set_default_verify_paths(ec);
     }
     if (!config.client_cert_pem.empty()) {
       impl->tls->use_certificate_chain(net::buffer(config.client_cert_pem), ec);
-      if (ec) return Status::InvalidArgument("client certificate is not valid PEM: " + ec.message());
+      if (ec)
+        return Status::InvalidArgument("client certificate is not valid PEM: " + ec.message());
       impl->tls->use_private_key(net::buffer(config.client_key_pem), ssl::context::pem, ec);
-      if (ec) return Status::InvalidArgument("client key is not valid PEM or does not match the certificate: " + ec.message());
+      if (ec)
+        return Status::InvalidArgument(
+            "client key is not valid PEM or does not match the certificate: " + ec.message());
     }
   }
   impl->work.emplace(net::make_work_guard(impl->io));
@@ -454,7 +475,8 @@ HttpTransport::~HttpTransport() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) {
+Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request,
+                                              std::chrono::milliseconds timeout) {
   std::promise<Answer> done;
   auto future = done.get_future();
   auto answer = std::make_shared<Answer>();
@@ -468,7 +490,8 @@ Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request, std::c
   return std::move(a.response);
 }
 
-std::unique_ptr<Transport::Stream> HttpTransport::OpenStream(const HttpRequest& request, StreamCallbacks callbacks) {
+std::unique_ptr<Transport::Stream> HttpTransport::OpenStream(const HttpRequest& request,
+                                                             StreamCallbacks callbacks) {
   auto state = std::make_shared<StreamState>();
   state->transport = impl_;
   state->callbacks = std::move(callbacks);

@@ -43,10 +43,12 @@ class HttpTransport final : public Transport {
   // connect within it). A request on a reused keep-alive connection that the
   // server closed without answering is sent again on a new connection only if
   // it is idempotent (GET, HEAD); a write gets the error.
-  Result<HttpResponse> RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) override;
+  Result<HttpResponse> RoundTrip(const HttpRequest& request,
+                                 std::chrono::milliseconds timeout) override;
 
   // Streams deliver their lines and on_end on the io thread.
-  std::unique_ptr<Stream> OpenStream(const HttpRequest& request, StreamCallbacks callbacks) override;
+  std::unique_ptr<Stream> OpenStream(const HttpRequest& request,
+                                     StreamCallbacks callbacks) override;
 
   const std::string& host() const override;
 

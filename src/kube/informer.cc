@@ -49,9 +49,13 @@ Informer::Informer(ApiClient& client, ResourceRef resource, InformerOptions opti
 
 Informer::~Informer() { Stop(); }
 
-void Informer::Subscribe(std::function<void(const Change&)> fn) { subscribers_.push_back(std::move(fn)); }
+void Informer::Subscribe(std::function<void(const Change&)> fn) {
+  subscribers_.push_back(std::move(fn));
+}
 
-void Informer::Start() { thread_ = std::thread([this] { Run(); }); }
+void Informer::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void Informer::Stop() {
   {
@@ -66,7 +70,8 @@ void Informer::Stop() {
 
 bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return synced_.load() || stopping_; }) && synced_.load();
+  return cv_.wait_for(lock, timeout, [this] { return synced_.load() || stopping_; }) &&
+         synced_.load();
 }
 
 InformerStats Informer::stats() const {
@@ -77,7 +82,8 @@ InformerStats Informer::stats() const {
 }
 
 std::string Informer::Path() const {
-  return ResourcePath(resource_.group, resource_.version, resource_.plural, resource_.namespaced ? options_.ns : "");
+  return ResourcePath(resource_.group, resource_.version, resource_.plural,
+                      resource_.namespaced ? options_.ns : "");
 }
 
 void Informer::Notify(const std::vector<Change>& changes) {
@@ -101,7 +107,8 @@ bool Informer::Backoff(int* attempt, std::optional<std::chrono::milliseconds> re
 // Replaces the cache with a fresh list, notifying what changed since.
 bool Informer::List() {
   std::string path = Path();
-  if (!options_.label_selector.empty()) path += "?labelSelector=" + QueryEscape(options_.label_selector);
+  if (!options_.label_selector.empty())
+    path += "?labelSelector=" + QueryEscape(options_.label_selector);
   ApiResponse r = client_.Get(path);
   {
     std::lock_guard lock(mu_);
@@ -113,7 +120,8 @@ bool Informer::List() {
   }
   boost::system::error_code ec;
   json::value list = json::parse(r.body, ec);
-  const json::value* items = !ec && list.is_object() ? list.as_object().if_contains("items") : nullptr;
+  const json::value* items =
+      !ec && list.is_object() ? list.as_object().if_contains("items") : nullptr;
   if (ec || !items || !items->is_array()) {
     spdlog::warn("listing {} returned an unusable body ({}): {}", resource_.plural,
                  ec ? ec.message() : std::string("no items array"), Excerpt(r.body));
@@ -137,14 +145,18 @@ bool Informer::List() {
     for (const auto& [key, obj] : fresh) {
       auto it = store_.objects_.find(key);
       if (it == store_.objects_.end()) {
-        changes.push_back({ChangeType::kAdded, key.first, key.second, MetadataString(*obj, "resourceVersion"), obj, nullptr});
-      } else if (MetadataString(*it->second, "resourceVersion") != MetadataString(*obj, "resourceVersion")) {
-        changes.push_back({ChangeType::kModified, key.first, key.second, MetadataString(*obj, "resourceVersion"), obj, it->second});
+        changes.push_back({ChangeType::kAdded, key.first, key.second,
+                           MetadataString(*obj, "resourceVersion"), obj, nullptr});
+      } else if (MetadataString(*it->second, "resourceVersion") !=
+                 MetadataString(*obj, "resourceVersion")) {
+        changes.push_back({ChangeType::kModified, key.first, key.second,
+                           MetadataString(*obj, "resourceVersion"), obj, it->second});
       }
     }
     for (const auto& [key, obj] : store_.objects_) {
       if (!fresh.contains(key)) {
-        changes.push_back({ChangeType::kDeleted, key.first, key.second, MetadataString(*obj, "resourceVersion"), obj, obj});
+        changes.push_back({ChangeType::kDeleted, key.first, key.second,
+                           MetadataString(*obj, "resourceVersion"), obj, obj});
       }
     }
     store_.objects_ = std::move(fresh);
@@ -190,7 +202,8 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
     path += "&resourceVersion=" + QueryEscape(rv_);
     ++stats_.watches;
   }
-  if (!options_.label_selector.empty()) path += "&labelSelector=" + QueryEscape(options_.label_selector);
+  if (!options_.label_selector.empty())
+    path += "&labelSelector=" + QueryEscape(options_.label_selector);
 
   struct Inbox {
     std::mutex mu;
@@ -276,7 +289,9 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
         ++stats_.decode_errors;
         continue;
       }
-      Apply(t == "DELETED" ? ChangeType::kDeleted : t == "ADDED" ? ChangeType::kAdded : ChangeType::kModified,
+      Apply(t == "DELETED" ? ChangeType::kDeleted
+            : t == "ADDED" ? ChangeType::kAdded
+                           : ChangeType::kModified,
             std::make_shared<const json::value>(*object));
       std::lock_guard lock(mu_);
       rv_ = rv;
@@ -290,7 +305,8 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
           end = WatchEnd::kExpired;
         } else {
           spdlog::warn("{} watch refused: {}", resource_.plural, err.ToString());
-          if (inbox->non_ok->retry_after_seconds) *retry_after = std::chrono::seconds(*inbox->non_ok->retry_after_seconds);
+          if (inbox->non_ok->retry_after_seconds)
+            *retry_after = std::chrono::seconds(*inbox->non_ok->retry_after_seconds);
           end = WatchEnd::kError;
         }
       } else if (!inbox->status.ok()) {
@@ -299,7 +315,8 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
           std::lock_guard l(mu_);
           stopping = stopping_;
         }
-        if (!stopping) spdlog::warn("{} watch failed: {}", resource_.plural, inbox->status.message());
+        if (!stopping)
+          spdlog::warn("{} watch failed: {}", resource_.plural, inbox->status.message());
         end = WatchEnd::kError;
       }
       break;

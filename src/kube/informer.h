@@ -72,9 +72,9 @@ struct InformerOptions {
 struct InformerStats {
   int lists = 0;
   int watches = 0;
-  int expired = 0;       // relists caused by 410
-  int watch_errors = 0;  // watches that ended with an error
-  int decode_errors = 0; // garbage lines and unusable objects skipped
+  int expired = 0;        // relists caused by 410
+  int watch_errors = 0;   // watches that ended with an error
+  int decode_errors = 0;  // garbage lines and unusable objects skipped
   std::string resource_version;
 };
 

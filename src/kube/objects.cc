@@ -27,11 +27,13 @@ Status RequireIdentity(const json::object* meta, const char* kind, bool need_nam
   if (!meta) return Status::InvalidArgument(std::string(kind) + " has no metadata object");
   for (const char* key : {"name", "uid"}) {
     auto v = StringField(meta, key);
-    if (!v || v->empty()) return Status::InvalidArgument(std::string(kind) + " has no metadata." + key);
+    if (!v || v->empty())
+      return Status::InvalidArgument(std::string(kind) + " has no metadata." + key);
   }
   if (need_namespace) {
     auto ns = StringField(meta, "namespace");
-    if (!ns || ns->empty()) return Status::InvalidArgument(std::string(kind) + " has no metadata.namespace");
+    if (!ns || ns->empty())
+      return Status::InvalidArgument(std::string(kind) + " has no metadata.namespace");
   }
   return Status::Ok();
 }
@@ -39,13 +41,15 @@ Status RequireIdentity(const json::object* meta, const char* kind, bool need_nam
 int64_t GenerationOf(const json::object* meta) {
   const json::value* g = meta ? meta->if_contains("generation") : nullptr;
   if (g && g->is_int64()) return g->get_int64();
-  if (g && g->is_uint64() && g->get_uint64() <= INT64_MAX) return static_cast<int64_t>(g->get_uint64());
+  if (g && g->is_uint64() && g->get_uint64() <= INT64_MAX)
+    return static_cast<int64_t>(g->get_uint64());
   return 0;
 }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
          });
 }
 
@@ -88,7 +92,8 @@ json::value Normalize(const json::value& v, std::string_view key = {}) {
     for (const auto& child : v.get_array()) out.push_back(Normalize(child, key));
     if (key == "policyTypes") {
       std::vector<std::string> types;
-      for (const auto& t : out) types.push_back(t.is_string() ? std::string(t.get_string()) : json::serialize(t));
+      for (const auto& t : out)
+        types.push_back(t.is_string() ? std::string(t.get_string()) : json::serialize(t));
       std::sort(types.begin(), types.end());
       out.clear();
       for (auto& t : types) out.push_back(json::string(t));
@@ -107,9 +112,10 @@ json::value IntendedSpec(PolicyRole role, int boundary_port) {
     return json::object{
         {"podSelector", role_selector("workload")},
         {"policyTypes", json::array{"Ingress", "Egress"}},
-        {"ingress", json::array{json::object{
-                        {"from", json::array{json::object{{"podSelector", role_selector("supervisor")}}}},
-                        {"ports", json::array{json::object{{"protocol", "TCP"}, {"port", boundary_port}}}}}}},
+        {"ingress",
+         json::array{json::object{
+             {"from", json::array{json::object{{"podSelector", role_selector("supervisor")}}}},
+             {"ports", json::array{json::object{{"protocol", "TCP"}, {"port", boundary_port}}}}}}},
         {"egress", json::array{}}};
   }
   return json::object{{"podSelector", role_selector("supervisor")},
@@ -120,7 +126,8 @@ json::value IntendedSpec(PolicyRole role, int boundary_port) {
 }  // namespace
 
 std::optional<int64_t> ParseDigits(std::string_view text) {
-  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (text.empty() ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   int64_t value = 0;
@@ -147,13 +154,15 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
   const json::value* deletion = meta->if_contains("deletionTimestamp");
   sb.deleting = deletion && !deletion->is_null();
   sb.should_run = ShouldRun(ObjectField(&o, "spec"), version);
-  sb.bootstrapping = StringField(annotations, kBootstrappingAnnotation) == std::optional<std::string>("true");
+  sb.bootstrapping =
+      StringField(annotations, kBootstrappingAnnotation) == std::optional<std::string>("true");
   if (auto op = StringField(annotations, kBootstrapOperationAnnotation)) {
     auto parsed = domain::ParseBootstrapOp(*op);
     sb.bootstrap_op = parsed && *parsed != BootstrapOp::kNone ? *parsed : BootstrapOp::kOther;
   }
   sb.fence_uid = StringField(annotations, kFenceUidAnnotation);
-  if (auto g = StringField(annotations, kFenceGenerationAnnotation)) sb.fence_generation = ParseFenceGeneration(*g);
+  if (auto g = StringField(annotations, kFenceGenerationAnnotation))
+    sb.fence_generation = ParseFenceGeneration(*g);
   sb.bootstrap_phase = StringField(annotations, kBootstrapPhaseAnnotation).value_or("");
   if (auto t = StringField(annotations, kBootstrapStartedAtAnnotation))
     sb.bootstrap_started_at_ms = ParseDigits(*t);

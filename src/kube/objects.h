@@ -21,12 +21,15 @@ inline constexpr int kDefaultBoundaryPort = 5500;
 
 // Annotation keys read from a Sandbox.
 inline constexpr const char* kAnnotationPrefix = "openshell.ai/sandbox-runtime-";
-inline constexpr const char* kFenceUidAnnotation = "openshell.ai/sandbox-runtime-network-policy-uid";
+inline constexpr const char* kFenceUidAnnotation =
+    "openshell.ai/sandbox-runtime-network-policy-uid";
 inline constexpr const char* kFenceGenerationAnnotation =
     "openshell.ai/sandbox-runtime-network-policy-generation";
 inline constexpr const char* kWorkloadUidAnnotation = "openshell.ai/sandbox-runtime-workload-uid";
-inline constexpr const char* kSupervisorUidAnnotation = "openshell.ai/sandbox-runtime-supervisor-uid";
-inline constexpr const char* kBootstrappingAnnotation = "openshell.ai/sandbox-runtime-bootstrapping";
+inline constexpr const char* kSupervisorUidAnnotation =
+    "openshell.ai/sandbox-runtime-supervisor-uid";
+inline constexpr const char* kBootstrappingAnnotation =
+    "openshell.ai/sandbox-runtime-bootstrapping";
 inline constexpr const char* kBootstrapOperationAnnotation =
     "openshell.ai/sandbox-runtime-bootstrap-operation";
 inline constexpr const char* kBootstrapPhaseAnnotation =

@@ -45,7 +45,8 @@ class Transport {
   // Sends the request once and waits for the whole response, at most
   // `timeout` in all (connecting included). A Status error means no HTTP
   // answer arrived (connect, TLS, timeout, reset): kIOError. Thread-safe.
-  virtual Result<HttpResponse> RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) = 0;
+  virtual Result<HttpResponse> RoundTrip(const HttpRequest& request,
+                                         std::chrono::milliseconds timeout) = 0;
 
   // A long-lived streaming response (a watch). While the status is 200 each
   // complete line of the body goes to on_line; any other status ends the
@@ -62,7 +63,8 @@ class Transport {
     // non-200 answer; error: transport failure.
     std::function<void(const Status& status, std::optional<HttpResponse> non_ok)> on_end;
   };
-  virtual std::unique_ptr<Stream> OpenStream(const HttpRequest& request, StreamCallbacks callbacks) = 0;
+  virtual std::unique_ptr<Stream> OpenStream(const HttpRequest& request,
+                                             StreamCallbacks callbacks) = 0;
 
   // The API server's host name (for TLS and messages).
   virtual const std::string& host() const = 0;

@@ -12,17 +12,20 @@ InformerCache::InformerCache(kube::ApiClient& client, const CacheScope& scope) {
     informers_.push_back(std::make_unique<kube::Informer>(
         client, kube::ResourceRef{"agents.x-k8s.io", scope.sandbox_version, "sandboxes", true}, o));
     o.label_selector.clear();
+    informers_.push_back(std::make_unique<kube::Informer>(
+        client, kube::ResourceRef{"networking.k8s.io", "v1", "networkpolicies", true}, o));
+    o.label_selector =
+        "openshell.ai/boundary-role";  // only the boundary pods, not every pod of the namespace
     informers_.push_back(
-        std::make_unique<kube::Informer>(client, kube::ResourceRef{"networking.k8s.io", "v1", "networkpolicies", true}, o));
-    o.label_selector = "openshell.ai/boundary-role";  // only the boundary pods, not every pod of the namespace
-    informers_.push_back(std::make_unique<kube::Informer>(client, kube::ResourceRef{"", "v1", "pods", true}, o));
+        std::make_unique<kube::Informer>(client, kube::ResourceRef{"", "v1", "pods", true}, o));
   }
 }
 
 void InformerCache::Subscribe(Handler handler) {
   for (size_t i = 0; i < informers_.size(); ++i) {
     const auto kind = static_cast<CacheKind>(i % 3);
-    informers_[i]->Subscribe([kind, handler](const kube::Change& c) { handler(kind, c.ns, c.name); });
+    informers_[i]->Subscribe(
+        [kind, handler](const kube::Change& c) { handler(kind, c.ns, c.name); });
   }
 }
 
@@ -34,7 +37,8 @@ void InformerCache::Stop() {
   for (auto& i : informers_) i->Stop();
 }
 
-kube::ObjectPtr InformerCache::Get(CacheKind kind, const std::string& ns, const std::string& name) const {
+kube::ObjectPtr InformerCache::Get(CacheKind kind, const std::string& ns,
+                                   const std::string& name) const {
   for (size_t i = static_cast<size_t>(kind); i < informers_.size(); i += 3) {
     if (auto obj = informers_[i]->store().Get(ns, name)) return obj;
   }

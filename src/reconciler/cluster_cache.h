@@ -18,7 +18,8 @@ enum class CacheKind { kSandboxes = 0, kPolicies = 1, kPods = 2 };
 class ClusterCache {
  public:
   virtual ~ClusterCache() = default;
-  virtual kube::ObjectPtr Get(CacheKind kind, const std::string& ns, const std::string& name) const = 0;
+  virtual kube::ObjectPtr Get(CacheKind kind, const std::string& ns,
+                              const std::string& name) const = 0;
   // Every cached object of a kind in `ns` ("" = every namespace).
   virtual std::vector<kube::ObjectPtr> List(CacheKind kind, const std::string& ns) const = 0;
   // Nothing is decided before every cache has synced: a half-filled cache
@@ -30,7 +31,7 @@ struct CacheScope {
   std::vector<std::string> namespaces;  // empty: all namespaces
   std::string selector;                 // sandboxes' label selector
   std::string sandbox_version = "v1beta1";
-  kube::InformerOptions informer;       // backoff and time; namespace and selector are set per informer
+  kube::InformerOptions informer;  // backoff and time; namespace and selector are set per informer
 };
 
 // Per watched namespace (or one for all): a sandbox, a NetworkPolicy and a
@@ -45,7 +46,8 @@ class InformerCache final : public ClusterCache {
   void Start();
   void Stop();
 
-  kube::ObjectPtr Get(CacheKind kind, const std::string& ns, const std::string& name) const override;
+  kube::ObjectPtr Get(CacheKind kind, const std::string& ns,
+                      const std::string& name) const override;
   std::vector<kube::ObjectPtr> List(CacheKind kind, const std::string& ns) const override;
   bool Synced() const override;
   const std::vector<std::unique_ptr<kube::Informer>>& informers() const { return informers_; }

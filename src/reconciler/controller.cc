@@ -24,7 +24,9 @@ ReconcilerOptions ReconcilerOptionsFrom(const ControllerOptions& o) {
   return r;
 }
 
-TimeSource& TimeOf(const ControllerOptions& o) { return o.time ? *o.time : RealTimeSource::Instance(); }
+TimeSource& TimeOf(const ControllerOptions& o) {
+  return o.time ? *o.time : RealTimeSource::Instance();
+}
 
 std::unique_ptr<InformerCache> MakeCache(kube::ApiClient& client, const ControllerOptions& o) {
   CacheScope scope{o.namespaces, o.selector, o.sandbox_version, o.informer};
@@ -34,7 +36,8 @@ std::unique_ptr<InformerCache> MakeCache(kube::ApiClient& client, const Controll
 
 }  // namespace
 
-Controller::Controller(kube::ApiClient& client, journal::Journal& journal, ControllerOptions options, Metrics* metrics)
+Controller::Controller(kube::ApiClient& client, journal::Journal& journal,
+                       ControllerOptions options, Metrics* metrics)
     : own_cache_(MakeCache(client, options)),
       cache_(*own_cache_),
       client_(client),
@@ -42,15 +45,21 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal, Contr
       options_(std::move(options)),
       metrics_(metrics),
       time_(TimeOf(options_)),
-      own_events_(options_.create_events ? std::make_unique<EventRecorder>(client, options_.instance, time_) : nullptr),
+      own_events_(options_.create_events
+                      ? std::make_unique<EventRecorder>(client, options_.instance, time_)
+                      : nullptr),
       events_(own_events_.get()),
-      reconciler_(cache_, client_, journal_, time_, events_, metrics_, ReconcilerOptionsFrom(options_)),
+      reconciler_(cache_, client_, journal_, time_, events_, metrics_,
+                  ReconcilerOptionsFrom(options_)),
       queue_(time_, options_.retry_base, options_.retry_max) {
-  own_cache_->Subscribe([this](CacheKind kind, const std::string& ns, const std::string& name) { OnChange(kind, ns, name); });
+  own_cache_->Subscribe([this](CacheKind kind, const std::string& ns, const std::string& name) {
+    OnChange(kind, ns, name);
+  });
 }
 
-Controller::Controller(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal,
-                       ControllerOptions options, Metrics* metrics, EventSink* events)
+Controller::Controller(const ClusterCache& cache, kube::ApiClient& client,
+                       journal::Journal& journal, ControllerOptions options, Metrics* metrics,
+                       EventSink* events)
     : cache_(cache),
       client_(client),
       journal_(journal),
@@ -58,7 +67,8 @@ Controller::Controller(const ClusterCache& cache, kube::ApiClient& client, journ
       metrics_(metrics),
       time_(TimeOf(options_)),
       events_(events),
-      reconciler_(cache_, client_, journal_, time_, events_, metrics_, ReconcilerOptionsFrom(options_)),
+      reconciler_(cache_, client_, journal_, time_, events_, metrics_,
+                  ReconcilerOptionsFrom(options_)),
       queue_(time_, options_.retry_base, options_.retry_max) {}
 
 Controller::~Controller() { Stop(); }
@@ -79,7 +89,8 @@ void Controller::OnChange(CacheKind kind, const std::string& ns, const std::stri
       queue_.Add(Key(ns, name));
       break;
     case CacheKind::kPolicies:
-      if (name == domain::kWorkloadPolicyName || name == domain::kSupervisorPolicyName) EnqueueNamespace(ns);
+      if (name == domain::kWorkloadPolicyName || name == domain::kSupervisorPolicyName)
+        EnqueueNamespace(ns);
       break;
     case CacheKind::kPods:
       OnPod(ns, name);
@@ -88,12 +99,14 @@ void Controller::OnChange(CacheKind kind, const std::string& ns, const std::stri
 }
 
 void Controller::EnqueueNamespace(const std::string& ns) {
-  for (const auto& sb : cache_.List(CacheKind::kSandboxes, ns)) queue_.Add(Key(ns, kube::MetadataString(*sb, "name")));
+  for (const auto& sb : cache_.List(CacheKind::kSandboxes, ns))
+    queue_.Add(Key(ns, kube::MetadataString(*sb, "name")));
 }
 
 // A pod concerns the sandboxes that name it as their workload or supervisor pod.
 void Controller::OnPod(const std::string& ns, const std::string& name) {
-  const auto version = options_.sandbox_version == "v1alpha1" ? domain::ApiVersion::kV1alpha1 : domain::ApiVersion::kV1beta1;
+  const auto version = options_.sandbox_version == "v1alpha1" ? domain::ApiVersion::kV1alpha1
+                                                              : domain::ApiVersion::kV1beta1;
   for (const auto& obj : cache_.List(CacheKind::kSandboxes, ns)) {
     auto parsed = kube::ParseSandbox(*obj, version);
     if (!parsed.ok()) continue;
@@ -110,7 +123,8 @@ void Controller::EnqueueAll() {
 }
 
 void Controller::EnqueuePendingIntents() {
-  for (const auto& [seq, intent] : journal_.state().pending_intents) queue_.Add(Key(intent.ns, intent.name));
+  for (const auto& [seq, intent] : journal_.state().pending_intents)
+    queue_.Add(Key(intent.ns, intent.name));
 }
 
 bool Controller::Synced() const { return cache_.Synced(); }
@@ -187,7 +201,9 @@ std::string Controller::VerdictOf(const std::string& ns, const std::string& name
   if (!sandbox) return "";
   const auto& sandboxes = journal_.state().sandboxes;
   auto it = sandboxes.find(kube::MetadataString(*sandbox, "uid"));
-  return it != sandboxes.end() && it->second.decision ? domain::ToString(it->second.decision->verdict) : "";
+  return it != sandboxes.end() && it->second.decision
+             ? domain::ToString(it->second.decision->verdict)
+             : "";
 }
 
 bool Controller::ProcessNextWorkItem(bool block) {

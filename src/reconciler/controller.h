@@ -59,8 +59,8 @@ class Controller {
              Metrics* metrics = nullptr);
   // Over a cache someone else feeds through the On* handlers (the
   // simulation); `events` may be null.
-  Controller(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal, ControllerOptions options,
-             Metrics* metrics, EventSink* events);
+  Controller(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal,
+             ControllerOptions options, Metrics* metrics, EventSink* events);
   ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -75,8 +75,8 @@ class Controller {
 
   // Change handlers: what the caches call.
   void OnChange(CacheKind kind, const std::string& ns, const std::string& name);
-  void EnqueueAll();              // a resync pass, from the caches: no API request
-  void EnqueuePendingIntents();   // every key the journal holds an unsettled intent for
+  void EnqueueAll();             // a resync pass, from the caches: no API request
+  void EnqueuePendingIntents();  // every key the journal holds an unsettled intent for
   // controller-runtime's processNextWorkItem: takes one key (waiting for one
   // if `block`), reconciles it, requeues it as asked. False when no key was
   // due (non-blocking) or the queue is shut down.

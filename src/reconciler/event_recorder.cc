@@ -8,38 +8,39 @@
 namespace fk::reconciler {
 namespace json = boost::json;
 
-std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now, uint64_t unique) {
+std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now,
+                      uint64_t unique) {
   // Event names must be unique per namespace: the sandbox name plus a
   // time-and-sequence suffix, as client-go's recorder does.
   char suffix[40];
-  std::snprintf(suffix, sizeof suffix, "%llx%llx",
-                static_cast<unsigned long long>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()),
-                static_cast<unsigned long long>(unique));
+  std::snprintf(
+      suffix, sizeof suffix, "%llx%llx",
+      static_cast<unsigned long long>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()),
+      static_cast<unsigned long long>(unique));
   std::string note = e.reason + ": " + e.note + " (journal seq " + std::to_string(e.seq) + ")";
   if (note.size() > 1024) note = note.substr(0, 1021) + "...";
-  json::object event{
-      {"apiVersion", "events.k8s.io/v1"},
-      {"kind", "Event"},
-      {"metadata", {{"name", e.name + "." + suffix}, {"namespace", e.ns}}},
-      {"eventTime", FormatMicroTime(now)},
-      {"type", "Warning"},
-      {"reason", "FailClosedSuspended"},
-      {"action", "Suspend"},
-      {"reportingController", "openshell.ai/fencekeeper"},
-      {"reportingInstance", instance},
-      {"regarding",
-       {{"apiVersion", "agents.x-k8s.io/" + e.api_version},
-        {"kind", "Sandbox"},
-        {"namespace", e.ns},
-        {"name", e.name},
-        {"uid", e.uid}}},
-      {"note", note}};
+  json::object event{{"apiVersion", "events.k8s.io/v1"},
+                     {"kind", "Event"},
+                     {"metadata", {{"name", e.name + "." + suffix}, {"namespace", e.ns}}},
+                     {"eventTime", FormatMicroTime(now)},
+                     {"type", "Warning"},
+                     {"reason", "FailClosedSuspended"},
+                     {"action", "Suspend"},
+                     {"reportingController", "openshell.ai/fencekeeper"},
+                     {"reportingInstance", instance},
+                     {"regarding",
+                      {{"apiVersion", "agents.x-k8s.io/" + e.api_version},
+                       {"kind", "Sandbox"},
+                       {"namespace", e.ns},
+                       {"name", e.name},
+                       {"uid", e.uid}}},
+                     {"note", note}};
   return json::serialize(event);
 }
 
-EventRecorder::EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time, bool own_thread,
-                             size_t capacity)
+EventRecorder::EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time,
+                             bool own_thread, size_t capacity)
     : client_(client), instance_(std::move(instance)), time_(time), capacity_(capacity) {
   if (own_thread) thread_ = std::thread([this] { Run(); });
 }
@@ -107,7 +108,8 @@ void EventRecorder::Send(const FailClosedEvent& e) {
       std::lock_guard lock(mu_);
       unique = ++sequence_;
     }
-    r = client_.Send("POST", path, EventJson(e, instance_, time_.Now(), unique), "application/json");
+    r = client_.Send("POST", path, EventJson(e, instance_, time_.Now(), unique),
+                     "application/json");
     if (r.ok() || r.error.kind == kube::ApiErrorKind::kAlreadyExists) break;
   }
   std::lock_guard lock(mu_);

@@ -40,8 +40,8 @@ class EventRecorder final : public EventSink {
  public:
   // With `own_thread` the queue is drained in the background; without it
   // (the deterministic simulation) SendQueued() drains it on the caller's thread.
-  EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time, bool own_thread = true,
-                size_t capacity = 1000);
+  EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time,
+                bool own_thread = true, size_t capacity = 1000);
   ~EventRecorder() override;
   void Publish(FailClosedEvent event) override;
   void SendQueued();
@@ -66,6 +66,7 @@ class EventRecorder final : public EventSink {
 };
 
 // The events.k8s.io/v1 Event body (DESIGN §5).
-std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now, uint64_t unique);
+std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now,
+                      uint64_t unique);
 
 }  // namespace fk::reconciler

@@ -37,8 +37,10 @@ std::string LeaderIdentity(const std::string& hostname) {
   b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
   b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // variant 10xx (RFC 4122)
   char uuid[37];
-  std::snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  std::snprintf(uuid, sizeof uuid,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
   return hostname + "_" + uuid;
 }
 
@@ -54,7 +56,8 @@ const char* ToString(LeaderExit e) {
   return "?";
 }
 
-LeaderElector::LeaderElector(kube::ApiClient& client, LeaderOptions options, journal::Journal* journal)
+LeaderElector::LeaderElector(kube::ApiClient& client, LeaderOptions options,
+                             journal::Journal* journal)
     : client_(client),
       options_(std::move(options)),
       journal_(journal),
@@ -70,24 +73,32 @@ MonoTime::duration LeaderElector::FenceRemaining() const {
 bool LeaderElector::MayWrite() const { return FenceRemaining() > MonoTime::duration::zero(); }
 
 void LeaderElector::Journal(const std::string& state) {
-  spdlog::info("leader election: {} lease {}/{} as {}", state, options_.ns, options_.name, options_.identity);
+  spdlog::info("leader election: {} lease {}/{} as {}", state, options_.ns, options_.name,
+               options_.identity);
   if (!journal_) return;
   domain::Event e;
   e.ns = options_.ns;
   e.name = options_.name;
   e.body = domain::Leadership{options_.identity, state};
-  if (auto r = journal_->Append({e}); !r.ok()) spdlog::error("cannot journal leadership change: {}", r.status().ToString());
+  if (auto r = journal_->Append({e}); !r.ok())
+    spdlog::error("cannot journal leadership change: {}", r.status().ToString());
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
   const MonoTime started = time_.MonotonicNow();
   // Renewing: what remains of the renew deadline; acquiring: one retry period.
   const auto fence = FenceRemaining();
-  const kube::CallOptions call{started + (fence > MonoTime::duration::zero() ? fence : MonoTime::duration(options_.retry_period))};
-  auto confirm = [&] { fence_until_.store((started + options_.renew_deadline).time_since_epoch().count()); };
-  const std::string path = kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
+  const kube::CallOptions call{started + (fence > MonoTime::duration::zero()
+                                              ? fence
+                                              : MonoTime::duration(options_.retry_period))};
+  auto confirm = [&] {
+    fence_until_.store((started + options_.renew_deadline).time_since_epoch().count());
+  };
+  const std::string path =
+      kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
   const std::string now = FormatMicroTime(time_.Now());
-  const int64_t duration_s = std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
+  const int64_t duration_s =
+      std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
   kube::ApiResponse got = client_.Get(path, call);
   if (got.error.kind == kube::ApiErrorKind::kNotFound) {
     json::object lease{{"apiVersion", "coordination.k8s.io/v1"},
@@ -99,8 +110,9 @@ bool LeaderElector::TryAcquireOrRenew() {
                          {"acquireTime", now},
                          {"renewTime", now},
                          {"leaseTransitions", 0}}}};
-    kube::ApiResponse created = client_.Send("POST", kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns),
-                                             json::serialize(lease), "application/json", call);
+    kube::ApiResponse created =
+        client_.Send("POST", kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns),
+                     json::serialize(lease), "application/json", call);
     if (created.ok()) {
       observed_record_ = json::serialize(lease["spec"]);
       observed_at_ = time_.MonotonicNow();
@@ -122,13 +134,16 @@ bool LeaderElector::TryAcquireOrRenew() {
   }
   const std::string holder = kube::StringField(&spec, "holderIdentity").value_or("");
   int64_t held_for_s = duration_s;
-  if (const json::value* d = spec.if_contains("leaseDurationSeconds"); d && d->is_int64()) held_for_s = d->as_int64();
+  if (const json::value* d = spec.if_contains("leaseDurationSeconds"); d && d->is_int64())
+    held_for_s = d->as_int64();
   if (!holder.empty() && holder != options_.identity) {
     fence_until_.store(kNoFence);  // someone else holds it now: whatever we held is gone
-    if (observed_at_ + std::chrono::seconds(held_for_s) > time_.MonotonicNow()) return false;  // and validly
+    if (observed_at_ + std::chrono::seconds(held_for_s) > time_.MonotonicNow())
+      return false;  // and validly
   }
   int64_t transitions = 0;
-  if (const json::value* t = spec.if_contains("leaseTransitions"); t && t->is_int64()) transitions = t->as_int64();
+  if (const json::value* t = spec.if_contains("leaseTransitions"); t && t->is_int64())
+    transitions = t->as_int64();
   if (holder != options_.identity) {
     spec["acquireTime"] = now;
     spec["leaseTransitions"] = transitions + 1;
@@ -137,7 +152,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   spec["leaseDurationSeconds"] = duration_s;
   spec["renewTime"] = now;
   // Carries metadata.resourceVersion: of two candidates, one wins.
-  kube::ApiResponse updated = client_.Send("PUT", path, json::serialize(lease), "application/json", call);
+  kube::ApiResponse updated =
+      client_.Send("PUT", path, json::serialize(lease), "application/json", call);
   if (!updated.ok()) return false;
   observed_record_ = json::serialize(spec);
   observed_at_ = time_.MonotonicNow();
@@ -148,14 +164,17 @@ bool LeaderElector::TryAcquireOrRenew() {
 void LeaderElector::Release() {
   fence_until_.store(kNoFence);  // no writes from here on, whatever the API server says
   const kube::CallOptions call{time_.MonotonicNow() + options_.retry_period};
-  const std::string path = kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
+  const std::string path =
+      kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
   kube::ApiResponse got = client_.Get(path, call);
   if (!got.ok()) return;
   boost::system::error_code ec;
   json::value lease = json::parse(got.body, ec);
   if (ec || !lease.is_object()) return;
   json::value& spec = lease.as_object()["spec"];
-  if (!spec.is_object() || kube::StringField(&spec.as_object(), "holderIdentity").value_or("") != options_.identity) return;
+  if (!spec.is_object() ||
+      kube::StringField(&spec.as_object(), "holderIdentity").value_or("") != options_.identity)
+    return;
   const std::string now = FormatMicroTime(time_.Now());
   spec.as_object()["holderIdentity"] = "";
   spec.as_object()["leaseDurationSeconds"] = 1;
@@ -176,7 +195,8 @@ LeaderExit LeaderElector::StopLeading(const std::function<void()>& on_stopped, L
   return why;
 }
 
-LeaderExit LeaderElector::Run(const std::function<Status()>& on_started, const std::function<void()>& on_stopped,
+LeaderExit LeaderElector::Run(const std::function<Status()>& on_started,
+                              const std::function<void()>& on_stopped,
                               const std::function<bool()>& should_stop,
                               const std::function<bool(std::chrono::milliseconds)>& wait) {
   for (;;) {
@@ -195,7 +215,8 @@ LeaderExit LeaderElector::Run(const std::function<Status()>& on_started, const s
     const auto remaining = FenceRemaining();
     if (remaining <= MonoTime::duration::zero()) return StopLeading(on_stopped, LeaderExit::kLost);
     if (should_stop()) return StopLeading(on_stopped, LeaderExit::kStopped);
-    if (!wait(std::min(options_.retry_period, std::chrono::ceil<std::chrono::milliseconds>(remaining)))) {
+    if (!wait(std::min(options_.retry_period,
+                       std::chrono::ceil<std::chrono::milliseconds>(remaining)))) {
       return StopLeading(on_stopped, LeaderExit::kStopped);
     }
     if (MayWrite()) TryAcquireOrRenew();

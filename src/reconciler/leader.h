@@ -42,8 +42,8 @@ struct LeaderOptions {
 
 // Why Run returned.
 enum class LeaderExit {
-  kStopped,      // should_stop (or wait said stop): work stopped, lease released if held
-  kLost,         // no renewal succeeded within the renew deadline: work stopped; exit and start afresh
+  kStopped,  // should_stop (or wait said stop): work stopped, lease released if held
+  kLost,     // no renewal succeeded within the renew deadline: work stopped; exit and start afresh
   kStartFailed,  // on_started failed: work stopped, lease released
 };
 

@@ -20,14 +20,16 @@ Manager::~Manager() { StopTerm(); }
 
 bool Manager::Ready() const {
   std::lock_guard lock(mu_);
-  return leading_.load() && term_.controller && term_.controller->Synced() && term_.controller->JournalWritable();
+  return leading_.load() && term_.controller && term_.controller->Synced() &&
+         term_.controller->JournalWritable();
 }
 
 std::string Manager::RenderMetrics() {
   {
     std::lock_guard lock(mu_);
     if (term_.controller) {
-      for (const auto& i : term_.controller->informers()) metrics_.WatchRestarts(i->resource().plural, i->stats().watches);
+      for (const auto& i : term_.controller->informers())
+        metrics_.WatchRestarts(i->resource().plural, i->stats().watches);
     }
   }
   metrics_.Ready(Ready());
@@ -36,13 +38,16 @@ std::string Manager::RenderMetrics() {
 }
 
 // The Sandbox API version; an unreachable API server is retried, not fatal.
-std::optional<std::string> Manager::DiscoverSandboxVersion(kube::ApiClient& client, Interrupt& stop) {
+std::optional<std::string> Manager::DiscoverSandboxVersion(kube::ApiClient& client,
+                                                           Interrupt& stop) {
   for (int attempt = 0;; ++attempt) {
     if (stop.fired()) return std::nullopt;
     auto v = client.DiscoverSandboxVersion();
     if (v.ok()) return *v;
     spdlog::warn("cannot discover the Sandbox API yet: {}", v.status().message());
-    if (!time_.SleepFor(ExponentialDelay(std::chrono::milliseconds(500), attempt, std::chrono::seconds(30)), stop)) {
+    if (!time_.SleepFor(
+            ExponentialDelay(std::chrono::milliseconds(500), attempt, std::chrono::seconds(30)),
+            stop)) {
       return std::nullopt;
     }
   }
@@ -93,7 +98,9 @@ ManagerExit Manager::Run(Interrupt& stop) {
   }
 
   LeaderElector elector(**client, *options_.leader, &journal_);
-  options_.controller.may_write = [&elector] { return elector.MayWrite(); };  // no write once the fence lapses
+  options_.controller.may_write = [&elector] {
+    return elector.MayWrite();
+  };  // no write once the fence lapses
   const LeaderExit exit = elector.Run(
       [&]() -> Status {
         leading_ = true;
@@ -106,13 +113,16 @@ ManagerExit Manager::Run(Interrupt& stop) {
         metrics_.Leader(false);
         StopTerm();  // losing the lease stops all writes at once
       },
-      [&] { return stop.fired(); }, [&](std::chrono::milliseconds d) { return time_.SleepFor(d, stop); });
+      [&] { return stop.fired(); },
+      [&](std::chrono::milliseconds d) { return time_.SleepFor(d, stop); });
   StopTerm();
   const auto& lo = *options_.leader;
   switch (exit) {
     case LeaderExit::kLost:
-      spdlog::error("lost the lease {}/{}: no renewal succeeded within the renew deadline; exiting to start afresh",
-                    lo.ns, lo.name);
+      spdlog::error(
+          "lost the lease {}/{}: no renewal succeeded within the renew deadline; exiting to start "
+          "afresh",
+          lo.ns, lo.name);
       return ManagerExit::kLostLease;
     case LeaderExit::kStartFailed:
       spdlog::error("could not start leading; released the lease {}/{}; exiting", lo.ns, lo.name);

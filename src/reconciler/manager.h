@@ -24,9 +24,9 @@ namespace fk::reconciler {
 struct ManagerOptions {
   kube::ClusterConfig cluster;
   kube::ClientOptions client;
-  ControllerOptions controller;        // sandbox_version is discovered
+  ControllerOptions controller;         // sandbox_version is discovered
   std::optional<LeaderOptions> leader;  // set: leader election
-  TimeSource* time = nullptr;          // the real clock by default
+  TimeSource* time = nullptr;           // the real clock by default
 };
 
 // How the process ends.

@@ -12,50 +12,58 @@ namespace fk::reconciler {
 
 struct Metrics::Impl {
   prometheus::Registry registry;
-  prometheus::Family<prometheus::Counter>& transitions = prometheus::BuildCounter()
-      .Name("fencekeeper_transitions_total")
-      .Help("Fail-closed transitions by reason and outcome")
-      .Register(registry);
-  prometheus::Family<prometheus::Counter>& appends = prometheus::BuildCounter()
-      .Name("fencekeeper_journal_appended_events_total")
-      .Help("Events appended to the journal")
-      .Register(registry);
-  prometheus::Family<prometheus::Counter>& journal_errors = prometheus::BuildCounter()
-      .Name("fencekeeper_journal_errors_total")
-      .Help("Journal writes that failed (disk full, I/O error)")
-      .Register(registry);
-  prometheus::Family<prometheus::Histogram>& commit = prometheus::BuildHistogram()
-      .Name("fencekeeper_journal_commit_seconds")
-      .Help("Latency of durable journal commits")
-      .Register(registry);
-  prometheus::Histogram& commit_histogram = commit.Add(
-      {}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1});
-  prometheus::Family<prometheus::Counter>& api = prometheus::BuildCounter()
-      .Name("fencekeeper_api_requests_total")
-      .Help("Kubernetes API requests by verb and HTTP code (0: no answer)")
-      .Register(registry);
-  prometheus::Family<prometheus::Counter>& watch_restarts = prometheus::BuildCounter()
-      .Name("fencekeeper_watch_restarts_total")
-      .Help("Watches (re)opened, by resource")
-      .Register(registry);
+  prometheus::Family<prometheus::Counter>& transitions =
+      prometheus::BuildCounter()
+          .Name("fencekeeper_transitions_total")
+          .Help("Fail-closed transitions by reason and outcome")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& appends =
+      prometheus::BuildCounter()
+          .Name("fencekeeper_journal_appended_events_total")
+          .Help("Events appended to the journal")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& journal_errors =
+      prometheus::BuildCounter()
+          .Name("fencekeeper_journal_errors_total")
+          .Help("Journal writes that failed (disk full, I/O error)")
+          .Register(registry);
+  prometheus::Family<prometheus::Histogram>& commit =
+      prometheus::BuildHistogram()
+          .Name("fencekeeper_journal_commit_seconds")
+          .Help("Latency of durable journal commits")
+          .Register(registry);
+  prometheus::Histogram& commit_histogram =
+      commit.Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                             0.025, 0.05, 0.1, 0.25, 1});
+  prometheus::Family<prometheus::Counter>& api =
+      prometheus::BuildCounter()
+          .Name("fencekeeper_api_requests_total")
+          .Help("Kubernetes API requests by verb and HTTP code (0: no answer)")
+          .Register(registry);
+  prometheus::Family<prometheus::Counter>& watch_restarts =
+      prometheus::BuildCounter()
+          .Name("fencekeeper_watch_restarts_total")
+          .Help("Watches (re)opened, by resource")
+          .Register(registry);
   prometheus::Family<prometheus::Gauge>& sandboxes = prometheus::BuildGauge()
-      .Name("fencekeeper_sandboxes")
-      .Help("Sandboxes by current verdict")
-      .Register(registry);
+                                                         .Name("fencekeeper_sandboxes")
+                                                         .Help("Sandboxes by current verdict")
+                                                         .Register(registry);
   prometheus::Family<prometheus::Gauge>& queue = prometheus::BuildGauge()
-      .Name("fencekeeper_queue_depth")
-      .Help("Sandbox keys waiting to be reconciled")
-      .Register(registry);
+                                                     .Name("fencekeeper_queue_depth")
+                                                     .Help("Sandbox keys waiting to be reconciled")
+                                                     .Register(registry);
   prometheus::Gauge& queue_depth = queue.Add({});
-  prometheus::Family<prometheus::Gauge>& leader_family = prometheus::BuildGauge()
-      .Name("fencekeeper_leader")
-      .Help("1 while this instance leads (or leader election is off)")
-      .Register(registry);
+  prometheus::Family<prometheus::Gauge>& leader_family =
+      prometheus::BuildGauge()
+          .Name("fencekeeper_leader")
+          .Help("1 while this instance leads (or leader election is off)")
+          .Register(registry);
   prometheus::Gauge& leader = leader_family.Add({});
   prometheus::Family<prometheus::Gauge>& ready_family = prometheus::BuildGauge()
-      .Name("fencekeeper_ready")
-      .Help("1 while /readyz answers 200")
-      .Register(registry);
+                                                            .Name("fencekeeper_ready")
+                                                            .Help("1 while /readyz answers 200")
+                                                            .Register(registry);
   prometheus::Gauge& ready = ready_family.Add({});
   std::mutex mu;  // guards the watch-restart totals
   std::map<std::string, int> watch_totals;

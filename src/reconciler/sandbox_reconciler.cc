@@ -26,7 +26,8 @@ domain::ApiVersion VersionOf(const std::string& v) {
   return v == "v1alpha1" ? domain::ApiVersion::kV1alpha1 : domain::ApiVersion::kV1beta1;
 }
 
-std::string SandboxPath(domain::ApiVersion version, const std::string& ns, const std::string& name) {
+std::string SandboxPath(domain::ApiVersion version, const std::string& ns,
+                        const std::string& name) {
   return kube::ResourcePath("agents.x-k8s.io", domain::ToString(version), "sandboxes", ns, name);
 }
 
@@ -82,15 +83,17 @@ bool NeedsLiveConfirmation(const domain::Snapshot& s, const domain::Decision& d)
   if (s.sandbox.bootstrapping && s.sandbox.bootstrap_phase == "preparing") return true;
   if (d.reason == Reason::kFenceStale) {
     const auto& sb = s.sandbox;
-    const bool same_fence_newer_generation = sb.fence_uid && *sb.fence_uid == s.workload_fence.uid &&
-                                             sb.fence_generation && s.workload_fence.generation > *sb.fence_generation;
+    const bool same_fence_newer_generation =
+        sb.fence_uid && *sb.fence_uid == s.workload_fence.uid && sb.fence_generation &&
+        s.workload_fence.generation > *sb.fence_generation;
     if (same_fence_newer_generation) return false;
   }
   return true;
 }
 
-SandboxReconciler::SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal,
-                                     TimeSource& time, EventSink* events, Metrics* metrics, ReconcilerOptions options)
+SandboxReconciler::SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client,
+                                     journal::Journal& journal, TimeSource& time, EventSink* events,
+                                     Metrics* metrics, ReconcilerOptions options)
     : cache_(cache),
       client_(client),
       journal_(journal),
@@ -154,9 +157,10 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool 
   auto fetch = [&](CacheKind kind, const std::string& object_name) -> kube::ObjectPtr {
     if (object_name.empty()) return nullptr;
     if (!live) return cache_.Get(kind, ns, object_name);
-    const std::string path = kind == CacheKind::kPods
-                                 ? kube::ResourcePath("", "v1", "pods", ns, object_name)
-                                 : kube::ResourcePath("networking.k8s.io", "v1", "networkpolicies", ns, object_name);
+    const std::string path =
+        kind == CacheKind::kPods
+            ? kube::ResourcePath("", "v1", "pods", ns, object_name)
+            : kube::ResourcePath("networking.k8s.io", "v1", "networkpolicies", ns, object_name);
     kube::ApiResponse r = client_.Get(path);
     if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
     kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
@@ -202,23 +206,28 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, cons
   if (NeedsLiveConfirmation(snap, decision)) {
     Count(&ReconcilerStats::confirmations);
     domain::Snapshot live = Observe(*parsed, /*live=*/true, &ok);
-    if (!ok) return {ReconcileResult::Retry(), nullptr};  // cannot confirm: nothing recorded, nothing sent
+    if (!ok)
+      return {ReconcileResult::Retry(), nullptr};  // cannot confirm: nothing recorded, nothing sent
     domain::Decision live_decision = domain::decide(live);
     if (live_decision.action != Action::kPatchSuspend) {
       Count(&ReconcilerStats::unconfirmed);
-      spdlog::info("sandbox {}/{}: the cache said suspend ({}), the live objects do not; waiting for the cache", ns,
-                   name, decision.note);
+      spdlog::info(
+          "sandbox {}/{}: the cache said suspend ({}), the live objects do not; waiting for the "
+          "cache",
+          ns, name, decision.note);
       return {ReconcileResult::Retry(), nullptr};
     }
     snap = std::move(live);
     decision = std::move(live_decision);
   }
   // An intent is recorded only when it can be sent at once.
-  if (decision.action == Action::kPatchSuspend && !MayWrite()) return {ReconcileResult::Retry(), nullptr};
+  if (decision.action == Action::kPatchSuspend && !MayWrite())
+    return {ReconcileResult::Retry(), nullptr};
 
   domain::Evaluation eval{snap, decision, parsed->resource_version};
   auto recorded = Record(eval);
-  if (!recorded.ok()) return {ReconcileResult::Retry(), nullptr};  // nothing durable, so nothing sent
+  if (!recorded.ok())
+    return {ReconcileResult::Retry(), nullptr};  // nothing durable, so nothing sent
   if (recorded->appended > 0 && decision.verdict == Verdict::kHold) {
     spdlog::info("sandbox {}/{} held: {}", ns, name, decision.note);
   }
@@ -240,7 +249,8 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
   bool send = send_first;
   for (int sends = 0;;) {
     if (send) {
-      if (sends >= options_.max_identical_patches || !MayWrite()) return {ReconcileResult::Retry(), nullptr};
+      if (sends >= options_.max_identical_patches || !MayWrite())
+        return {ReconcileResult::Retry(), nullptr};
       ++sends;
       Count(&ReconcilerStats::patches);
       kube::ApiResponse r = client_.MergePatch(path, IntentBody(intent));
@@ -248,15 +258,17 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
       if (DefiniteRefusal(r)) {
         const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;
         return Settle(intent,
-                      gone ? SuspendOutcome{Outcome::kSuperseded, std::nullopt, "sandbox deleted before the PATCH"}
+                      gone ? SuspendOutcome{Outcome::kSuperseded, std::nullopt,
+                                            "sandbox deleted before the PATCH"}
                            : SuspendOutcome{Outcome::kFailed, std::nullopt, r.error.ToString()},
                       nullptr);
       }
-      spdlog::info("suspend of {}/{} (journal seq {}): result unknown ({}); reading the sandbox", intent.ns,
-                   intent.name, intent.seq, r.error.ToString());
+      spdlog::info("suspend of {}/{} (journal seq {}): result unknown ({}); reading the sandbox",
+                   intent.ns, intent.name, intent.seq, r.error.ToString());
     }
     ReadBack rb = Read(intent);
-    if (rb.kind == ReadBack::Kind::kUnknown) return {ReconcileResult::Retry(), nullptr};  // stays pending
+    if (rb.kind == ReadBack::Kind::kUnknown)
+      return {ReconcileResult::Retry(), nullptr};  // stays pending
     if (rb.kind == ReadBack::Kind::kSendAgain) {
       send = true;
       continue;
@@ -268,62 +280,74 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
 SandboxReconciler::ReadBack SandboxReconciler::Read(const IntentRecord& intent) {
   kube::ApiResponse r = client_.Get(SandboxPath(intent.intent.api_version, intent.ns, intent.name));
   if (r.error.kind == kube::ApiErrorKind::kNotFound) {
-    return {ReadBack::Kind::kSettled, {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"}, nullptr};
+    return {ReadBack::Kind::kSettled,
+            {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"},
+            nullptr};
   }
   kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
   auto parsed = obj ? kube::ParseSandbox(*obj, intent.intent.api_version)
-                    : Result<kube::ParsedSandbox>(Status::IOError(r.ok() ? "not a JSON object" : r.error.ToString()));
+                    : Result<kube::ParsedSandbox>(
+                          Status::IOError(r.ok() ? "not a JSON object" : r.error.ToString()));
   if (!parsed.ok()) {
-    spdlog::warn("cannot read {}/{} to settle journal seq {}: {}; will retry", intent.ns, intent.name, intent.seq,
-                 parsed.status().message());
+    spdlog::warn("cannot read {}/{} to settle journal seq {}: {}; will retry", intent.ns,
+                 intent.name, intent.seq, parsed.status().message());
     return {};
   }
   const auto& now = parsed->observation;
   if (now.uid != intent.uid) {
-    return {ReadBack::Kind::kSettled, {Outcome::kSuperseded, std::nullopt, "sandbox was recreated (new uid)"}, nullptr};
+    return {ReadBack::Kind::kSettled,
+            {Outcome::kSuperseded, std::nullopt, "sandbox was recreated (new uid)"},
+            nullptr};
   }
   const std::string marker =
-      kube::StringField(kube::ObjectField(kube::ObjectField(*obj, "metadata"), "annotations"), kSeqAnnotation)
+      kube::StringField(kube::ObjectField(kube::ObjectField(*obj, "metadata"), "annotations"),
+                        kSeqAnnotation)
           .value_or("");
   if (marker == std::to_string(intent.seq)) {
     // Applied at: the generation it is suspended at; if someone resumed it
     // since, the generation we observed, so the resume is a new episode.
     const int64_t at = now.should_run ? intent.intent.observed_generation : now.generation;
-    return {ReadBack::Kind::kSettled, {Outcome::kApplied, at, "confirmed by reading the sandbox"}, nullptr};
+    return {ReadBack::Kind::kSettled,
+            {Outcome::kApplied, at, "confirmed by reading the sandbox"},
+            nullptr};
   }
-  if (parsed->resource_version == intent.intent.resource_version) return {ReadBack::Kind::kSendAgain, {}, nullptr};
+  if (parsed->resource_version == intent.intent.resource_version)
+    return {ReadBack::Kind::kSendAgain, {}, nullptr};
   return {ReadBack::Kind::kSettled,
           {Outcome::kConflict, std::nullopt,
-           "sandbox changed before the PATCH landed (resourceVersion " + intent.intent.resource_version + " -> " +
-               parsed->resource_version + ")"},
+           "sandbox changed before the PATCH landed (resourceVersion " +
+               intent.intent.resource_version + " -> " + parsed->resource_version + ")"},
           obj};
 }
 
-SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent, const SuspendOutcome& outcome,
+SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
+                                                   const SuspendOutcome& outcome,
                                                    kube::ObjectPtr fresh) {
-  if (!RecordOutcome(intent.seq, outcome).ok()) return {ReconcileResult::Retry(), nullptr};  // stays pending
+  if (!RecordOutcome(intent.seq, outcome).ok())
+    return {ReconcileResult::Retry(), nullptr};  // stays pending
   const std::string reason = domain::ToString(intent.intent.reason);
   if (metrics_) metrics_->Transition(reason, domain::ToString(outcome.outcome));
   switch (outcome.outcome) {
     case Outcome::kApplied:
       // One warning per fail-closed transition, when its suspend is known to have landed.
-      spdlog::warn("fail-closed: suspended sandbox {}/{} (reason {}: {}; journal seq {})", intent.ns, intent.name,
-                   reason, intent.intent.note, intent.seq);
+      spdlog::warn("fail-closed: suspended sandbox {}/{} (reason {}: {}; journal seq {})",
+                   intent.ns, intent.name, reason, intent.intent.note, intent.seq);
       Count(&ReconcilerStats::warnings);
       Count(&ReconcilerStats::applied);
       if (events_) {
-        events_->Publish({intent.ns, intent.name, intent.uid, domain::ToString(intent.intent.api_version), reason,
-                          intent.intent.note, intent.seq});
+        events_->Publish({intent.ns, intent.name, intent.uid,
+                          domain::ToString(intent.intent.api_version), reason, intent.intent.note,
+                          intent.seq});
       }
       return {ReconcileResult::Done(), nullptr};
     case Outcome::kFailed:
-      spdlog::error("suspend of {}/{} refused and will be retried: {} (journal seq {})", intent.ns, intent.name,
-                    outcome.detail, intent.seq);
+      spdlog::error("suspend of {}/{} refused and will be retried: {} (journal seq {})", intent.ns,
+                    intent.name, outcome.detail, intent.seq);
       Count(&ReconcilerStats::failures);
       return {ReconcileResult::Retry(), nullptr};
     case Outcome::kConflict:
-      spdlog::info("suspend of {}/{} not applied: conflict ({}; journal seq {})", intent.ns, intent.name,
-                   outcome.detail, intent.seq);
+      spdlog::info("suspend of {}/{} not applied: conflict ({}; journal seq {})", intent.ns,
+                   intent.name, outcome.detail, intent.seq);
       Count(&ReconcilerStats::conflicts);
       return {fresh ? ReconcileResult::Done() : ReconcileResult::Retry(), fresh};
     default:
@@ -344,7 +368,9 @@ Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evalu
     if (!journal_ok_) spdlog::info("journal {} is writable again", journal_.path());
     journal_ok_ = true;
   } else {
-    if (journal_ok_) spdlog::error("journal write failed; no PATCH is sent until it is durable: {}", r.status().ToString());
+    if (journal_ok_)
+      spdlog::error("journal write failed; no PATCH is sent until it is durable: {}",
+                    r.status().ToString());
     journal_ok_ = false;
     if (metrics_) metrics_->JournalError();
     ++stats_.journal_errors;
@@ -362,9 +388,11 @@ Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutco
     journal_ok_ = true;
   } else {
     journal_ok_ = false;
-    spdlog::error("cannot record the outcome of journal seq {} ({}); it stays pending and is settled by reading the "
-                  "sandbox once the journal takes writes: {}",
-                  seq, domain::ToString(outcome.outcome), r.status().ToString());
+    spdlog::error(
+        "cannot record the outcome of journal seq {} ({}); it stays pending and is settled by "
+        "reading the "
+        "sandbox once the journal takes writes: {}",
+        seq, domain::ToString(outcome.outcome), r.status().ToString());
     if (metrics_) metrics_->JournalError();
     ++stats_.journal_errors;
   }

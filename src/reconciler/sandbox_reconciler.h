@@ -73,8 +73,9 @@ struct ReconcileResult {
 
 class SandboxReconciler {
  public:
-  SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal, TimeSource& time,
-                    EventSink* events, Metrics* metrics, ReconcilerOptions options);
+  SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal,
+                    TimeSource& time, EventSink* events, Metrics* metrics,
+                    ReconcilerOptions options);
 
   ReconcileResult Reconcile(const std::string& ns, const std::string& name);
 
@@ -98,7 +99,8 @@ class SandboxReconciler {
   domain::Snapshot Observe(const kube::ParsedSandbox& sb, bool live, bool* ok);
   Round Drive(const domain::IntentRecord& intent, bool send_first);
   ReadBack Read(const domain::IntentRecord& intent);
-  Round Settle(const domain::IntentRecord& intent, const domain::SuspendOutcome& outcome, kube::ObjectPtr fresh);
+  Round Settle(const domain::IntentRecord& intent, const domain::SuspendOutcome& outcome,
+               kube::ObjectPtr fresh);
   bool MayWrite();
   Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome);

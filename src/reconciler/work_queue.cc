@@ -6,7 +6,8 @@
 
 namespace fk::reconciler {
 
-WorkQueue::WorkQueue(TimeSource& time, std::chrono::milliseconds base_delay, std::chrono::milliseconds max_delay)
+WorkQueue::WorkQueue(TimeSource& time, std::chrono::milliseconds base_delay,
+                     std::chrono::milliseconds max_delay)
     : time_(time), base_delay_(base_delay), max_delay_(max_delay) {}
 
 void WorkQueue::Add(const std::string& key) {

@@ -20,7 +20,8 @@ namespace fk::reconciler {
 
 class WorkQueue {
  public:
-  explicit WorkQueue(TimeSource& time, std::chrono::milliseconds base_delay = std::chrono::milliseconds(5),
+  explicit WorkQueue(TimeSource& time,
+                     std::chrono::milliseconds base_delay = std::chrono::milliseconds(5),
                      std::chrono::milliseconds max_delay = std::chrono::seconds(300));
 
   void Add(const std::string& key);
@@ -42,7 +43,7 @@ class WorkQueue {
   int Failures(const std::string& key) const;
 
  private:
-  void PromoteDue();  // under mu_
+  void PromoteDue();        // under mu_
   std::string TakeFront();  // under mu_, queue_ not empty
 
   TimeSource& time_;

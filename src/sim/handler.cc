@@ -67,7 +67,8 @@ Target ParseTarget(std::string_view target) {
       std::string_view kv = query.substr(p, amp - p);
       const size_t eq = kv.find('=');
       if (!kv.empty()) {
-        t.query[PercentDecode(kv.substr(0, eq))] = eq == std::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1));
+        t.query[PercentDecode(kv.substr(0, eq))] =
+            eq == std::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1));
       }
       p = amp + 1;
     }
@@ -133,9 +134,10 @@ json::value GroupJson(const Simulator& sim, const std::string& group) {
       if (preferred.empty() && sim.Serves(k, v)) preferred = v;
     }
   }
-  return json::object{{"name", group},
-                      {"versions", versions},
-                      {"preferredVersion", {{"groupVersion", group + "/" + preferred}, {"version", preferred}}}};
+  return json::object{
+      {"name", group},
+      {"versions", versions},
+      {"preferredVersion", {{"groupVersion", group + "/" + preferred}, {"version", preferred}}}};
 }
 
 json::value GroupList(const Simulator& sim) {
@@ -149,22 +151,27 @@ json::value GroupList(const Simulator& sim) {
   return json::object{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
 }
 
-std::optional<json::value> ResourceList(const Simulator& sim, const std::string& group, const std::string& version) {
+std::optional<json::value> ResourceList(const Simulator& sim, const std::string& group,
+                                        const std::string& version) {
   json::array resources;
   for (const auto& k : Kinds()) {
     if (k.group != group || !sim.Serves(k, version)) continue;
     json::array short_names;
     for (const auto& s : k.short_names) short_names.push_back(json::string(s));
-    json::object r{{"name", k.plural},
-                   {"singularName", k.singular},
-                   {"namespaced", k.namespaced},
-                   {"kind", k.kind},
-                   {"verbs", json::array{"create", "delete", "get", "list", "patch", "update", "watch"}}};
+    json::object r{
+        {"name", k.plural},
+        {"singularName", k.singular},
+        {"namespaced", k.namespaced},
+        {"kind", k.kind},
+        {"verbs", json::array{"create", "delete", "get", "list", "patch", "update", "watch"}}};
     if (!short_names.empty()) r["shortNames"] = short_names;
     resources.push_back(r);
     if (k.status_subresource) {
-      resources.push_back({{"name", k.plural + "/status"}, {"singularName", ""}, {"namespaced", k.namespaced},
-                           {"kind", k.kind}, {"verbs", json::array{"get", "patch", "update"}}});
+      resources.push_back({{"name", k.plural + "/status"},
+                           {"singularName", ""},
+                           {"namespaced", k.namespaced},
+                           {"kind", k.kind},
+                           {"verbs", json::array{"get", "patch", "update"}}});
     }
   }
   if (resources.empty()) return std::nullopt;
@@ -192,15 +199,19 @@ json::value OpenApiV3Root(const Simulator& sim) {
   return json::object{{"paths", paths}};
 }
 
-std::optional<json::value> OpenApiV3Group(const Simulator& sim, const std::string& group, const std::string& version) {
+std::optional<json::value> OpenApiV3Group(const Simulator& sim, const std::string& group,
+                                          const std::string& version) {
   json::object paths;
   for (const auto& k : Kinds()) {
     if (k.group != group || !sim.Serves(k, version)) continue;
     const std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-    const std::string path = prefix + (k.namespaced ? "/namespaces/{namespace}/" : "/") + k.plural + "/{name}";
+    const std::string path =
+        prefix + (k.namespaced ? "/namespaces/{namespace}/" : "/") + k.plural + "/{name}";
     paths[path] = {{"patch",
-                    {{"x-kubernetes-group-version-kind", {{"group", group}, {"version", version}, {"kind", k.kind}}},
-                     {"parameters", json::array{{{"name", "fieldValidation"}, {"in", "query"},
+                    {{"x-kubernetes-group-version-kind",
+                      {{"group", group}, {"version", version}, {"kind", k.kind}}},
+                     {"parameters", json::array{{{"name", "fieldValidation"},
+                                                 {"in", "query"},
                                                  {"schema", {{"type", "string"}}}}}},
                      {"responses", {{"200", {{"description", "OK"}}}}}}}};
   }
@@ -211,9 +222,14 @@ std::optional<json::value> OpenApiV3Group(const Simulator& sim, const std::strin
 }
 
 json::value VersionInfo() {
-  return json::object{{"major", "1"}, {"minor", "32"}, {"gitVersion", "v1.32.0-fencekeeper-sim"},
-                      {"gitCommit", "0000000000000000000000000000000000000000"}, {"gitTreeState", "clean"},
-                      {"buildDate", "2026-11-29T00:00:00Z"}, {"goVersion", "go1.23"}, {"compiler", "gc"},
+  return json::object{{"major", "1"},
+                      {"minor", "32"},
+                      {"gitVersion", "v1.32.0-fencekeeper-sim"},
+                      {"gitCommit", "0000000000000000000000000000000000000000"},
+                      {"gitTreeState", "clean"},
+                      {"buildDate", "2026-11-29T00:00:00Z"},
+                      {"goVersion", "go1.23"},
+                      {"compiler", "gc"},
                       {"platform", "linux/amd64"}};
 }
 
@@ -226,12 +242,14 @@ std::string VerbFor(const std::string& method, const Route& r, const Target& t) 
   return "unknown";
 }
 
-ApiReply Discovery(const Simulator& sim, const Target& t, const std::string& address, bool* handled) {
+ApiReply Discovery(const Simulator& sim, const Target& t, const std::string& address,
+                   bool* handled) {
   *handled = true;
   const auto& s = t.segments;
   if (s.size() == 1 && s[0] == "api") return Json(200, ApiVersions(address));
   if (s.size() == 1 && s[0] == "apis") return Json(200, GroupList(sim));
-  if (s.size() == 2 && s[0] == "api" && s[1] == "v1") return Json(200, *ResourceList(sim, "", "v1"));
+  if (s.size() == 2 && s[0] == "api" && s[1] == "v1")
+    return Json(200, *ResourceList(sim, "", "v1"));
   if (s.size() == 2 && s[0] == "apis") {
     for (const auto& k : Kinds()) {
       if (k.group == s[1]) {
@@ -291,7 +309,8 @@ ApiReply Control(Simulator& sim, const ApiRequest& req, const Target& t, bool* h
     if (auto* x = o.if_contains("verb")) f.verb = x->as_string();
     if (auto* x = o.if_contains("resource")) f.resource = x->as_string();
     if (auto* x = o.if_contains("status")) f.status = static_cast<int>(x->to_number<int64_t>());
-    if (auto* x = o.if_contains("retryAfterSeconds")) f.retry_after_seconds = static_cast<int>(x->to_number<int64_t>());
+    if (auto* x = o.if_contains("retryAfterSeconds"))
+      f.retry_after_seconds = static_cast<int>(x->to_number<int64_t>());
     if (auto* x = o.if_contains("plainText")) f.plain_text = x->as_bool();
     if (auto* x = o.if_contains("count")) f.count = static_cast<int>(x->to_number<int64_t>());
     sim.AddFault(f);
@@ -300,7 +319,8 @@ ApiReply Control(Simulator& sim, const ApiRequest& req, const Target& t, bool* h
   if (what == "requests" && req.method == "GET") {
     json::object counts;
     for (const char* verb : {"get", "list", "watch", "create", "update", "patch", "delete"}) {
-      counts[verb] = sim.RequestCount(verb, t.Query("resource").empty() ? "*" : t.Query("resource"));
+      counts[verb] =
+          sim.RequestCount(verb, t.Query("resource").empty() ? "*" : t.Query("resource"));
     }
     return Json(200, counts);
   }
@@ -317,7 +337,8 @@ ApiReply FaultResponse(const FaultRule& f) {
   }
   if (f.plain_text) {
     r.content_type = "text/plain; charset=utf-8";
-    r.body = f.status == 429 ? "Too many requests, please try again later.\n" : "injected failure\n";
+    r.body =
+        f.status == 429 ? "Too many requests, please try again later.\n" : "injected failure\n";
     return r;
   }
   std::string reason = "InternalError";
@@ -331,7 +352,8 @@ ApiReply FaultResponse(const FaultRule& f) {
   return r;
 }
 
-ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const Route& r, const std::string& verb) {
+ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const Route& r,
+                  const std::string& verb) {
   Store& store = sim.store();
   const ResourceKind& kind = *r.kind;
   auto parse_body = [&](json::value* out) -> std::optional<ApiReply> {
@@ -348,38 +370,47 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
   if (verb == "get") return reply(store.Get(kind, r.ns, r.name));
   if (verb == "list") {
     if (!t.Query("sendInitialEvents").empty()) {
-      return Fail(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
+      return Fail(422, "Invalid",
+                  "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: "
+                  "sendInitialEvents is forbidden for list");
     }
     auto labels = Selector::ParseLabels(t.Query("labelSelector"));
     auto fields = Selector::ParseFields(t.Query("fieldSelector"));
-    if (!labels || !fields) return Fail(400, "BadRequest", "unable to parse the label or field selector");
+    if (!labels || !fields)
+      return Fail(400, "BadRequest", "unable to parse the label or field selector");
     ListOutcome l = store.List(kind, r.ns, *labels, *fields);
     if (auto stale = sim.TakeStaleList(kind)) {
       l.items.clear();
       for (auto& item : stale->items) {
-        if ((r.ns.empty() || kube::MetadataString(item, "namespace") == r.ns) && labels->Matches(item) && fields->Matches(item)) {
+        if ((r.ns.empty() || kube::MetadataString(item, "namespace") == r.ns) &&
+            labels->Matches(item) && fields->Matches(item)) {
           l.items.push_back(std::move(item));
         }
       }
       l.resource_version = stale->resource_version;
     }
     json::array items;
-    for (auto& item : l.items) items.push_back(Simulator::ToVersion(kind, std::move(item), r.version));
-    return Json(200, json::object{{"kind", kind.kind + "List"},
-                                  {"apiVersion", kind.ApiVersion(r.version)},
-                                  {"metadata", {{"resourceVersion", std::to_string(l.resource_version)}}},
-                                  {"items", items}});
+    for (auto& item : l.items)
+      items.push_back(Simulator::ToVersion(kind, std::move(item), r.version));
+    return Json(
+        200, json::object{{"kind", kind.kind + "List"},
+                          {"apiVersion", kind.ApiVersion(r.version)},
+                          {"metadata", {{"resourceVersion", std::to_string(l.resource_version)}}},
+                          {"items", items}});
   }
   if (verb == "create") {
-    if (!r.name.empty() || r.status) return Fail(405, "MethodNotAllowed", "POST goes to a collection");
+    if (!r.name.empty() || r.status)
+      return Fail(405, "MethodNotAllowed", "POST goes to a collection");
     json::value body;
     if (auto bad = parse_body(&body)) return *bad;
-    return reply(store.Create(kind, r.ns, Simulator::FromVersion(kind, std::move(body), r.version)), 201);
+    return reply(store.Create(kind, r.ns, Simulator::FromVersion(kind, std::move(body), r.version)),
+                 201);
   }
   if (verb == "update") {
     json::value body;
     if (auto bad = parse_body(&body)) return *bad;
-    return reply(store.Update(kind, r.ns, r.name, Simulator::FromVersion(kind, std::move(body), r.version), r.status));
+    return reply(store.Update(kind, r.ns, r.name,
+                              Simulator::FromVersion(kind, std::move(body), r.version), r.status));
   }
   if (verb == "delete") {
     std::optional<std::string> pre_rv, pre_uid;
@@ -388,8 +419,10 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
       json::value opts = json::parse(req.body, ec);
       if (!ec && opts.is_object()) {
         if (auto* p = opts.as_object().if_contains("preconditions"); p && p->is_object()) {
-          if (auto* v = p->as_object().if_contains("resourceVersion"); v && v->is_string()) pre_rv = std::string(v->as_string());
-          if (auto* v = p->as_object().if_contains("uid"); v && v->is_string()) pre_uid = std::string(v->as_string());
+          if (auto* v = p->as_object().if_contains("resourceVersion"); v && v->is_string())
+            pre_rv = std::string(v->as_string());
+          if (auto* v = p->as_object().if_contains("uid"); v && v->is_string())
+            pre_uid = std::string(v->as_string());
         }
       }
     }
@@ -399,8 +432,11 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
                                   {"apiVersion", "v1"},
                                   {"metadata", json::object{}},
                                   {"status", "Success"},
-                                  {"details", {{"name", r.name}, {"group", kind.group}, {"kind", kind.plural},
-                                               {"uid", o.object.at("metadata").at("uid")}}}});
+                                  {"details",
+                                   {{"name", r.name},
+                                    {"group", kind.group},
+                                    {"kind", kind.plural},
+                                    {"uid", o.object.at("metadata").at("uid")}}}});
   }
   if (verb == "patch") {
     std::string type = req.content_type;
@@ -408,7 +444,9 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
     json::value patch;
     if (type == "application/apply-patch+yaml") {
       if (t.Query("fieldManager").empty()) {
-        return Fail(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+        return Fail(422, "Invalid",
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
+                    "required for apply patch");
       }
       // Simplification (see reference B.7): apply is a merge patch of the
       // body, without managedFields; the body must be JSON.
@@ -419,37 +457,45 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
       type.clear();
     }
     if (type.empty()) {
-      return Fail(415, "UnsupportedMediaType",
-                  "the body of the request was in an unknown format - accepted media types include: "
-                  "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+      return Fail(
+          415, "UnsupportedMediaType",
+          "the body of the request was in an unknown format - accepted media types include: "
+          "application/json-patch+json, application/merge-patch+json, "
+          "application/apply-patch+yaml");
     }
     if (auto bad = parse_body(&patch)) return *bad;
     const bool json_patch = type == "application/json-patch+json";
-    if (!json_patch && !patch.is_object()) return Fail(400, "BadRequest", "a merge patch must be a JSON object");
+    if (!json_patch && !patch.is_object())
+      return Fail(400, "BadRequest", "a merge patch must be a JSON object");
     std::optional<JsonPatchError> patch_error;
-    Outcome o = store.Mutate(kind, r.ns, r.name, [&](json::value& obj) -> std::optional<ApiFailure> {
-      json::value view = Simulator::ToVersion(kind, obj, r.version);
-      if (json_patch) {
-        JsonPatchError err;
-        if (!ApplyJsonPatch(view, patch, &err)) {
-          patch_error = err;
-          return ApiFailure{err.http_status, err.http_status == 422 ? "Invalid" : "BadRequest", err.message, r.name, &kind};
-        }
-      } else {
-        view = MergePatch(std::move(view), patch);
-      }
-      obj = Simulator::FromVersion(kind, std::move(view), r.version);
-      return std::nullopt;
-    }, r.status);
+    Outcome o = store.Mutate(
+        kind, r.ns, r.name,
+        [&](json::value& obj) -> std::optional<ApiFailure> {
+          json::value view = Simulator::ToVersion(kind, obj, r.version);
+          if (json_patch) {
+            JsonPatchError err;
+            if (!ApplyJsonPatch(view, patch, &err)) {
+              patch_error = err;
+              return ApiFailure{err.http_status, err.http_status == 422 ? "Invalid" : "BadRequest",
+                                err.message, r.name, &kind};
+            }
+          } else {
+            view = MergePatch(std::move(view), patch);
+          }
+          obj = Simulator::FromVersion(kind, std::move(view), r.version);
+          return std::nullopt;
+        },
+        r.status);
     return reply(o);
   }
-  return Fail(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+  return Fail(405, "MethodNotAllowed",
+              "the server does not allow this method on the requested resource");
 }
 
 // Everything after authentication and latency. `serve_watches`: whether the
 // caller streams watches (then they come back as a WatchCall).
-std::variant<ApiReply, WatchCall> Answer(Simulator& sim, const ApiRequest& req, const std::string& address,
-                                         bool serve_watches) {
+std::variant<ApiReply, WatchCall> Answer(Simulator& sim, const ApiRequest& req,
+                                         const std::string& address, bool serve_watches) {
   Target t = ParseTarget(req.target);
   bool handled = false;
   ApiReply control = Control(sim, req, t, &handled);
@@ -463,7 +509,8 @@ std::variant<ApiReply, WatchCall> Answer(Simulator& sim, const ApiRequest& req, 
   }
   const std::string verb = VerbFor(req.method, *route, t);
   if (verb == "watch" && !serve_watches) {
-    return Fail(400, "BadRequest", "watch is not served in-process: watches stream, only sim::Server serves them");
+    return Fail(400, "BadRequest",
+                "watch is not served in-process: watches stream, only sim::Server serves them");
   }
   sim.CountRequest(verb, route->kind->plural, route->name);
   if (auto fault = sim.TakeFault(verb, route->kind->plural)) return FaultResponse(*fault);
@@ -473,7 +520,8 @@ std::variant<ApiReply, WatchCall> Answer(Simulator& sim, const ApiRequest& req, 
 
 }  // namespace
 
-ApiReply HandleRequest(Simulator& sim, const ApiRequest& request, const std::string& server_address) {
+ApiReply HandleRequest(Simulator& sim, const ApiRequest& request,
+                       const std::string& server_address) {
   return std::get<ApiReply>(Answer(sim, request, server_address, false));
 }
 

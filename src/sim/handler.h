@@ -36,7 +36,8 @@ struct ApiReply {
 // goes into /api's serverAddressByClientCIDRs), then request counting, fault
 // injection and the resource verbs. A watch gets 400 BadRequest without being
 // counted or consuming a fault: watches stream, so only sim::Server serves them.
-ApiReply HandleRequest(Simulator& sim, const ApiRequest& request, const std::string& server_address);
+ApiReply HandleRequest(Simulator& sim, const ApiRequest& request,
+                       const std::string& server_address);
 
 // ---- for sim::Server, which serves watches itself -------------------------------
 

@@ -41,7 +41,8 @@ bool MatchesSelectors(const json::value& obj, const Selector& labels, const Sele
 // The event line a watcher sees for a stored event, or "" if the event is
 // invisible through its selectors. An object that moves out of the selection
 // is seen as DELETED, one that moves in as ADDED, like the real API server.
-std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labels, const Selector& fields) {
+std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labels,
+                      const Selector& fields) {
   std::string type = e.type;
   const bool now_in = MatchesSelectors(e.object, labels, fields);
   if (e.type == "MODIFIED") {
@@ -131,7 +132,8 @@ struct Server::Impl {
     http::response<http::string_body> res{static_cast<http::status>(r.status), req.version()};
     res.set(http::field::server, "fencekeeper-sim");
     res.set(http::field::content_type, r.content_type);
-    if (r.retry_after_seconds > 0) res.set(http::field::retry_after, std::to_string(r.retry_after_seconds));
+    if (r.retry_after_seconds > 0)
+      res.set(http::field::retry_after, std::to_string(r.retry_after_seconds));
     res.keep_alive(req.keep_alive());
     res.body() = r.body;
     res.prepare_payload();
@@ -145,14 +147,18 @@ struct Server::Impl {
     auto labels = Selector::ParseLabels(t.Query("labelSelector"));
     auto fields = Selector::ParseFields(t.Query("fieldSelector"));
     if (!labels || !fields) {
-      co_await Write(stream, req, FailureReply(400, "BadRequest", "unable to parse the label or field selector"));
+      co_await Write(
+          stream, req,
+          FailureReply(400, "BadRequest", "unable to parse the label or field selector"));
       co_return;
     }
     if (!t.Query("sendInitialEvents").empty() || !t.Query("resourceVersionMatch").empty()) {
       // As a server with the WatchList feature gate off: client-go falls back to list+watch.
       co_await Write(stream, req,
                      FailureReply(422, "Invalid",
-                          "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"));
+                                  "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: "
+                                  "Forbidden: sendInitialEvents is forbidden for watch unless the "
+                                  "WatchList feature gate is enabled"));
       co_return;
     }
     std::optional<int64_t> from_rv;
@@ -160,14 +166,16 @@ struct Server::Impl {
       int64_t parsed = 0;
       auto [p, perr] = std::from_chars(rv.data(), rv.data() + rv.size(), parsed);
       if (perr != std::errc() || p != rv.data() + rv.size() || parsed < 0) {
-        co_await Write(stream, req, FailureReply(400, "BadRequest", "invalid resourceVersion '" + rv + "'"));
+        co_await Write(stream, req,
+                       FailureReply(400, "BadRequest", "invalid resourceVersion '" + rv + "'"));
         co_return;
       }
       from_rv = parsed;
     }
     const bool bookmarks = t.Flag("allowWatchBookmarks");
     int timeout_seconds = 1800;
-    if (const std::string ts = t.Query("timeoutSeconds"); !ts.empty()) timeout_seconds = std::max(1, std::atoi(ts.c_str()));
+    if (const std::string ts = t.Query("timeoutSeconds"); !ts.empty())
+      timeout_seconds = std::max(1, std::atoi(ts.c_str()));
 
     auto state = std::make_shared<WatchState>(co_await net::this_coro::executor);
     const Route route = r;
@@ -180,10 +188,11 @@ struct Server::Impl {
         [weak = std::weak_ptr<WatchState>(state)](std::string raw) {
           if (auto s = weak.lock()) s->Push(std::move(raw));
         });
-    Store::WatchStart start = sim.store().Watch(*r.kind, r.ns, from_rv, [state, route, ls, fs](const StoredEvent& e) {
-      std::string line = EventLine(e, route, ls, fs);
-      if (!line.empty()) state->Push(std::move(line));
-    });
+    Store::WatchStart start =
+        sim.store().Watch(*r.kind, r.ns, from_rv, [state, route, ls, fs](const StoredEvent& e) {
+          std::string line = EventLine(e, route, ls, fs);
+          if (!line.empty()) state->Push(std::move(line));
+        });
     Cleanup unregister{[this, waker, id = start.failure ? 0 : start.id] {
       sim.RemoveWatchStream(waker);
       if (id) sim.store().Unwatch(id);
@@ -200,18 +209,24 @@ struct Server::Impl {
 
     if (start.failure) {
       // Errors after the resourceVersion parsed travel as one ERROR event.
-      const std::string line = json::serialize(json::object{
-          {"type", "ERROR"}, {"object", json::parse(start.failure->ToJson())}}) + "\n";
-      if (!ec) co_await net::async_write(stream, http::make_chunk(net::buffer(line)), net::redirect_error(kUse, ec));
+      const std::string line =
+          json::serialize(
+              json::object{{"type", "ERROR"}, {"object", json::parse(start.failure->ToJson())}}) +
+          "\n";
+      if (!ec)
+        co_await net::async_write(stream, http::make_chunk(net::buffer(line)),
+                                  net::redirect_error(kUse, ec));
     } else {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
       auto next_bookmark = std::chrono::steady_clock::now() + sim.options().bookmark_interval;
       int sent = 0;
       const int drop_after = sim.options().drop_watch_after_events;
       while (!ec) {
         const int64_t bookmark_rv = sim.store().CurrentResourceVersion();  // read before draining
         for (std::string& line : state->Take()) {
-          co_await net::async_write(stream, http::make_chunk(net::buffer(line)), net::redirect_error(kUse, ec));
+          co_await net::async_write(stream, http::make_chunk(net::buffer(line)),
+                                    net::redirect_error(kUse, ec));
           if (ec) break;
           ++sent;
         }
@@ -219,11 +234,16 @@ struct Server::Impl {
         const auto now = std::chrono::steady_clock::now();
         if (now >= deadline) break;
         if (bookmarks && now >= next_bookmark) {
-          const std::string line = json::serialize(json::object{
-              {"type", "BOOKMARK"},
-              {"object", {{"kind", r.kind->kind}, {"apiVersion", r.kind->ApiVersion(r.version)},
-                          {"metadata", {{"resourceVersion", std::to_string(bookmark_rv)}}}}}}) + "\n";
-          co_await net::async_write(stream, http::make_chunk(net::buffer(line)), net::redirect_error(kUse, ec));
+          const std::string line =
+              json::serialize(json::object{
+                  {"type", "BOOKMARK"},
+                  {"object",
+                   {{"kind", r.kind->kind},
+                    {"apiVersion", r.kind->ApiVersion(r.version)},
+                    {"metadata", {{"resourceVersion", std::to_string(bookmark_rv)}}}}}}) +
+              "\n";
+          co_await net::async_write(stream, http::make_chunk(net::buffer(line)),
+                                    net::redirect_error(kUse, ec));
           next_bookmark = now + sim.options().bookmark_interval;
           continue;
         }
@@ -232,7 +252,8 @@ struct Server::Impl {
         co_await state->timer.async_wait(net::redirect_error(kUse, wait_ec));
       }
     }
-    if (!ec) co_await net::async_write(stream, http::make_chunk_last(), net::redirect_error(kUse, ec));
+    if (!ec)
+      co_await net::async_write(stream, http::make_chunk_last(), net::redirect_error(kUse, ec));
   }
 
   // Serves one request; returns whether the connection stays open.
@@ -240,15 +261,16 @@ struct Server::Impl {
   net::awaitable<bool> Serve(Stream& stream, const Request& req, bool cert_ok) {
     const std::string auth = Authenticate(req, cert_ok);
     CountAuth(auth.empty() ? "rejected" : auth);
-    if (auth.empty()) co_return co_await Write(stream, req, FailureReply(401, "Unauthorized", "Unauthorized"));
+    if (auth.empty())
+      co_return co_await Write(stream, req, FailureReply(401, "Unauthorized", "Unauthorized"));
 
     if (sim.options().latency.count() > 0) {
       net::steady_timer delay(co_await net::this_coro::executor, sim.options().latency);
       boost::system::error_code ec;
       co_await delay.async_wait(net::redirect_error(kUse, ec));
     }
-    const ApiRequest request{std::string(req.method_string()), std::string(req.target()), req.body(),
-                             std::string(req[http::field::content_type])};
+    const ApiRequest request{std::string(req.method_string()), std::string(req.target()),
+                             req.body(), std::string(req[http::field::content_type])};
     auto answer = Dispatch(sim, request, options.host + ":" + std::to_string(port));
     if (auto* reply = std::get_if<ApiReply>(&answer)) co_return co_await Write(stream, req, *reply);
     const WatchCall& watch = std::get<WatchCall>(answer);
@@ -283,24 +305,29 @@ struct Server::Impl {
         net::co_spawn(io, Session(beast::tcp_stream(std::move(socket)), false), net::detached);
         continue;
       }
-      net::co_spawn(io, [this, s = std::move(socket)]() mutable -> net::awaitable<void> {
-        beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(s)), *tls);
-        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
-        boost::system::error_code hec;
-        co_await stream.async_handshake(ssl::stream_base::server, net::redirect_error(kUse, hec));
-        if (hec) co_return;
-        bool cert_ok = false;
-        if (X509* peer = SSL_get1_peer_certificate(stream.native_handle())) {
-          cert_ok = SSL_get_verify_result(stream.native_handle()) == X509_V_OK;
-          X509_free(peer);
-        }
-        co_await Session(std::move(stream), cert_ok);
-      }, net::detached);
+      net::co_spawn(
+          io,
+          [this, s = std::move(socket)]() mutable -> net::awaitable<void> {
+            beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(s)), *tls);
+            beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
+            boost::system::error_code hec;
+            co_await stream.async_handshake(ssl::stream_base::server,
+                                            net::redirect_error(kUse, hec));
+            if (hec) co_return;
+            bool cert_ok = false;
+            if (X509* peer = SSL_get1_peer_certificate(stream.native_handle())) {
+              cert_ok = SSL_get_verify_result(stream.native_handle()) == X509_V_OK;
+              X509_free(peer);
+            }
+            co_await Session(std::move(stream), cert_ok);
+          },
+          net::detached);
     }
   }
 };
 
-Server::Server(Simulator& sim, ServerOptions options) : impl_(std::make_unique<Impl>(sim, std::move(options))) {
+Server::Server(Simulator& sim, ServerOptions options)
+    : impl_(std::make_unique<Impl>(sim, std::move(options))) {
   impl_->token = impl_->options.bearer_token;
 }
 
@@ -311,7 +338,8 @@ Status Server::Start() {
   try {
     if (!s.options.tls_cert_pem.empty()) {
       s.tls = std::make_unique<ssl::context>(ssl::context::tls_server);
-      s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3);
+      s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                         ssl::context::no_sslv3);
       s.tls->use_certificate_chain(net::buffer(s.options.tls_cert_pem));
       s.tls->use_private_key(net::buffer(s.options.tls_key_pem), ssl::context::pem);
       if (!s.options.client_ca_pem.empty()) {
@@ -348,7 +376,8 @@ void Server::Stop() {
 uint16_t Server::port() const { return impl_->port; }
 
 std::string Server::url() const {
-  return std::string(impl_->tls ? "https://" : "http://") + impl_->options.host + ":" + std::to_string(impl_->port);
+  return std::string(impl_->tls ? "https://" : "http://") + impl_->options.host + ":" +
+         std::to_string(impl_->port);
 }
 
 void Server::SetBearerToken(std::string token) {
@@ -368,7 +397,8 @@ Status WriteKubeconfig(const std::string& path, const std::string& server_url) {
   out << "apiVersion: v1\nkind: Config\n"
       << "clusters:\n- name: fencekeeper-sim\n  cluster:\n    server: " << server_url << "\n"
       << "users:\n- name: fencekeeper-sim\n  user: {}\n"
-      << "contexts:\n- name: fencekeeper-sim\n  context:\n    cluster: fencekeeper-sim\n    user: fencekeeper-sim\n"
+      << "contexts:\n- name: fencekeeper-sim\n  context:\n    cluster: fencekeeper-sim\n    user: "
+         "fencekeeper-sim\n"
       << "current-context: fencekeeper-sim\n";
   return out ? Status::Ok() : Status::IOError("cannot write kubeconfig '" + path + "'");
 }

@@ -12,7 +12,9 @@ namespace {
 
 using kube::ObjectField;
 
-std::string StringAt(const json::object* o, const char* key) { return kube::StringField(o, key).value_or(""); }
+std::string StringAt(const json::object* o, const char* key) {
+  return kube::StringField(o, key).value_or("");
+}
 
 bool IsSuspended(const json::value& sandbox) {
   const json::object* spec = ObjectField(sandbox, "spec");
@@ -20,10 +22,14 @@ bool IsSuspended(const json::value& sandbox) {
   return mode && mode->is_string() && mode->get_string() == "Suspended";
 }
 
-json::object Condition(const char* type, const char* status, const char* reason, const char* message,
-                       int64_t generation, const std::string& now) {
-  return {{"type", type}, {"status", status}, {"reason", reason}, {"message", message},
-          {"observedGeneration", generation}, {"lastTransitionTime", now}};
+json::object Condition(const char* type, const char* status, const char* reason,
+                       const char* message, int64_t generation, const std::string& now) {
+  return {{"type", type},
+          {"status", status},
+          {"reason", reason},
+          {"message", message},
+          {"observedGeneration", generation},
+          {"lastTransitionTime", now}};
 }
 
 }  // namespace
@@ -46,7 +52,8 @@ void Simulator::EmulateAgentSandbox(const StoredEvent& e) {
   const std::string ns = StringAt(meta, "namespace");
   const std::string name = StringAt(meta, "name");
   if (!meta) return;
-  std::string pod_name = StringAt(ObjectField(e.object.at("metadata"), "annotations"), kube::kPodNameAnnotation);
+  std::string pod_name =
+      StringAt(ObjectField(e.object.at("metadata"), "annotations"), kube::kPodNameAnnotation);
   if (pod_name.empty()) pod_name = name;
 
   if (e.type == "DELETED") {
@@ -65,9 +72,11 @@ void Simulator::EmulateAgentSandbox(const StoredEvent& e) {
          {{"name", pod_name},
           {"namespace", ns},
           {"labels", {{"openshell.ai/boundary-role", "workload"}}},
-          {"ownerReferences",
-           json::array{{{"apiVersion", "agents.x-k8s.io/v1beta1"}, {"kind", "Sandbox"}, {"name", name},
-                        {"uid", StringAt(meta, "uid")}, {"controller", true}}}}}},
+          {"ownerReferences", json::array{{{"apiVersion", "agents.x-k8s.io/v1beta1"},
+                                           {"kind", "Sandbox"},
+                                           {"name", name},
+                                           {"uid", StringAt(meta, "uid")},
+                                           {"controller", true}}}}}},
         {"spec", {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}};
     store_.Create(*pods, ns, std::move(pod));
   }
@@ -76,32 +85,39 @@ void Simulator::EmulateAgentSandbox(const StoredEvent& e) {
   const int64_t generation = g && g->is_int64() ? g->get_int64() : 0;
   const std::string now = FormatRfc3339(clock_.Now()).substr(0, 19) + "Z";
   json::array conditions =
-      suspended ? json::array{Condition("Ready", "False", "SandboxSuspended", "Sandbox is suspended", generation, now),
-                              Condition("Suspended", "True", "PodTerminated",
-                                        "Pod has been terminated. Sandbox is suspended", generation, now)}
-                : json::array{Condition("Ready", "True", "DependenciesReady", "Pod is Ready", generation, now),
-                              Condition("Suspended", "False", "NotSuspended", "Sandbox is not suspended",
-                                        generation, now)};
-  store_.Mutate(*e.kind, ns, name, [&](json::value& obj) -> std::optional<ApiFailure> {
-    json::value& status = obj.get_object()["status"];
-    if (!status.is_object()) status = json::object{};
-    // Keep lastTransitionTime when type/status/reason/observedGeneration are unchanged.
-    if (const json::value* old = status.get_object().if_contains("conditions"); old && old->is_array()) {
-      for (auto& c : conditions) {
-        for (const auto& o : old->get_array()) {
-          if (!o.is_object()) continue;
-          const auto& oo = o.get_object();
-          auto& co = c.get_object();
-          if (oo.contains("type") && oo.at("type") == co.at("type") && oo.contains("status") &&
-              oo.at("status") == co.at("status") && oo.contains("lastTransitionTime")) {
-            co["lastTransitionTime"] = oo.at("lastTransitionTime");
+      suspended
+          ? json::array{Condition("Ready", "False", "SandboxSuspended", "Sandbox is suspended",
+                                  generation, now),
+                        Condition("Suspended", "True", "PodTerminated",
+                                  "Pod has been terminated. Sandbox is suspended", generation, now)}
+          : json::array{
+                Condition("Ready", "True", "DependenciesReady", "Pod is Ready", generation, now),
+                Condition("Suspended", "False", "NotSuspended", "Sandbox is not suspended",
+                          generation, now)};
+  store_.Mutate(
+      *e.kind, ns, name,
+      [&](json::value& obj) -> std::optional<ApiFailure> {
+        json::value& status = obj.get_object()["status"];
+        if (!status.is_object()) status = json::object{};
+        // Keep lastTransitionTime when type/status/reason/observedGeneration are unchanged.
+        if (const json::value* old = status.get_object().if_contains("conditions");
+            old && old->is_array()) {
+          for (auto& c : conditions) {
+            for (const auto& o : old->get_array()) {
+              if (!o.is_object()) continue;
+              const auto& oo = o.get_object();
+              auto& co = c.get_object();
+              if (oo.contains("type") && oo.at("type") == co.at("type") && oo.contains("status") &&
+                  oo.at("status") == co.at("status") && oo.contains("lastTransitionTime")) {
+                co["lastTransitionTime"] = oo.at("lastTransitionTime");
+              }
+            }
           }
         }
-      }
-    }
-    status.get_object()["conditions"] = conditions;
-    return std::nullopt;
-  }, /*status_only=*/true);
+        status.get_object()["conditions"] = conditions;
+        return std::nullopt;
+      },
+      /*status_only=*/true);
 }
 
 void Simulator::DropWatches() {
@@ -123,7 +139,8 @@ void Simulator::InjectWatchLine(const std::string& line) {
   for (auto& p : pushers) p(line + "\n");
 }
 
-uint64_t Simulator::AddWatchStream(std::function<void()> wake, std::function<void(std::string)> push_raw) {
+uint64_t Simulator::AddWatchStream(std::function<void()> wake,
+                                   std::function<void(std::string)> push_raw) {
   std::lock_guard lock(mu_);
   streams_[next_waker_] = {std::move(wake), std::move(push_raw)};
   return next_waker_++;
@@ -135,7 +152,8 @@ void Simulator::RemoveWatchStream(uint64_t id) {
 }
 
 bool Simulator::Serves(const ResourceKind& kind, const std::string& version) const {
-  if (kind.plural == "sandboxes" && version == "v1beta1" && !options_.serve_sandbox_v1beta1) return false;
+  if (kind.plural == "sandboxes" && version == "v1beta1" && !options_.serve_sandbox_v1beta1)
+    return false;
   return kind.Serves(version);
 }
 
@@ -149,10 +167,12 @@ void Simulator::AddFault(FaultRule rule) {
   faults_.push_back(std::move(rule));
 }
 
-std::optional<FaultRule> Simulator::TakeFault(const std::string& verb, const std::string& resource) {
+std::optional<FaultRule> Simulator::TakeFault(const std::string& verb,
+                                              const std::string& resource) {
   std::lock_guard lock(mu_);
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
-    if ((it->verb != "*" && it->verb != verb) || (it->resource != "*" && it->resource != resource)) continue;
+    if ((it->verb != "*" && it->verb != verb) || (it->resource != "*" && it->resource != resource))
+      continue;
     FaultRule r = *it;
     if (it->count > 0 && --it->count == 0) faults_.erase(it);
     return r;
@@ -160,12 +180,14 @@ std::optional<FaultRule> Simulator::TakeFault(const std::string& verb, const std
   return std::nullopt;
 }
 
-void Simulator::CountRequest(const std::string& verb, const std::string& resource, const std::string& name) {
+void Simulator::CountRequest(const std::string& verb, const std::string& resource,
+                             const std::string& name) {
   std::lock_guard lock(mu_);
   requests_.push_back({verb, resource, name});
 }
 
-int Simulator::RequestCount(const std::string& verb, const std::string& resource, const std::string& name) const {
+int Simulator::RequestCount(const std::string& verb, const std::string& resource,
+                            const std::string& name) const {
   std::lock_guard lock(mu_);
   int n = 0;
   for (const auto& r : requests_) {
@@ -197,7 +219,8 @@ void Simulator::ResetCounts() {
 }
 
 // agent-sandbox's conversion (v1beta1 is the hub): replicas 0 <-> Suspended.
-json::value Simulator::ToVersion(const ResourceKind& kind, json::value stored, const std::string& version) {
+json::value Simulator::ToVersion(const ResourceKind& kind, json::value stored,
+                                 const std::string& version) {
   if (!stored.is_object() || version == kind.versions[0]) return stored;
   auto& o = stored.get_object();
   o["apiVersion"] = kind.ApiVersion(version);
@@ -214,7 +237,8 @@ json::value Simulator::ToVersion(const ResourceKind& kind, json::value stored, c
   return stored;
 }
 
-json::value Simulator::FromVersion(const ResourceKind& kind, json::value object, const std::string& version) {
+json::value Simulator::FromVersion(const ResourceKind& kind, json::value object,
+                                   const std::string& version) {
   if (!object.is_object() || version == kind.versions[0]) return object;
   auto& o = object.get_object();
   o["apiVersion"] = kind.ApiVersion(kind.versions[0]);

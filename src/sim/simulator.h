@@ -28,15 +28,15 @@ struct FaultRule {
   int status = 503;
   int retry_after_seconds = 0;  // > 0 adds a Retry-After header
   bool plain_text = false;      // answer like API priority-and-fairness: text, not a Status
-  std::string body;             // non-empty: answer exactly this body (e.g. truncated JSON with 200)
+  std::string body;  // non-empty: answer exactly this body (e.g. truncated JSON with 200)
   int count = 1;
 };
 
 struct SimOptions {
-  std::chrono::milliseconds latency{0};              // added before every answer
+  std::chrono::milliseconds latency{0};               // added before every answer
   std::chrono::milliseconds bookmark_interval{1000};  // for watches with allowWatchBookmarks
-  int drop_watch_after_events = 0;                    // > 0: close each watch after that many events
-  size_t history_limit = 10000;                       // retained events; older watches get 410
+  int drop_watch_after_events = 0;  // > 0: close each watch after that many events
+  size_t history_limit = 10000;     // retained events; older watches get 410
   bool emulate_agent_sandbox = true;
   bool serve_sandbox_v1beta1 = true;  // false: an older agent-sandbox serving only v1alpha1
   // For `fencekeeper sim`: periodic faults (0 = never).
@@ -75,8 +75,10 @@ class Simulator {
 
   // Request counters by verb ("get", "list", "watch", "patch", ...), for tests
   // that count API traffic.
-  void CountRequest(const std::string& verb, const std::string& resource, const std::string& name = "");
-  int RequestCount(const std::string& verb, const std::string& resource = "*", const std::string& name = "*") const;
+  void CountRequest(const std::string& verb, const std::string& resource,
+                    const std::string& name = "");
+  int RequestCount(const std::string& verb, const std::string& resource = "*",
+                   const std::string& name = "*") const;
 
   // A lagging cache: the next list of `kind` answers these items at this
   // resourceVersion instead of the current state (once). Watches from that

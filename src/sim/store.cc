@@ -36,15 +36,16 @@ std::string SecondsTimestamp(const TimeSource& clock) {
   return t.substr(0, 19) + "Z";
 }
 
-ApiFailure Failure(int code, std::string reason, std::string message, const ResourceKind* kind = nullptr,
-                   std::string name = {}) {
+ApiFailure Failure(int code, std::string reason, std::string message,
+                   const ResourceKind* kind = nullptr, std::string name = {}) {
   return ApiFailure{code, std::move(reason), std::move(message), std::move(name), kind};
 }
 
 }  // namespace
 
 std::string ApiFailure::ToJson() const {
-  return kube::EncodeStatus(code, reason, message, name, kind ? kind->plural : "", kind ? kind->group : "");
+  return kube::EncodeStatus(code, reason, message, name, kind ? kind->plural : "",
+                            kind ? kind->group : "");
 }
 
 bool Store::Key::operator<(const Key& o) const {
@@ -64,7 +65,8 @@ std::string Store::NewUid() {
 }
 
 ApiFailure Store::NotFound(const ResourceKind& kind, const std::string& name) const {
-  return Failure(404, "NotFound", kind.GroupResource() + " \"" + name + "\" not found", &kind, name);
+  return Failure(404, "NotFound", kind.GroupResource() + " \"" + name + "\" not found", &kind,
+                 name);
 }
 
 void Store::Publish(const StoredEvent& e) {
@@ -106,7 +108,8 @@ Outcome Store::Commit(std::unique_lock<std::mutex>& lock, const ResourceKind& ki
 }
 
 Outcome Store::Create(const ResourceKind& kind, const std::string& ns, json::value object) {
-  if (!object.is_object()) return {Failure(400, "BadRequest", "the body must be a JSON object"), {}};
+  if (!object.is_object())
+    return {Failure(400, "BadRequest", "the body must be a JSON object"), {}};
   json::object& meta = Meta(object);
   std::string name = kube::MetadataString(object, "name");
   const std::string body_ns = kube::MetadataString(object, "namespace");
@@ -114,16 +117,25 @@ Outcome Store::Create(const ResourceKind& kind, const std::string& ns, json::val
   if (name.empty()) {
     const std::string generate = kube::MetadataString(object, "generateName");
     if (generate.empty()) {
-      return {Failure(422, "Invalid", kind.kind + " \"\" is invalid: metadata.name: Required value: name or generateName is required", &kind), {}};
+      return {Failure(422, "Invalid",
+                      kind.kind + " \"\" is invalid: metadata.name: Required value: name or "
+                                  "generateName is required",
+                      &kind),
+              {}};
     }
     char suffix[16];
-    std::snprintf(suffix, sizeof suffix, "%05llx", static_cast<unsigned long long>(uid_counter_ + 1) & 0xfffff);
+    std::snprintf(suffix, sizeof suffix, "%05llx",
+                  static_cast<unsigned long long>(uid_counter_ + 1) & 0xfffff);
     name = generate + suffix;
     meta["name"] = name;
   }
   if (kind.namespaced) {
     if (!body_ns.empty() && body_ns != ns) {
-      return {Failure(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request", &kind, name), {}};
+      return {Failure(400, "BadRequest",
+                      "the namespace of the provided object does not match the namespace sent on "
+                      "the request",
+                      &kind, name),
+              {}};
     }
     meta["namespace"] = ns;
   } else {
@@ -131,7 +143,9 @@ Outcome Store::Create(const ResourceKind& kind, const std::string& ns, json::val
   }
   const Key key{&kind, kind.namespaced ? ns : "", name};
   if (objects_.contains(key)) {
-    return {Failure(409, "AlreadyExists", kind.GroupResource() + " \"" + name + "\" already exists", &kind, name), {}};
+    return {Failure(409, "AlreadyExists", kind.GroupResource() + " \"" + name + "\" already exists",
+                    &kind, name),
+            {}};
   }
   meta["uid"] = NewUid();
   meta["creationTimestamp"] = SecondsTimestamp(clock_);
@@ -167,21 +181,33 @@ ListOutcome Store::List(const ResourceKind& kind, const std::string& ns, const S
 
 Outcome Store::Update(const ResourceKind& kind, const std::string& ns, const std::string& name,
                       json::value object, bool status_only) {
-  if (!object.is_object()) return {Failure(400, "BadRequest", "the body must be a JSON object"), {}};
+  if (!object.is_object())
+    return {Failure(400, "BadRequest", "the body must be a JSON object"), {}};
   const std::string body_name = kube::MetadataString(object, "name");
   if (!body_name.empty() && body_name != name) {
-    return {Failure(400, "BadRequest", "the name of the object (" + body_name +
-                                           ") does not match the name on the URL (" + name + ")", &kind, name), {}};
+    return {Failure(400, "BadRequest",
+                    "the name of the object (" + body_name +
+                        ") does not match the name on the URL (" + name + ")",
+                    &kind, name),
+            {}};
   }
   const std::string rv = kube::MetadataString(object, "resourceVersion");
   if (rv.empty() && kind.custom) {
-    return {Failure(422, "Invalid", kind.kind + " \"" + name + "\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update", &kind, name), {}};
+    return {Failure(422, "Invalid",
+                    kind.kind + " \"" + name +
+                        "\" is invalid: metadata.resourceVersion: Invalid value: 0: must be "
+                        "specified for an update",
+                    &kind, name),
+            {}};
   }
-  return Mutate(kind, ns, name, [&](json::value& current) -> std::optional<ApiFailure> {
-    Meta(object)["resourceVersion"] = rv;  // checked by Mutate against the stored one
-    current = std::move(object);
-    return std::nullopt;
-  }, status_only);
+  return Mutate(
+      kind, ns, name,
+      [&](json::value& current) -> std::optional<ApiFailure> {
+        Meta(object)["resourceVersion"] = rv;  // checked by Mutate against the stored one
+        current = std::move(object);
+        return std::nullopt;
+      },
+      status_only);
 }
 
 Outcome Store::Mutate(const ResourceKind& kind, const std::string& ns, const std::string& name,
@@ -193,36 +219,51 @@ Outcome Store::Mutate(const ResourceKind& kind, const std::string& ns, const std
   const json::value& current = it->second;
   json::value edited = current;
   if (auto failure = transform(edited)) return {std::move(failure), {}};
-  if (!edited.is_object()) return {Failure(400, "BadRequest", "the result is not a JSON object", &kind, name), {}};
+  if (!edited.is_object())
+    return {Failure(400, "BadRequest", "the result is not a JSON object", &kind, name), {}};
 
   const std::string wanted_rv = kube::MetadataString(edited, "resourceVersion");
   const std::string current_rv = kube::MetadataString(current, "resourceVersion");
   if (!wanted_rv.empty() && wanted_rv != current_rv) {
-    return {Failure(409, "Conflict", "Operation cannot be fulfilled on " + kind.GroupResource() + " \"" + name +
-                                         "\": the object has been modified; please apply your changes to the latest version and try again",
-                    &kind, name), {}};
+    return {Failure(409, "Conflict",
+                    "Operation cannot be fulfilled on " + kind.GroupResource() + " \"" + name +
+                        "\": the object has been modified; please apply your changes to the latest "
+                        "version and try again",
+                    &kind, name),
+            {}};
   }
 
   json::value next;
   if (status_only) {
     next = current;
     const json::value* status = edited.get_object().if_contains("status");
-    if (status) next.get_object()["status"] = *status; else next.get_object().erase("status");
+    if (status)
+      next.get_object()["status"] = *status;
+    else
+      next.get_object().erase("status");
   } else {
     next = std::move(edited);
     if (kind.status_subresource) {
       const json::value* status = current.get_object().if_contains("status");
-      if (status) next.get_object()["status"] = *status; else next.get_object().erase("status");
+      if (status)
+        next.get_object()["status"] = *status;
+      else
+        next.get_object().erase("status");
     }
     // Fields the server owns.
     json::object& meta = Meta(next);
     const json::object& old_meta = current.get_object().at("metadata").get_object();
-    for (const char* f : {"uid", "creationTimestamp", "generation", "deletionTimestamp", "name", "namespace"}) {
-      if (const json::value* v = old_meta.if_contains(f)) meta[f] = *v; else meta.erase(f);
+    for (const char* f :
+         {"uid", "creationTimestamp", "generation", "deletionTimestamp", "name", "namespace"}) {
+      if (const json::value* v = old_meta.if_contains(f))
+        meta[f] = *v;
+      else
+        meta.erase(f);
     }
     next.get_object()["apiVersion"] = current.get_object().at("apiVersion");
     next.get_object()["kind"] = current.get_object().at("kind");
-    if (GenerationRelevant(next, kind.status_subresource) != GenerationRelevant(current, kind.status_subresource)) {
+    if (GenerationRelevant(next, kind.status_subresource) !=
+        GenerationRelevant(current, kind.status_subresource)) {
       const json::value& g = old_meta.at("generation");
       meta["generation"] = (g.is_int64() ? g.get_int64() : 0) + 1;
     }
@@ -240,24 +281,29 @@ Outcome Store::Delete(const ResourceKind& kind, const std::string& ns, const std
   const Key key{&kind, kind.namespaced ? ns : "", name};
   auto it = objects_.find(key);
   if (it == objects_.end()) return {NotFound(kind, name), {}};
-  if ((precondition_rv && *precondition_rv != kube::MetadataString(it->second, "resourceVersion")) ||
+  if ((precondition_rv &&
+       *precondition_rv != kube::MetadataString(it->second, "resourceVersion")) ||
       (precondition_uid && *precondition_uid != kube::MetadataString(it->second, "uid"))) {
-    return {Failure(409, "Conflict", "Operation cannot be fulfilled on " + kind.GroupResource() + " \"" + name +
-                                         "\": the precondition does not match", &kind, name), {}};
+    return {Failure(409, "Conflict",
+                    "Operation cannot be fulfilled on " + kind.GroupResource() + " \"" + name +
+                        "\": the precondition does not match",
+                    &kind, name),
+            {}};
   }
   json::value last = it->second;
   const json::value previous = last;
   return Commit(lock, kind, key, std::move(last), &previous, "DELETED");
 }
 
-Store::WatchStart Store::Watch(const ResourceKind& kind, const std::string& ns, std::optional<int64_t> from_rv,
-                               Sink sink) {
+Store::WatchStart Store::Watch(const ResourceKind& kind, const std::string& ns,
+                               std::optional<int64_t> from_rv, Sink sink) {
   std::lock_guard lock(mu_);
   WatchStart start;
   if (from_rv && *from_rv > 0) {
     if (*from_rv < compacted_rv_) {
-      start.failure = Failure(410, "Expired", "too old resource version: " + std::to_string(*from_rv) + " (" +
-                                                  std::to_string(compacted_rv_) + ")");
+      start.failure = Failure(410, "Expired",
+                              "too old resource version: " + std::to_string(*from_rv) + " (" +
+                                  std::to_string(compacted_rv_) + ")");
       return start;
     }
     for (const StoredEvent& e : history_) {
