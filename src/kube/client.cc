@@ -1,6 +1,7 @@
 #include "kube/client.h"
 
 #include "common/backoff.h"
+#include "domain/dns_names.h"
 #include "kube/http_transport.h"
 
 #include <algorithm>
@@ -12,17 +13,10 @@
 namespace fk::kube {
 namespace json = boost::json;
 
-std::string ResourcePath(const std::string& group, const std::string& version,
-                         const std::string& plural, const std::string& ns,
-                         const std::string& name) {
-  std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-  if (!ns.empty()) p += "/namespaces/" + ns;
-  p += "/" + plural;
-  if (!name.empty()) p += "/" + name;
-  return p;
-}
+namespace {
 
-std::string QueryEscape(const std::string& v) {
+// RFC 3986: everything but the unreserved characters is percent-encoded.
+std::string PercentEncode(std::string_view v) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : v) {
@@ -35,6 +29,37 @@ std::string QueryEscape(const std::string& v) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string PathSegment(std::string_view name) { return PercentEncode(name); }
+
+std::string QueryEscape(const std::string& v) { return PercentEncode(v); }
+
+std::string ResourcePath(const std::string& group, const std::string& version,
+                         const std::string& plural, const std::string& ns,
+                         const std::string& name) {
+  std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  if (!ns.empty()) p += "/namespaces/" + PathSegment(ns);
+  p += "/" + plural;
+  if (!name.empty()) p += "/" + PathSegment(name);
+  return p;
+}
+
+Status CheckObjectName(const std::string& ns, const std::string& name) {
+  if (!ns.empty() && !domain::IsDns1123Label(ns))
+    return Status::InvalidArgument("namespace '" + ns + "' is not a DNS-1123 label");
+  if (!name.empty() && !domain::IsDns1123Subdomain(name))
+    return Status::InvalidArgument("name '" + name + "' is not a DNS-1123 subdomain");
+  return Status::Ok();
+}
+
+Result<std::string> ObjectPath(const std::string& group, const std::string& version,
+                               const std::string& plural, const std::string& ns,
+                               const std::string& name) {
+  if (Status s = CheckObjectName(ns, name); !s.ok()) return s;
+  return ResourcePath(group, version, plural, ns, name);
 }
 
 Result<std::unique_ptr<ApiClient>> ApiClient::Create(const ClusterConfig& config,

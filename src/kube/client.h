@@ -18,6 +18,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -128,12 +129,25 @@ class ApiClient {
   std::map<std::string, int> counts_;
 };
 
-// /api/v1/namespaces/NS/pods/NAME or /apis/GROUP/VERSION/namespaces/NS/PLURAL/NAME.
+// /api/v1/namespaces/NS/pods/NAME or /apis/GROUP/VERSION/namespaces/NS/PLURAL/NAME,
+// the namespace and the name percent-encoded (PathSegment), so neither can
+// add a segment, a query or a fragment. "" leaves a part out.
 std::string ResourcePath(const std::string& group, const std::string& version,
                          const std::string& plural, const std::string& ns = "",
                          const std::string& name = "");
+// Why `ns`/`name` cannot name an object of the API: a namespace is a DNS-1123
+// label, an object name a DNS-1123 subdomain ("" is not checked: a collection,
+// or every namespace). Names read from the cluster or the journal are checked
+// so that a name the API server would never have issued is never sent.
+Status CheckObjectName(const std::string& ns, const std::string& name);
+// ResourcePath after CheckObjectName: the path, or why there is none.
+Result<std::string> ObjectPath(const std::string& group, const std::string& version,
+                               const std::string& plural, const std::string& ns,
+                               const std::string& name);
 
-// Percent-encodes a query parameter value.
+// Percent-encodes one path segment per RFC 3986 (all but A-Z a-z 0-9 - . _ ~).
+std::string PathSegment(std::string_view name);
+// Percent-encodes a query parameter value (the same encoding).
 std::string QueryEscape(const std::string& value);
 
 }  // namespace fk::kube

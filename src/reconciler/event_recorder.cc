@@ -100,7 +100,13 @@ void EventRecorder::Run() {
 }
 
 void EventRecorder::Send(const FailClosedEvent& e) {
-  const std::string path = kube::ResourcePath("events.k8s.io", "v1", "events", e.ns);
+  const auto path = kube::ObjectPath("events.k8s.io", "v1", "events", e.ns, "");
+  if (!path.ok()) {
+    std::lock_guard lock(mu_);
+    ++stats_.failed;
+    spdlog::error("not creating the Event for {}/{}: {}", e.ns, e.name, path.status().message());
+    return;
+  }
   kube::ApiResponse r;
   for (int attempt = 0; attempt < 2; ++attempt) {  // one attempt and at most one retry
     uint64_t unique;
@@ -108,7 +114,7 @@ void EventRecorder::Send(const FailClosedEvent& e) {
       std::lock_guard lock(mu_);
       unique = ++sequence_;
     }
-    r = client_.Send("POST", path, EventJson(e, instance_, time_.Now(), unique),
+    r = client_.Send("POST", *path, EventJson(e, instance_, time_.Now(), unique),
                      "application/json");
     if (r.ok() || r.error.kind == kube::ApiErrorKind::kAlreadyExists) break;
   }

@@ -26,9 +26,11 @@ domain::ApiVersion VersionOf(const std::string& v) {
   return v == "v1alpha1" ? domain::ApiVersion::kV1alpha1 : domain::ApiVersion::kV1beta1;
 }
 
-std::string SandboxPath(domain::ApiVersion version, const std::string& ns,
-                        const std::string& name) {
-  return kube::ResourcePath("agents.x-k8s.io", domain::ToString(version), "sandboxes", ns, name);
+// Names come from the cluster or, for pending intents, from the journal: one
+// the API server could not have issued is refused here, never sent.
+Result<std::string> SandboxPath(domain::ApiVersion version, const std::string& ns,
+                                const std::string& name) {
+  return kube::ObjectPath("agents.x-k8s.io", domain::ToString(version), "sandboxes", ns, name);
 }
 
 kube::ObjectPtr ParseObject(const std::string& body) {
@@ -126,6 +128,10 @@ bool SandboxReconciler::MayWrite() {
 ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::string& name) {
   Count(&ReconcilerStats::reconciles);
   if (!ResolvePending(ns, name)) return ReconcileResult::Retry();
+  if (Status s = kube::CheckObjectName(ns, name); !s.ok()) {
+    spdlog::error("skipping sandbox {}/{}: {}; nothing is sent for it", ns, name, s.message());
+    return ReconcileResult::Done();
+  }
   kube::ObjectPtr sandbox = cache_.Get(CacheKind::kSandboxes, ns, name);
   for (int round = 0; round < options_.max_rounds; ++round) {
     if (!sandbox) return ReconcileResult::Done();  // gone: nothing to fence
@@ -157,11 +163,16 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool 
   auto fetch = [&](CacheKind kind, const std::string& object_name) -> kube::ObjectPtr {
     if (object_name.empty()) return nullptr;
     if (!live) return cache_.Get(kind, ns, object_name);
-    const std::string path =
+    const auto path =
         kind == CacheKind::kPods
-            ? kube::ResourcePath("", "v1", "pods", ns, object_name)
-            : kube::ResourcePath("networking.k8s.io", "v1", "networkpolicies", ns, object_name);
-    kube::ApiResponse r = client_.Get(path);
+            ? kube::ObjectPath("", "v1", "pods", ns, object_name)
+            : kube::ObjectPath("networking.k8s.io", "v1", "networkpolicies", ns, object_name);
+    if (!path.ok()) {  // e.g. a hostile pod-name annotation: no such object can exist
+      spdlog::warn("sandbox {}/{}: not reading {}", ns, sb.observation.name,
+                   path.status().message());
+      return nullptr;
+    }
+    kube::ApiResponse r = client_.Get(*path);
     if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
     kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
     if (!obj) *ok = false;
@@ -245,7 +256,14 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, cons
 // Sends the intent's PATCH (or, for a pending one, reads first) until its
 // result is known: DESIGN "Never resend blindly".
 SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bool send_first) {
-  const std::string path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
+  const auto path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
+  if (!path.ok()) {
+    // A name the API server cannot have issued (a damaged journal): no such
+    // sandbox exists, so the intent is settled without sending anything.
+    spdlog::error("journal seq {}: {}; settling it without a request", intent.seq,
+                  path.status().message());
+    return Settle(intent, {Outcome::kSuperseded, std::nullopt, path.status().message()}, nullptr);
+  }
   bool send = send_first;
   for (int sends = 0;;) {
     if (send) {
@@ -253,7 +271,7 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
         return {ReconcileResult::Retry(), nullptr};
       ++sends;
       Count(&ReconcilerStats::patches);
-      kube::ApiResponse r = client_.MergePatch(path, IntentBody(intent));
+      kube::ApiResponse r = client_.MergePatch(*path, IntentBody(intent));
       if (r.ok()) return Settle(intent, {Outcome::kApplied, GenerationOf(r.body), ""}, nullptr);
       if (DefiniteRefusal(r)) {
         const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;
@@ -278,7 +296,9 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
 }
 
 SandboxReconciler::ReadBack SandboxReconciler::Read(const IntentRecord& intent) {
-  kube::ApiResponse r = client_.Get(SandboxPath(intent.intent.api_version, intent.ns, intent.name));
+  const auto path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
+  if (!path.ok()) return {};  // Drive settles these before reading
+  kube::ApiResponse r = client_.Get(*path);
   if (r.error.kind == kube::ApiErrorKind::kNotFound) {
     return {ReadBack::Kind::kSettled,
             {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"},
