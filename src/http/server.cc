@@ -27,10 +27,13 @@ struct Server::Impl {
       boost::system::error_code ec;
       co_await bhttp::async_read(stream, buffer, req, net::redirect_error(net::use_awaitable, ec));
       if (ec) break;
-      std::string target(req.target());
-      const std::string path = target.substr(0, target.find('?'));
-      Reply reply = handler(std::string(req.method_string()), path);
-      bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(reply.status), req.version()};
+      const std::string target(req.target());
+      const size_t mark = target.find('?');
+      Request request{std::string(req.method_string()), target.substr(0, mark),
+                      mark == std::string::npos ? "" : target.substr(mark + 1)};
+      Reply reply = handler(request);
+      bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(reply.status),
+                                              req.version()};
       res.set(bhttp::field::content_type, reply.content_type);
       res.keep_alive(req.keep_alive());
       res.body() = std::move(reply.body);
@@ -45,12 +48,24 @@ struct Server::Impl {
   net::awaitable<void> Accept() {
     for (;;) {
       boost::system::error_code ec;
-      tcp::socket socket = co_await acceptor.async_accept(net::redirect_error(net::use_awaitable, ec));
+      tcp::socket socket =
+          co_await acceptor.async_accept(net::redirect_error(net::use_awaitable, ec));
       if (ec) co_return;
       net::co_spawn(io, Session(beast::tcp_stream(std::move(socket))), net::detached);
     }
   }
 };
+
+bool HasQueryParameter(const std::string& query, const std::string& name) {
+  for (size_t start = 0; start <= query.size();) {
+    size_t end = query.find('&', start);
+    if (end == std::string::npos) end = query.size();
+    const std::string_view param(query.data() + start, end - start);
+    if (param.substr(0, param.find('=')) == name) return true;
+    start = end + 1;
+  }
+  return false;
+}
 
 Server::Server(std::string host, uint16_t port, Handler handler) : impl_(std::make_unique<Impl>()) {
   impl_->host = std::move(host);
@@ -69,7 +84,8 @@ Status Server::Start() {
     impl_->acceptor.listen();
     impl_->port = impl_->acceptor.local_endpoint().port();
   } catch (const std::exception& e) {
-    return Status::IOError("cannot listen on " + impl_->host + ":" + std::to_string(impl_->port) + ": " + e.what());
+    return Status::IOError("cannot listen on " + impl_->host + ":" + std::to_string(impl_->port) +
+                           ": " + e.what());
   }
   net::co_spawn(impl_->io, impl_->Accept(), net::detached);
   impl_->thread = std::thread([this] { impl_->io.run(); });

@@ -17,7 +17,17 @@ struct Reply {
   std::string content_type = "text/plain; charset=utf-8";
 };
 
-using Handler = std::function<Reply(const std::string& method, const std::string& path)>;
+struct Request {
+  std::string method;
+  std::string path;   // the target up to '?'
+  std::string query;  // after '?', as sent ("verbose", "a=1&b")
+};
+
+using Handler = std::function<Reply(const Request& request)>;
+
+// Whether `query` holds the parameter `name`, with or without a value, as
+// Kubernetes components read `?verbose`.
+bool HasQueryParameter(const std::string& query, const std::string& name);
 
 class Server {
  public:

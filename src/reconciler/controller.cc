@@ -5,6 +5,7 @@
 #include "domain/decision.h"
 #include "kube/json_fields.h"
 #include "kube/objects.h"
+#include "reconciler/scope_log.h"
 
 namespace fk::reconciler {
 namespace {
@@ -192,6 +193,8 @@ void Controller::Worker() {
   while (!Synced()) {
     if (!time_.SleepFor(std::chrono::milliseconds(20), stop_)) return;
   }
+  spdlog::info("caches synced for {}: {}", ScopeText(options_.namespaces),
+               CacheSummary(cache_, options_.namespaces));
   while (ProcessNextWorkItem(/*block=*/true)) {
   }
 }

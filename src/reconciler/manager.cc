@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/backoff.h"
+#include "reconciler/scope_log.h"
 
 namespace fk::reconciler {
 
@@ -18,10 +19,48 @@ Manager::Manager(journal::Journal& journal, Metrics& metrics, ManagerOptions opt
 
 Manager::~Manager() { StopTerm(); }
 
-bool Manager::Ready() const {
+bool Manager::Ready() const { return AllReady(ReadinessChecks()); }
+
+namespace {
+
+// "informer sandboxes/ns-a": the InformerCache keeps three informers
+// (sandboxes, policies, pods) per watched namespace, in the order given.
+std::string InformerName(const kube::Informer& informer, size_t index,
+                         const std::vector<std::string>& namespaces) {
+  const std::string ns = namespaces.empty() ? "all-namespaces" : namespaces.at(index / 3);
+  return "informer " + informer.resource().plural + "/" + ns;
+}
+
+std::string NotSyncedReason(const kube::Informer& informer) {
+  const int lists = informer.stats().lists;
+  return lists == 0 ? "not synced: not listed yet"
+                    : "not synced: " + std::to_string(lists) + " list attempt(s), none usable yet";
+}
+
+}  // namespace
+
+std::vector<ReadinessCheck> Manager::ReadinessChecks() const {
+  std::vector<ReadinessCheck> checks;
   std::lock_guard lock(mu_);
-  return leading_.load() && term_.controller && term_.controller->Synced() &&
-         term_.controller->JournalWritable();
+  const Controller* c = term_.controller.get();
+  const bool writable = !c || c->JournalWritable();
+  checks.push_back({"journal", writable, writable ? "" : "not writable: the last write failed"});
+  if (options_.leader) checks.push_back({"leader", leading_.load(), leading_ ? "" : "not leading"});
+  if (!discovered_.load()) {
+    checks.push_back({"sandbox-api", false, "not discovered yet"});
+  } else if (!c) {
+    checks.push_back({"reconciler", false, "not started"});
+  } else if (c->informers().empty()) {
+    checks.push_back({"caches", c->Synced(), "not synced"});
+  } else {
+    const auto& informers = c->informers();
+    for (size_t i = 0; i < informers.size(); ++i) {
+      const bool synced = informers[i]->HasSynced();
+      checks.push_back({InformerName(*informers[i], i, options_.controller.namespaces), synced,
+                        synced ? "" : NotSyncedReason(*informers[i])});
+    }
+  }
+  return checks;
 }
 
 std::string Manager::RenderMetrics() {
@@ -84,6 +123,10 @@ ManagerExit Manager::Run(Interrupt& stop) {
   auto version = DiscoverSandboxVersion(**client, stop);
   if (!version) return ManagerExit::kStopped;
   options_.controller.sandbox_version = *version;
+  discovered_ = true;
+  const auto& co = options_.controller;
+  spdlog::info("watching {} for Sandboxes {}/{} with selector '{}'", ScopeText(co.namespaces),
+               "agents.x-k8s.io", *version, co.selector);
 
   if (!options_.leader) {
     leading_ = true;

@@ -18,6 +18,7 @@
 #include "reconciler/controller.h"
 #include "reconciler/leader.h"
 #include "reconciler/metrics.h"
+#include "reconciler/readiness.h"
 
 namespace fk::reconciler {
 
@@ -48,6 +49,8 @@ class Manager {
   // For /readyz: the caches synced, the journal writable, and (with leader
   // election) this instance leads.
   bool Ready() const;
+  // The same, check by check, for /readyz?verbose.
+  std::vector<ReadinessCheck> ReadinessChecks() const;
   bool Leading() const { return leading_.load(); }
   // For /metrics: the Prometheus text, refreshed.
   std::string RenderMetrics();
@@ -62,6 +65,7 @@ class Manager {
   ManagerOptions options_;
   TimeSource& time_;
   std::atomic<bool> leading_{false};
+  std::atomic<bool> discovered_{false};  // the Sandbox API version is known
   // One leadership term: its own API client (so stopping the term's work
   // never disturbs the Lease or the next term) and its controller.
   struct Term {

@@ -1,0 +1,22 @@
+#include "cli/probes.h"
+
+namespace fk::cli {
+
+http::Reply Probe(const http::Request& req, reconciler::Manager& manager,
+                  reconciler::Metrics& metrics) {
+  if (req.path == "/healthz" || req.path == "/livez") return http::Reply{200, "ok\n"};
+  if (req.path == "/readyz") {
+    const auto checks = manager.ReadinessChecks();
+    const bool ready = reconciler::AllReady(checks);
+    metrics.Ready(ready);
+    const int code = ready ? 200 : 503;
+    if (http::HasQueryParameter(req.query, "verbose"))
+      return http::Reply{code, reconciler::VerboseReadiness(checks)};
+    return http::Reply{code, ready ? "ready\n" : "not ready\n"};
+  }
+  if (req.path == "/metrics")
+    return http::Reply{200, manager.RenderMetrics(), "text/plain; version=0.0.4; charset=utf-8"};
+  return http::Reply{404, "not found\n"};
+}
+
+}  // namespace fk::cli

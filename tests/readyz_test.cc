@@ -1,0 +1,145 @@
+// /readyz?verbose over HTTP against the real server and a running Manager:
+// each check listed as Kubernetes components do, the plain form keeping its
+// status code and short body (issue 9: readiness says which cache and why).
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "cli/probes.h"
+#include "http/server.h"
+#include "kube/client.h"
+#include "reconciler/manager.h"
+#include "sim/handler.h"
+#include "sim/scenario.h"
+#include "sim/server.h"
+#include "sim/simulator.h"
+#include "test_support.h"
+
+namespace fk {
+namespace {
+using namespace std::chrono_literals;
+using fk::testing::Eventually;
+
+class Readyz : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto sc = sim::ParseScenario(
+        "namespaces: [{name: ns-a, sandboxes: [{name: a, mode: Running}]}]\n", "test");
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    sim_ = std::make_unique<sim::Simulator>(sc->options);
+    ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
+    server_ = std::make_unique<sim::Server>(*sim_, sim::ServerOptions{});
+    ASSERT_TRUE(server_->Start().ok());
+    auto j = journal::Journal::Open(dir_.File("journal.db"));
+    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    journal_ = std::move(*j);
+  }
+  void TearDown() override {
+    stop_.Fire();
+    if (run_.joinable()) run_.join();
+    if (http_) http_->Stop();
+  }
+
+  // A manager watching ns-a, and its probes served on a free port.
+  void Start(std::optional<reconciler::LeaderOptions> leader = std::nullopt) {
+    reconciler::ManagerOptions mo;
+    mo.cluster.server = server_->url();
+    mo.client.max_retries = 0;  // the informer's own backoff retries, quickly
+    mo.controller.namespaces = {"ns-a"};
+    mo.controller.create_events = false;
+    mo.controller.informer.initial_backoff = 5ms;
+    mo.controller.informer.max_backoff = 20ms;
+    mo.leader = std::move(leader);
+    manager_ = std::make_unique<reconciler::Manager>(*journal_, metrics_, std::move(mo));
+    http_ = std::make_unique<http::Server>("127.0.0.1", 0, [this](const http::Request& r) {
+      return cli::Probe(r, *manager_, metrics_);
+    });
+    ASSERT_TRUE(http_->Start().ok());
+    kube::ClusterConfig health;
+    health.server = "http://127.0.0.1:" + std::to_string(http_->port());
+    kube::ClientOptions co;
+    co.max_retries = 0;  // a 503 is the answer, not a reason to retry
+    auto client = kube::ApiClient::Create(health, co);
+    ASSERT_TRUE(client.ok());
+    probe_ = std::move(*client);
+  }
+  void Run() {
+    run_ = std::thread([this] { manager_->Run(stop_); });
+  }
+  kube::ApiResponse Get(const std::string& target) { return probe_->Get(target); }
+
+  testing::TempDir dir_;
+  std::unique_ptr<sim::Simulator> sim_;
+  std::unique_ptr<sim::Server> server_;
+  std::unique_ptr<journal::Journal> journal_;
+  reconciler::Metrics metrics_;
+  std::unique_ptr<reconciler::Manager> manager_;
+  std::unique_ptr<http::Server> http_;
+  std::unique_ptr<kube::ApiClient> probe_;
+  Interrupt stop_;
+  std::thread run_;
+};
+
+TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
+  sim_->AddFault({"list", "pods", 500, 0, false, "", -1});  // the pod cache cannot list
+  Start();
+  kube::ApiResponse before = Get("/readyz?verbose");
+  EXPECT_EQ(before.status, 503);
+  EXPECT_EQ(before.body, "[+]journal ok\n[-]sandbox-api not discovered yet\nreadyz check failed\n");
+  Run();
+  kube::ApiResponse r;
+  ASSERT_TRUE(Eventually([&] {
+    r = Get("/readyz?verbose");
+    return r.body.find("[-]informer pods/ns-a not synced: ") != std::string::npos &&
+           r.body.find("list attempt(s), none usable yet\n") != std::string::npos &&
+           r.body.find("[+]informer sandboxes/ns-a ok") != std::string::npos &&
+           r.body.find("[+]informer networkpolicies/ns-a ok") != std::string::npos;
+  })) << r.body;
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.body.rfind("[+]journal ok\n", 0), 0u) << r.body;
+  EXPECT_TRUE(r.body.ends_with("readyz check failed\n")) << r.body;
+  kube::ApiResponse plain = Get("/readyz");
+  EXPECT_EQ(plain.status, 503);
+  EXPECT_EQ(plain.body, "not ready\n");
+
+  sim_->ClearFaults();
+  ASSERT_TRUE(Eventually([&] { return Get("/readyz").status == 200; }));
+  EXPECT_EQ(Get("/readyz").body, "ready\n");
+  EXPECT_EQ(Get("/readyz?verbose").body,
+            "[+]journal ok\n"
+            "[+]informer sandboxes/ns-a ok\n"
+            "[+]informer networkpolicies/ns-a ok\n"
+            "[+]informer pods/ns-a ok\n"
+            "readyz check passed\n");
+  EXPECT_EQ(Get("/livez").status, 200);
+  EXPECT_EQ(Get("/healthz").body, "ok\n");
+}
+
+TEST_F(Readyz, AnInstanceThatDoesNotLeadSaysSo) {
+  // Another instance holds the Lease for an hour.
+  sim::HandleRequest(*sim_,
+                     {"POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                      R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease",
+                          "metadata":{"name":"fencekeeper","namespace":"default"},
+                          "spec":{"holderIdentity":"other","leaseDurationSeconds":3600}})",
+                      "application/json"},
+                     "sim");
+  reconciler::LeaderOptions lo;
+  lo.identity = "me";
+  lo.lease_duration = 1s;
+  lo.renew_deadline = 500ms;
+  lo.retry_period = 20ms;
+  Start(lo);
+  Run();
+  kube::ApiResponse r;
+  ASSERT_TRUE(Eventually([&] {
+    r = Get("/readyz?verbose");
+    return r.body.find("[-]leader not leading\n") != std::string::npos &&
+           r.body.find("[-]reconciler not started\n") != std::string::npos;
+  })) << r.body;
+  EXPECT_EQ(r.status, 503);
+  EXPECT_TRUE(r.body.ends_with("readyz check failed\n")) << r.body;
+}
+
+}  // namespace
+}  // namespace fk
