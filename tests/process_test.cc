@@ -93,7 +93,7 @@ class Processes : public ::testing::Test {
   std::vector<std::string> RunArgs(const std::string& journal,
                                    std::vector<std::string> extra = {}) {
     std::vector<std::string> a = {"run",       "--journal", journal, "--kubeconfig",
-                                  kubeconfig_, "--resync",  "50ms"};
+                                  kubeconfig_, "--resync",  "1s"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }

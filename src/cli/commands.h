@@ -23,7 +23,8 @@ struct MigrateOptions {
 int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& err);
 
 // Copies a live journal consistently (SQLite online backup) and verifies the copy.
-int RunBackup(const std::string& journal, const std::string& to, std::ostream& out, std::ostream& err);
+int RunBackup(const std::string& journal, const std::string& to, std::ostream& out,
+              std::ostream& err);
 
 struct ReplayOptions {
   std::string journal;
@@ -40,6 +41,7 @@ struct DemoOptions {
 };
 int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err);
 
+// As typed; ParseRunFlags (run_flags.h) validates them.
 struct RunOptions {
   std::string journal;
   std::optional<std::string> kubeconfig;
@@ -54,9 +56,11 @@ struct RunOptions {
   std::string lease_duration = "15s";
   std::string renew_deadline = "10s";
   std::string retry_period = "2s";
-  int boundary_port = 5500;
+  std::string boundary_port = "5500";
   std::string log_format = "text";
   std::string log_level = "info";
+  std::string kube_api_qps = "50";     // client-side rate limit: requests per second...
+  std::string kube_api_burst = "100";  // ...and at once (kube::ClientOptions' defaults)
 };
 // Runs until SIGINT or SIGTERM (exit 0); 2 for an unusable journal or config.
 int RunRun(const RunOptions& options, std::ostream& err);

@@ -11,10 +11,12 @@ int main(int argc, char** argv) {
   fk::cli::MigrateOptions migrate;
   auto* m = app.add_subcommand("migrate", "Create or upgrade a journal (--check: report only)");
   m->add_option("--journal", migrate.journal, "Journal file")->required();
-  m->add_flag("--check", migrate.check, "Report the schema version and pending migrations; change nothing");
+  m->add_flag("--check", migrate.check,
+              "Report the schema version and pending migrations; change nothing");
 
   std::string backup_journal, backup_to;
-  auto* b = app.add_subcommand("backup", "Copy a live journal consistently (SQLite online backup) and verify the copy");
+  auto* b = app.add_subcommand(
+      "backup", "Copy a live journal consistently (SQLite online backup) and verify the copy");
   b->add_option("--journal", backup_journal, "Journal file")->required();
   b->add_option("--to", backup_to, "Backup file to create (must not exist)")->required();
 
@@ -22,36 +24,57 @@ int main(int argc, char** argv) {
   std::string format = "text";
   int64_t until = 0;
   std::string sandbox;
-  auto* r = app.add_subcommand("replay", "Print the journal as a timeline; --check re-runs decide()");
+  auto* r =
+      app.add_subcommand("replay", "Print the journal as a timeline; --check re-runs decide()");
   r->add_option("--journal", replay.journal, "Journal file")->required();
   auto* sandbox_opt = r->add_option("--sandbox", sandbox, "Only this sandbox (NAMESPACE/NAME)");
-  auto* until_opt = r->add_option("--until", until, "Replay up to and including this seq")->check(CLI::PositiveNumber);
-  r->add_flag("--check", replay.check, "Re-run decide() on every recorded observation; exit 1 on divergence");
+  auto* until_opt = r->add_option("--until", until, "Replay up to and including this seq")
+                        ->check(CLI::PositiveNumber);
+  r->add_flag("--check", replay.check,
+              "Re-run decide() on every recorded observation; exit 1 on divergence");
   r->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
 
   fk::cli::RunOptions run;
   std::string run_kubeconfig, run_http, run_le_ns;
-  auto* rn = app.add_subcommand("run", "Reconcile sandboxes against the namespace fences until stopped");
+  auto* rn =
+      app.add_subcommand("run", "Reconcile sandboxes against the namespace fences until stopped");
   rn->add_option("--journal", run.journal, "Journal file (created if missing)")->required();
-  auto* run_kc_opt = rn->add_option("--kubeconfig", run_kubeconfig, "Kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  auto* run_kc_opt =
+      rn->add_option("--kubeconfig", run_kubeconfig,
+                     "Kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   rn->add_option("--context", run.context, "Kubeconfig context");
   rn->add_option("--namespace", run.namespaces, "Namespace to watch (repeatable; default: all)");
   rn->add_option("--selector", run.selector, "Sandbox label selector")->capture_default_str();
-  rn->add_option("--resync", run.resync, "Re-evaluate every cached sandbox this often")->capture_default_str();
-  auto* run_http_opt = rn->add_option("--http-addr", run_http, "HOST:PORT for /healthz, /readyz, /metrics");
-  rn->add_flag("--leader-elect", run.leader_elect, "Take part in leader election (Lease 'fencekeeper')");
-  auto* run_le_ns_opt = rn->add_option("--leader-election-namespace", run_le_ns, "Namespace of the Lease (default: the config's)");
-  rn->add_option("--lease-duration", run.lease_duration, "Leader election lease duration")->capture_default_str();
-  rn->add_option("--renew-deadline", run.renew_deadline, "Leader election renew deadline")->capture_default_str();
-  rn->add_option("--retry-period", run.retry_period, "Leader election retry period")->capture_default_str();
-  rn->add_option("--boundary-port", run.boundary_port, "TCP port of the intended fence")->capture_default_str();
+  rn->add_option("--resync", run.resync, "Re-evaluate every cached sandbox this often")
+      ->capture_default_str();
+  auto* run_http_opt =
+      rn->add_option("--http-addr", run_http, "HOST:PORT for /healthz, /readyz, /metrics");
+  rn->add_flag("--leader-elect", run.leader_elect,
+               "Take part in leader election (Lease 'fencekeeper')");
+  auto* run_le_ns_opt = rn->add_option("--leader-election-namespace", run_le_ns,
+                                       "Namespace of the Lease (default: the config's)");
+  rn->add_option("--lease-duration", run.lease_duration, "Leader election lease duration")
+      ->capture_default_str();
+  rn->add_option("--renew-deadline", run.renew_deadline, "Leader election renew deadline")
+      ->capture_default_str();
+  rn->add_option("--retry-period", run.retry_period, "Leader election retry period")
+      ->capture_default_str();
+  rn->add_option("--boundary-port", run.boundary_port, "TCP port of the intended fence")
+      ->capture_default_str();
   rn->add_option("--log-format", run.log_format, "text or json")->capture_default_str();
-  rn->add_option("--log-level", run.log_level, "trace, debug, info, warn, error")->capture_default_str();
+  rn->add_option("--log-level", run.log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+  rn->add_option("--kube-api-qps", run.kube_api_qps, "Sustained API requests per second")
+      ->capture_default_str();
+  rn->add_option("--kube-api-burst", run.kube_api_burst, "API requests allowed at once")
+      ->capture_default_str();
 
   fk::cli::DemoOptions demo;
   std::string demo_dir;
-  auto* d = app.add_subcommand("demo", "Run the upstream incident end to end and print what happened");
-  auto* dir_opt = d->add_option("--dir", demo_dir, "Directory for the demo journal (default: a new temp dir)");
+  auto* d =
+      app.add_subcommand("demo", "Run the upstream incident end to end and print what happened");
+  auto* dir_opt =
+      d->add_option("--dir", demo_dir, "Directory for the demo journal (default: a new temp dir)");
 
   fk::cli::SimCommandOptions sim;
   std::string scenario, kubeconfig_out, tls_cert, tls_key, token;
@@ -59,17 +82,23 @@ int main(int argc, char** argv) {
   int drop_after = 0;
   auto* s = app.add_subcommand("sim", "Serve the simulated Kubernetes API until stopped");
   s->add_option("--listen", sim.listen, "HOST:PORT to listen on")->capture_default_str();
-  auto* scenario_opt = s->add_option("--scenario", scenario, "Scenario file (YAML), or a built-in name: incident-3525");
-  auto* kubeconfig_opt = s->add_option("--write-kubeconfig", kubeconfig_out, "Write a kubeconfig for this server");
+  auto* scenario_opt = s->add_option("--scenario", scenario,
+                                     "Scenario file (YAML), or a built-in name: incident-3525");
+  auto* kubeconfig_opt =
+      s->add_option("--write-kubeconfig", kubeconfig_out, "Write a kubeconfig for this server");
   auto* latency_opt = s->add_option("--latency", latency, "Delay every answer (e.g. 50ms)");
-  auto* drop_opt = s->add_option("--drop-watch-after-events", drop_after, "Close each watch after N events");
+  auto* drop_opt =
+      s->add_option("--drop-watch-after-events", drop_after, "Close each watch after N events");
   auto* cert_opt = s->add_option("--tls-cert", tls_cert, "Serve HTTPS with this PEM certificate");
   auto* key_opt = s->add_option("--tls-key", tls_key, "PEM private key for --tls-cert");
   auto* token_opt = s->add_option("--token", token, "Require this bearer token");
-  s->add_option("--fault", sim.faults, "Inject failures: VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]] (COUNT -1 = always)");
+  s->add_option("--fault", sim.faults,
+                "Inject failures: VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]] (COUNT -1 = always)");
   std::string drop_every, expire_every;
-  auto* drop_every_opt = s->add_option("--drop-watches-every", drop_every, "Close all watches periodically (e.g. 5s)");
-  auto* expire_every_opt = s->add_option("--expire-history-every", expire_every, "Forget watch history periodically (e.g. 10s)");
+  auto* drop_every_opt =
+      s->add_option("--drop-watches-every", drop_every, "Close all watches periodically (e.g. 5s)");
+  auto* expire_every_opt = s->add_option("--expire-history-every", expire_every,
+                                         "Forget watch history periodically (e.g. 10s)");
 
   try {
     app.parse(argc, argv);

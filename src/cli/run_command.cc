@@ -8,7 +8,9 @@
 
 #include "cli/commands.h"
 #include "cli/logging.h"
-#include "common/duration.h"
+#include "cli/probes.h"
+#include "cli/run_flags.h"
+#include "domain/dns_names.h"
 #include "http/server.h"
 #include "journal/journal.h"
 #include "kube/client.h"
@@ -27,41 +29,16 @@ std::string Hostname() {
 
 }  // namespace
 
-int RunRun(const RunOptions& o, std::ostream& err) {
+int RunRun(const RunOptions& flags, std::ostream& err) {
+  auto settings = ParseRunFlags(flags);
+  if (!settings.ok()) {
+    err << "fencekeeper run: " << settings.status().message() << "\n";
+    return kExitUnusable;
+  }
+  const RunSettings& o = *settings;
   if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) {
     err << "fencekeeper run: " << s.message() << "\n";
     return kExitUnusable;
-  }
-  auto resync = ParseDuration(o.resync);
-  if (!resync || resync->count() <= 0) {
-    err << "fencekeeper run: --resync takes a duration like 30s, got '" << o.resync << "'\n";
-    return kExitUnusable;
-  }
-  auto lease = ParseDuration(o.lease_duration), renew = ParseDuration(o.renew_deadline),
-       retry = ParseDuration(o.retry_period);
-  if (!lease || !renew || !retry || !(*lease > *renew && *renew > *retry * 12 / 10) ||
-      retry->count() <= 0) {
-    err << "fencekeeper run: leader election needs durations with lease-duration > renew-deadline "
-           "> 1.2 x retry-period\n";
-    return kExitUnusable;
-  }
-  if (o.boundary_port <= 0 || o.boundary_port > 65535) {
-    err << "fencekeeper run: --boundary-port must be 1-65535\n";
-    return kExitUnusable;
-  }
-  std::string http_host;
-  uint16_t http_port = 0;
-  if (o.http_addr) {
-    const auto colon = o.http_addr->rfind(':');
-    try {
-      if (colon == std::string::npos) throw std::invalid_argument("no port");
-      http_host = o.http_addr->substr(0, colon);
-      if (http_host.empty()) http_host = "0.0.0.0";
-      http_port = static_cast<uint16_t>(std::stoi(o.http_addr->substr(colon + 1)));
-    } catch (...) {
-      err << "fencekeeper run: --http-addr takes HOST:PORT, got '" << *o.http_addr << "'\n";
-      return kExitUnusable;
-    }
   }
 
   // The journal first: a journal we must not touch is refused within seconds.
@@ -75,25 +52,33 @@ int RunRun(const RunOptions& o, std::ostream& err) {
     err << "fencekeeper run: " << config.status().ToString() << "\n";
     return kExitUnusable;
   }
+  const std::string lease_ns = o.leader_election_namespace.value_or((*config).default_namespace);
+  if (o.leader_elect && !domain::IsDns1123Label(lease_ns)) {
+    err << "fencekeeper run: the Lease's namespace '" << lease_ns << "' (from " << (*config).source
+        << ") is not a DNS-1123 label; set --leader-election-namespace\n";
+    return kExitUnusable;
+  }
 
   reconciler::Metrics metrics;
   reconciler::ManagerOptions mo;
   mo.cluster = *config;
+  mo.client.qps = o.kube_api_qps;
+  mo.client.burst = o.kube_api_burst;
   mo.client.on_request = [&metrics](const std::string& verb, int code) {
     metrics.ApiRequest(verb, code);
   };
   mo.controller.namespaces = o.namespaces;
   mo.controller.selector = o.selector;
-  mo.controller.resync = *resync;
+  mo.controller.resync = o.resync;
   mo.controller.boundary_port = o.boundary_port;
   mo.controller.instance = Hostname();
   if (o.leader_elect) {
     reconciler::LeaderOptions lo;
     lo.identity = reconciler::LeaderIdentity(Hostname());
-    lo.ns = o.leader_election_namespace.value_or((*config).default_namespace);
-    lo.lease_duration = *lease;
-    lo.renew_deadline = *renew;
-    lo.retry_period = *retry;
+    lo.ns = lease_ns;
+    lo.lease_duration = o.lease_duration;
+    lo.renew_deadline = o.renew_deadline;
+    lo.retry_period = o.retry_period;
     mo.leader = lo;
   }
   if (auto probe = kube::ApiClient::Create(*config, mo.client);
@@ -127,25 +112,16 @@ int RunRun(const RunOptions& o, std::ostream& err) {
                (*config).server, (*config).source);
   reconciler::Manager manager(**journal, metrics, std::move(mo));
   std::unique_ptr<http::Server> http_server;
-  if (o.http_addr) {
+  if (o.http) {
     http_server = std::make_unique<http::Server>(
-        http_host, http_port, [&](const std::string&, const std::string& path) {
-          if (path == "/healthz") return http::Reply{200, "ok\n"};
-          if (path == "/readyz") {
-            const bool ready = manager.Ready();
-            metrics.Ready(ready);
-            return ready ? http::Reply{200, "ready\n"} : http::Reply{503, "not ready\n"};
-          }
-          if (path == "/metrics")
-            return http::Reply{200, manager.RenderMetrics(),
-                               "text/plain; version=0.0.4; charset=utf-8"};
-          return http::Reply{404, "not found\n"};
-        });
+        o.http->host, o.http->port,
+        [&](const http::Request& req) { return Probe(req, manager, metrics); });
     if (Status s = http_server->Start(); !s.ok()) {
       err << "fencekeeper run: " << s.ToString() << "\n";
       return finish(kExitUnusable);
     }
-    spdlog::info("serving /healthz, /readyz and /metrics on {}:{}", http_host, http_server->port());
+    spdlog::info("serving /healthz, /readyz and /metrics on {}:{}", o.http->host,
+                 http_server->port());
   }
 
   const reconciler::ManagerExit exit = manager.Run(stop);

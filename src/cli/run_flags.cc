@@ -1,0 +1,179 @@
+#include "cli/run_flags.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "common/duration.h"
+#include "domain/dns_names.h"
+#include "domain/label_selector.h"
+
+namespace fk::cli {
+namespace {
+
+std::string Quoted(const std::string& v) { return "'" + v + "'"; }
+
+Status Refuse(const std::string& flag, const std::string& value, const std::string& why) {
+  return Status::InvalidArgument(flag + " " + Quoted(value) + ": " + why);
+}
+
+Status CheckNamespace(const std::string& flag, const std::string& ns) {
+  if (domain::IsDns1123Label(ns)) return Status::Ok();
+  std::string why =
+      "not a namespace name (a DNS-1123 label: 1-63 lower-case letters, digits or '-', "
+      "alphanumeric at both ends)";
+  if (ns.find(',') != std::string::npos) why += "; to watch several namespaces, repeat " + flag;
+  return Refuse(flag, ns, why);
+}
+
+Status ParseNamespaces(const RunOptions& f, RunSettings& s) {
+  std::set<std::string> seen;
+  for (const std::string& ns : f.namespaces) {
+    if (Status st = CheckNamespace("--namespace", ns); !st.ok()) return st;
+    if (!seen.insert(ns).second) return Refuse("--namespace", ns, "given more than once");
+  }
+  s.namespaces = f.namespaces;
+  if (f.leader_election_namespace) {
+    if (Status st = CheckNamespace("--leader-election-namespace", *f.leader_election_namespace);
+        !st.ok())
+      return st;
+  }
+  s.leader_election_namespace = f.leader_election_namespace;
+  return Status::Ok();
+}
+
+Result<std::chrono::milliseconds> Duration(const std::string& flag, const std::string& text,
+                                           std::chrono::milliseconds min) {
+  auto d = ParseDuration(text);
+  if (!d) return Refuse(flag, text, "not a duration (like 500ms, 30s, 5m, 1h30m)");
+  if (*d < min) {
+    return Refuse(
+        flag, text,
+        "must be at least " + std::to_string(min.count()) + "ms" +
+            (min.count() % 1000 == 0 ? " (" + std::to_string(min.count() / 1000) + "s)" : ""));
+  }
+  return *d;
+}
+
+Status ParseDurations(const RunOptions& f, RunSettings& s) {
+  auto resync = Duration("--resync", f.resync, kMinResync);
+  if (!resync.ok()) return resync.status();
+  auto lease = Duration("--lease-duration", f.lease_duration, std::chrono::seconds(1));
+  if (!lease.ok()) return lease.status();
+  auto renew = Duration("--renew-deadline", f.renew_deadline, std::chrono::milliseconds(1));
+  if (!renew.ok()) return renew.status();
+  auto retry = Duration("--retry-period", f.retry_period, std::chrono::milliseconds(1));
+  if (!retry.ok()) return retry.status();
+  // client-go's rules: a lease outlives a renewal attempt, which outlives retries.
+  if (!(*lease > *renew))
+    return Refuse("--renew-deadline", f.renew_deadline,
+                  "must be shorter than --lease-duration " + Quoted(f.lease_duration));
+  if (!(*renew > *retry * 12 / 10))
+    return Refuse("--retry-period", f.retry_period,
+                  "must be shorter than --renew-deadline " + Quoted(f.renew_deadline) + " / 1.2");
+  s.resync = *resync;
+  s.lease_duration = *lease;
+  s.renew_deadline = *renew;
+  s.retry_period = *retry;
+  return Status::Ok();
+}
+
+// HOST:PORT, [IPV6]:PORT or :PORT (every address).
+Status ParseHttpAddr(const RunOptions& f, const HostResolver& resolve, RunSettings& s) {
+  if (!f.http_addr) return Status::Ok();
+  const std::string& text = *f.http_addr;
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return Refuse("--http-addr", text, "expected HOST:PORT");
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  // Port 0 asks the system for a free port, which is logged (tests use it).
+  const auto port = ParsePort(text.substr(colon + 1), /*allow_zero=*/true);
+  if (!port) return Refuse("--http-addr", text, "the port must be a number from 1 to 65535");
+  const auto address = host.empty() ? std::optional<std::string>("0.0.0.0") : resolve(host);
+  if (!address) return Refuse("--http-addr", text, "host " + Quoted(host) + " does not resolve");
+  s.http = ListenAddress{*address, *port};
+  return Status::Ok();
+}
+
+Status ParseNumbers(const RunOptions& f, RunSettings& s) {
+  const auto boundary = ParsePort(f.boundary_port);
+  if (!boundary)
+    return Refuse("--boundary-port", f.boundary_port, "must be a number from 1 to 65535");
+  s.boundary_port = *boundary;
+  double qps = 0;
+  const char* qend = f.kube_api_qps.data() + f.kube_api_qps.size();
+  auto [qp, qec] = std::from_chars(f.kube_api_qps.data(), qend, qps);
+  if (qec != std::errc() || qp != qend || !std::isfinite(qps) || qps <= 0)
+    return Refuse("--kube-api-qps", f.kube_api_qps, "must be a number above 0");
+  int burst = 0;
+  const char* bend = f.kube_api_burst.data() + f.kube_api_burst.size();
+  auto [bp, bec] = std::from_chars(f.kube_api_burst.data(), bend, burst);
+  if (bec != std::errc() || bp != bend || burst < 1)
+    return Refuse("--kube-api-burst", f.kube_api_burst, "must be a whole number of at least 1");
+  s.kube_api_qps = qps;
+  s.kube_api_burst = burst;
+  return Status::Ok();
+}
+
+Status ParseLogging(const RunOptions& f, RunSettings& s) {
+  static const std::vector<std::string> kLevels{"trace", "debug", "info", "warn", "error"};
+  if (std::find(kLevels.begin(), kLevels.end(), f.log_level) == kLevels.end())
+    return Refuse("--log-level", f.log_level, "must be trace, debug, info, warn or error");
+  if (f.log_format != "text" && f.log_format != "json")
+    return Refuse("--log-format", f.log_format, "must be text or json");
+  s.log_level = f.log_level;
+  s.log_format = f.log_format;
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::optional<uint16_t> ParsePort(const std::string& text, bool allow_zero) {
+  if (text.empty() || text.size() > 5 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const int port = std::stoi(text);
+  if (port < (allow_zero ? 0 : 1) || port > 65535) return std::nullopt;
+  return static_cast<uint16_t>(port);
+}
+
+std::optional<std::string> ResolveListenHost(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), "0", &hints, &found) != 0 || !found)
+    return std::nullopt;
+  char buf[NI_MAXHOST] = {};
+  const int rc =
+      getnameinfo(found->ai_addr, found->ai_addrlen, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST);
+  freeaddrinfo(found);
+  if (rc != 0) return std::nullopt;
+  return std::string(buf);
+}
+
+Result<RunSettings> ParseRunFlags(const RunOptions& f, const HostResolver& resolve) {
+  RunSettings s;
+  s.journal = f.journal;
+  s.kubeconfig = f.kubeconfig;
+  s.context = f.context;
+  s.leader_elect = f.leader_elect;
+  if (f.journal.empty()) return Refuse("--journal", f.journal, "a journal file is required");
+  if (Status st = ParseLogging(f, s); !st.ok()) return st;
+  if (Status st = ParseNamespaces(f, s); !st.ok()) return st;
+  if (auto sel = domain::ParseLabelSelector(f.selector); !sel.ok())
+    return Refuse("--selector", f.selector, sel.status().message());
+  s.selector = f.selector;
+  if (Status st = ParseDurations(f, s); !st.ok()) return st;
+  if (Status st = ParseNumbers(f, s); !st.ok()) return st;
+  if (Status st = ParseHttpAddr(f, resolve, s); !st.ok()) return st;
+  return s;
+}
+
+}  // namespace fk::cli

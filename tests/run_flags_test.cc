@@ -1,0 +1,170 @@
+// `fencekeeper run` start-up validation (DESIGN §5): every unusable flag is
+// refused with a message naming the flag and the value, table-driven over
+// the misconfigurations issue 9 observed, through ParseRunFlags and through
+// RunRun's exit code.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/run_flags.h"
+#include "test_support.h"
+
+namespace fk::cli {
+namespace {
+
+// Resolves "localhost" and numeric addresses only: no DNS in unit tests.
+std::optional<std::string> FakeResolve(const std::string& host) {
+  if (host == "localhost") return "127.0.0.1";
+  if (!host.empty() && (std::isdigit(static_cast<unsigned char>(host[0])) || host[0] == ':'))
+    return host;
+  return std::nullopt;
+}
+
+RunOptions Valid() {
+  RunOptions o;
+  o.journal = "/tmp/j.db";
+  return o;
+}
+
+const char* const kLong64 = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+struct Bad {
+  const char* flag;   // the message must name it...
+  const char* value;  // ...and the value
+  std::function<void(RunOptions&)> set;
+};
+
+TEST(RunFlags, DefaultsAreValid) {
+  auto s = ParseRunFlags(Valid(), FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->resync, std::chrono::seconds(30));
+  EXPECT_EQ(s->boundary_port, 5500);
+  EXPECT_EQ(s->selector, "openshell.ai/managed-by=openshell");
+  EXPECT_FALSE(s->http);
+}
+
+TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
+  const std::vector<Bad> cases = {
+      {"--namespace", "openshell-agents,team-healthy",
+       [](RunOptions& o) { o.namespaces = {"openshell-agents,team-healthy"}; }},
+      {"--namespace", "Bad_NS", [](RunOptions& o) { o.namespaces = {"Bad_NS"}; }},
+      {"--namespace", "", [](RunOptions& o) { o.namespaces = {""}; }},
+      {"--namespace", "a",
+       [](RunOptions& o) {
+         o.namespaces = {"a", "b", "a"};
+       }},
+      {"--namespace", kLong64, [](RunOptions& o) { o.namespaces = {kLong64}; }},
+      {"--leader-election-namespace", "kube_system",
+       [](RunOptions& o) { o.leader_election_namespace = "kube_system"; }},
+      {"--http-addr", "127.0.0.1:99999", [](RunOptions& o) { o.http_addr = "127.0.0.1:99999"; }},
+      {"--http-addr", ":-1", [](RunOptions& o) { o.http_addr = ":-1"; }},
+      {"--http-addr", ":80x", [](RunOptions& o) { o.http_addr = ":80x"; }},
+      {"--http-addr", "127.0.0.1:", [](RunOptions& o) { o.http_addr = "127.0.0.1:"; }},
+      {"--http-addr", "8080", [](RunOptions& o) { o.http_addr = "8080"; }},
+      {"--http-addr", "no-such-host.invalid:8080",
+       [](RunOptions& o) { o.http_addr = "no-such-host.invalid:8080"; }},
+      {"--resync", "1ms", [](RunOptions& o) { o.resync = "1ms"; }},
+      {"--resync", "999ms", [](RunOptions& o) { o.resync = "999ms"; }},
+      {"--resync", "0", [](RunOptions& o) { o.resync = "0"; }},
+      {"--resync", "30", [](RunOptions& o) { o.resync = "30"; }},
+      {"--selector", "a in (", [](RunOptions& o) { o.selector = "a in ("; }},
+      {"--selector", "a=b c", [](RunOptions& o) { o.selector = "a=b c"; }},
+      {"--selector", "bad key=x", [](RunOptions& o) { o.selector = "bad key=x"; }},
+      {"--selector", "a=b,", [](RunOptions& o) { o.selector = "a=b,"; }},
+      {"--selector", "a in ()", [](RunOptions& o) { o.selector = "a in ()"; }},
+      {"--selector", "a>x", [](RunOptions& o) { o.selector = "a>x"; }},
+      {"--selector", "Bad_Prefix/k=v", [](RunOptions& o) { o.selector = "Bad_Prefix/k=v"; }},
+      {"--lease-duration", "soon", [](RunOptions& o) { o.lease_duration = "soon"; }},
+      {"--renew-deadline", "20s", [](RunOptions& o) { o.renew_deadline = "20s"; }},
+      {"--retry-period", "9s", [](RunOptions& o) { o.retry_period = "9s"; }},
+      {"--retry-period", "0", [](RunOptions& o) { o.retry_period = "0"; }},
+      {"--boundary-port", "0", [](RunOptions& o) { o.boundary_port = "0"; }},
+      {"--boundary-port", "65536", [](RunOptions& o) { o.boundary_port = "65536"; }},
+      {"--boundary-port", "-1", [](RunOptions& o) { o.boundary_port = "-1"; }},
+      {"--boundary-port", "+80", [](RunOptions& o) { o.boundary_port = "+80"; }},
+      {"--boundary-port", " 80", [](RunOptions& o) { o.boundary_port = " 80"; }},
+      {"--log-level", "verbose", [](RunOptions& o) { o.log_level = "verbose"; }},
+      {"--log-level", "off", [](RunOptions& o) { o.log_level = "off"; }},
+      {"--log-format", "xml", [](RunOptions& o) { o.log_format = "xml"; }},
+      {"--kube-api-qps", "0", [](RunOptions& o) { o.kube_api_qps = "0"; }},
+      {"--kube-api-qps", "-5", [](RunOptions& o) { o.kube_api_qps = "-5"; }},
+      {"--kube-api-qps", "fast", [](RunOptions& o) { o.kube_api_qps = "fast"; }},
+      {"--kube-api-qps", "nan", [](RunOptions& o) { o.kube_api_qps = "nan"; }},
+      {"--kube-api-burst", "0", [](RunOptions& o) { o.kube_api_burst = "0"; }},
+      {"--kube-api-burst", "1.5", [](RunOptions& o) { o.kube_api_burst = "1.5"; }},
+  };
+  for (const Bad& c : cases) {
+    RunOptions o = Valid();
+    c.set(o);
+    auto s = ParseRunFlags(o, FakeResolve);
+    ASSERT_FALSE(s.ok()) << c.flag << " " << c.value << " was accepted";
+    const std::string& m = s.status().message();
+    EXPECT_EQ(m.rfind(c.flag, 0), 0u) << m;
+    EXPECT_NE(m.find("'" + std::string(c.value) + "'"), std::string::npos) << m;
+  }
+}
+
+TEST(RunFlags, ACommaInANamespaceHintsAtRepeatingTheFlag) {
+  RunOptions o = Valid();
+  o.namespaces = {"openshell-agents,team-healthy"};
+  auto s = ParseRunFlags(o, FakeResolve);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("repeat --namespace"), std::string::npos)
+      << s.status().message();
+}
+
+TEST(RunFlags, UsableValuesAreAcceptedAsKubernetesWould) {
+  RunOptions o = Valid();
+  o.namespaces = {"openshell-agents", "team-healthy", std::string(63, 'a')};
+  o.selector = "openshell.ai/managed-by=openshell, tier in (a,b), !legacy, env!=dev, x, y==z, n>3";
+  o.resync = "1s";
+  o.http_addr = "localhost:8080";
+  o.boundary_port = "65535";
+  o.kube_api_qps = "2.5";
+  o.kube_api_burst = "1";
+  o.log_level = "warn";
+  o.log_format = "json";
+  auto s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->http->host, "127.0.0.1");  // resolved
+  EXPECT_EQ(s->http->port, 8080);
+  EXPECT_EQ(s->boundary_port, 65535);
+  EXPECT_DOUBLE_EQ(s->kube_api_qps, 2.5);
+  EXPECT_EQ(s->namespaces.size(), 3u);
+  for (const char* addr : {":8080", "[::1]:9090", "0.0.0.0:0"}) {
+    o.http_addr = addr;
+    EXPECT_TRUE(ParseRunFlags(o, FakeResolve).ok()) << addr;
+  }
+  o.selector = "";  // every sandbox, as an empty Kubernetes selector
+  EXPECT_TRUE(ParseRunFlags(o, FakeResolve).ok());
+}
+
+TEST(RunFlags, PortsAreDigitsInRangeWithoutWrapAround) {
+  EXPECT_EQ(ParsePort("1"), 1);
+  EXPECT_EQ(ParsePort("65535"), 65535);
+  for (const char* bad : {"", "0", "65536", "99999", "-1", "80x", "0x50", "1e3", "123456"})
+    EXPECT_FALSE(ParsePort(bad)) << bad;
+  EXPECT_EQ(ParsePort("0", /*allow_zero=*/true), 0);
+}
+
+TEST(RunFlags, TheSystemResolverResolvesLocalNames) {
+  EXPECT_EQ(ResolveListenHost("127.0.0.1"), "127.0.0.1");
+  EXPECT_EQ(ResolveListenHost("localhost").has_value(), true);
+}
+
+// Through the command: exit 2 and the flag named on stderr, before the
+// journal is created.
+TEST(RunFlags, RunExitsTwoBeforeTouchingTheJournal) {
+  testing::TempDir dir;
+  RunOptions o = Valid();
+  o.journal = dir.File("journal.db");
+  o.namespaces = {"Bad_NS"};
+  std::ostringstream err;
+  EXPECT_EQ(RunRun(o, err), kExitUnusable);
+  EXPECT_NE(err.str().find("--namespace 'Bad_NS'"), std::string::npos) << err.str();
+  EXPECT_FALSE(std::filesystem::exists(o.journal));
+}
+
+}  // namespace
+}  // namespace fk::cli
