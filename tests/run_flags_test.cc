@@ -98,7 +98,10 @@ TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
     RunOptions o = Valid();
     c.set(o);
     auto s = ParseRunFlags(o, FakeResolve);
-    ASSERT_FALSE(s.ok()) << c.flag << " " << c.value << " was accepted";
+    if (s.ok()) {
+      ADD_FAILURE() << c.flag << " " << c.value << " was accepted";
+      continue;
+    }
     const std::string& m = s.status().message();
     EXPECT_EQ(m.rfind(c.flag, 0), 0u) << m;
     EXPECT_NE(m.find("'" + std::string(c.value) + "'"), std::string::npos) << m;
