@@ -5,10 +5,17 @@
 
 #include <thread>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+
 #include "cli/probes.h"
 #include "http/server.h"
 #include "kube/client.h"
+#include "map_cache.h"
 #include "reconciler/manager.h"
+#include "reconciler/scope_log.h"
 #include "sim/handler.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
@@ -23,6 +30,9 @@ using fk::testing::Eventually;
 class Readyz : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The log lines, captured to count them.
+    previous_logger_ = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", log_));
     auto sc = sim::ParseScenario(
         "namespaces: [{name: ns-a, sandboxes: [{name: a, mode: Running}]}]\n", "test");
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
@@ -38,6 +48,13 @@ class Readyz : public ::testing::Test {
     stop_.Fire();
     if (run_.joinable()) run_.join();
     if (http_) http_->Stop();
+    spdlog::set_default_logger(previous_logger_);
+  }
+  int LogLines(const std::string& text) {
+    int n = 0;
+    for (const std::string& line : log_->last_formatted())
+      n += line.find(text) != std::string::npos;
+    return n;
   }
 
   // A manager watching ns-a, and its probes served on a free port.
@@ -68,6 +85,9 @@ class Readyz : public ::testing::Test {
   }
   kube::ApiResponse Get(const std::string& target) { return probe_->Get(target); }
 
+  std::shared_ptr<spdlog::logger> previous_logger_;
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> log_ =
+      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
   testing::TempDir dir_;
   std::unique_ptr<sim::Simulator> sim_;
   std::unique_ptr<sim::Server> server_;
@@ -111,6 +131,14 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
             "[+]informer networkpolicies/ns-a ok\n"
             "[+]informer pods/ns-a ok\n"
             "readyz check passed\n");
+  // Silence is never the answer: the scope at start, what the caches hold once synced.
+  EXPECT_EQ(LogLines("watching namespace ns-a for Sandboxes agents.x-k8s.io/v1beta1 with "
+                     "selector 'openshell.ai/managed-by=openshell'"),
+            1);
+  const std::string synced =
+      "caches synced for namespace ns-a: 1 sandboxes, 2 policies, 2 pods in 1 namespace(s) (ns-a: "
+      "1 sandboxes, 2 policies, 2 pods)";
+  EXPECT_TRUE(Eventually([&] { return LogLines(synced) == 1; }));
   EXPECT_EQ(Get("/livez").status, 200);
   EXPECT_EQ(Get("/healthz").body, "ok\n");
 }
@@ -139,6 +167,28 @@ TEST_F(Readyz, AnInstanceThatDoesNotLeadSaysSo) {
   })) << r.body;
   EXPECT_EQ(r.status, 503);
   EXPECT_TRUE(r.body.ends_with("readyz check failed\n")) << r.body;
+}
+
+// A watched namespace that holds nothing is named with zeros, not left out.
+TEST(ScopeLog, CacheSummaryCountsPerNamespaceIncludingEmptyOnes) {
+  fk::testing::MapCache cache;
+  auto obj = [](const std::string& ns, const std::string& name) {
+    return std::make_shared<const boost::json::value>(
+        boost::json::object{{"metadata", {{"namespace", ns}, {"name", name}}}});
+  };
+  using Kind = reconciler::CacheKind;
+  cache.Put(Kind::kSandboxes, "a", "s1", obj("a", "s1"));
+  cache.Put(Kind::kSandboxes, "a", "s2", obj("a", "s2"));
+  cache.Put(Kind::kPolicies, "a", "p", obj("a", "p"));
+  cache.Put(Kind::kPods, "a", "p1", obj("a", "p1"));
+  EXPECT_EQ(reconciler::CacheSummary(cache, {"a", "typo-ns"}),
+            "2 sandboxes, 1 policies, 1 pods in 2 namespace(s) (a: 2 sandboxes, 1 policies, 1 "
+            "pods; typo-ns: 0 sandboxes, 0 policies, 0 pods)");
+  EXPECT_EQ(reconciler::ScopeText({}), "all namespaces");
+  EXPECT_EQ(reconciler::ScopeText({"a", "b"}), "namespaces a, b");
+  fk::testing::MapCache empty;
+  EXPECT_EQ(reconciler::CacheSummary(empty, {}),
+            "0 sandboxes, 0 policies, 0 pods in 0 namespace(s)");
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 // RunRun's exit code.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -167,6 +170,32 @@ TEST(RunFlags, RunExitsTwoBeforeTouchingTheJournal) {
   EXPECT_EQ(RunRun(o, err), kExitUnusable);
   EXPECT_NE(err.str().find("--namespace 'Bad_NS'"), std::string::npos) << err.str();
   EXPECT_FALSE(std::filesystem::exists(o.journal));
+}
+
+// The observations of issue 9, through the built binary (CLI11 and main):
+// each is refused with exit 2 naming the flag, and no journal is created.
+TEST(RunFlags, TheBinaryRefusesEachObservedMisconfigurationWithExitTwo) {
+  testing::TempDir dir;
+  const std::string journal = dir.File("journal.db"), log = dir.File("err.txt");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--namespace openshell-agents,team-healthy", "repeat --namespace"},
+      {"--namespace Bad_NS", "--namespace 'Bad_NS'"},
+      {"--http-addr 127.0.0.1:99999", "--http-addr '127.0.0.1:99999'"},
+      {"--http-addr :-1", "--http-addr ':-1'"},
+      {"--resync 1ms", "--resync '1ms'"},
+      {"--boundary-port 80x", "--boundary-port '80x'"},
+      {"--selector 'a in ('", "--selector 'a in ('"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    const std::string cmd = std::string(FK_BINARY) + " run --journal " + journal + " " + flags +
+                            " 2>" + log + " >/dev/null";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << cmd;
+    EXPECT_EQ(WEXITSTATUS(status), kExitUnusable) << cmd;
+    const std::string err = testing::ReadBytes(log);
+    EXPECT_NE(err.find(expected), std::string::npos) << cmd << ": " << err;
+    EXPECT_FALSE(std::filesystem::exists(journal)) << cmd;
+  }
 }
 
 }  // namespace
