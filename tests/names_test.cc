@@ -4,12 +4,17 @@
 // label selector language shared by `run --selector` and the simulator.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include "domain/dns_names.h"
 #include "domain/label_selector.h"
 #include "kube/client.h"
 #include "kube/fake_transport.h"
+#include "kube/json_fields.h"
 #include "map_cache.h"
 #include "reconciler/sandbox_reconciler.h"
+#include "sim/handler.h"
+#include "sim/scenario.h"
 #include "test_support.h"
 
 namespace fk {
@@ -131,6 +136,61 @@ TEST(HostileNames, APendingIntentWithABadNameIsSettledWithoutARequest) {
     EXPECT_EQ(r.Reconcile("agents", name).next, reconciler::ReconcileResult::Next::kDone) << name;
   EXPECT_TRUE(wire->requests().empty()) << wire->requests().front().target;
   EXPECT_TRUE((*journal)->state().pending_intents.empty());
+}
+
+// The workload pod is named by an annotation anyone who can edit the
+// Sandbox controls: a path in it never reaches a URL. The pod it names
+// cannot exist, so the sandbox fails closed as for a missing pod.
+TEST(HostileNames, APodNameAnnotationIsNeverPutIntoAPath) {
+  ManualTimeSource time;
+  sim::SimOptions so;
+  so.emulate_agent_sandbox = false;
+  sim::Simulator sim(so, time);
+  auto sc = sim::ParseScenario("namespaces: [{name: ns, sandboxes: [{name: a, mode: Running}]}]\n",
+                               "test");
+  ASSERT_TRUE(sc.ok() && sim::ApplyScenario(sim, *sc).ok());
+  const std::string sandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+  sim::HandleRequest(sim,
+                     {"PATCH", sandboxes + "/a",
+                      R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":
+                          "../../../api/v1/namespaces/kube-system/secrets/x"}}})",
+                      "application/merge-patch+json"},
+                     "sim");
+  fk::testing::MapCache cache;
+  const std::pair<fk::testing::MapCache::Kind, std::string> kinds[] = {
+      {reconciler::CacheKind::kSandboxes, sandboxes},
+      {reconciler::CacheKind::kPods, "/api/v1/namespaces/ns/pods"},
+      {reconciler::CacheKind::kPolicies,
+       "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies"}};
+  for (const auto& [kind, path] : kinds) {
+    const auto list =
+        boost::json::parse(sim::HandleRequest(sim, {"GET", path, "", ""}, "sim").body);
+    for (const auto& item : list.at("items").as_array())
+      cache.Put(kind, "ns", kube::MetadataString(item, "name"),
+                std::make_shared<const boost::json::value>(item));
+  }
+  fk::testing::TempDir dir;
+  journal::OpenOptions jo;
+  jo.clock = &time;
+  auto journal = journal::Journal::Open(dir.File("journal.db"), jo);
+  ASSERT_TRUE(journal.ok());
+  auto transport = std::make_unique<kube::FakeTransport>([&](const kube::HttpRequest& r) {
+    sim::ApiReply a = sim::HandleRequest(sim, {r.method, r.target, r.body, r.content_type}, "sim");
+    return Result<kube::HttpResponse>(kube::HttpResponse{a.status, a.body, a.content_type, {}});
+  });
+  kube::FakeTransport* wire = transport.get();
+  kube::ClientOptions co;
+  co.time = &time;
+  co.qps = 0;
+  auto client = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
+  reconciler::SandboxReconciler r(cache, *client, **journal, time, nullptr, nullptr, {});
+  EXPECT_EQ(r.Reconcile("ns", "a").next, reconciler::ReconcileResult::Next::kDone);
+  int patches = 0;
+  for (const auto& req : wire->requests()) {
+    EXPECT_EQ(req.target.find("secrets"), std::string::npos) << req.method << " " << req.target;
+    patches += req.method == "PATCH" && req.target == sandboxes + "/a";
+  }
+  EXPECT_EQ(patches, 1);  // fails closed: no pod by that name can exist
 }
 
 }  // namespace
