@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/logging.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fencekeeper: fail-closed boundary reconciler for OpenShell sandboxes"};
@@ -107,6 +108,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : fk::cli::kExitUnusable;
   }
 
+  // Every subcommand logs through the escaping sink; `run` reconfigures it from its flags.
+  (void)fk::cli::SetUpLogging("text", "info");
   if (*m) return fk::cli::RunMigrate(migrate, std::cout, std::cerr);
   if (*b) return fk::cli::RunBackup(backup_journal, backup_to, std::cout, std::cerr);
   if (*rn) {
