@@ -40,7 +40,9 @@ class Readyz : public ::testing::Test {
     ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
     server_ = std::make_unique<sim::Server>(*sim_, sim::ServerOptions{});
     ASSERT_TRUE(server_->Start().ok());
-    auto j = journal::Journal::Open(dir_.File("journal.db"));
+    journal::OpenOptions jo;
+    jo.refuse_writes = [this] { return refuse_writes_.load(); };
+    auto j = journal::Journal::Open(dir_.File("journal.db"), jo);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
   }
@@ -98,6 +100,7 @@ class Readyz : public ::testing::Test {
   std::unique_ptr<kube::ApiClient> probe_;
   Interrupt stop_;
   std::thread run_;
+  std::atomic<bool> refuse_writes_{false};
 };
 
 TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
@@ -141,6 +144,22 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
   EXPECT_TRUE(Eventually([&] { return LogLines(synced) == 1; }));
   EXPECT_EQ(Get("/livez").status, 200);
   EXPECT_EQ(Get("/healthz").body, "ok\n");
+}
+
+TEST_F(Readyz, AJournalThatRefusesWritesIsNamedUntilItTakesThemAgain) {
+  refuse_writes_ = true;  // a full disk
+  Start();
+  Run();
+  kube::ApiResponse r;
+  ASSERT_TRUE(Eventually([&] {
+    r = Get("/readyz?verbose");
+    return r.body.rfind("[-]journal not writable: the last write failed\n", 0) == 0;
+  })) << r.body;
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body.find("[+]informer sandboxes/ns-a ok\n"), std::string::npos) << r.body;
+  refuse_writes_ = false;
+  ASSERT_TRUE(Eventually([&] { return Get("/readyz").status == 200; }));
+  EXPECT_EQ(Get("/readyz?verbose").body.rfind("[+]journal ok\n", 0), 0u);
 }
 
 TEST_F(Readyz, AnInstanceThatDoesNotLeadSaysSo) {
