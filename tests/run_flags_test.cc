@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/run_flags.h"
+#include "common/duration.h"
 #include "test_support.h"
 
 namespace fk::cli {
@@ -71,6 +72,8 @@ TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
       {"--resync", "999ms", [](RunOptions& o) { o.resync = "999ms"; }},
       {"--resync", "0", [](RunOptions& o) { o.resync = "0"; }},
       {"--resync", "30", [](RunOptions& o) { o.resync = "30"; }},
+      {"--resync", "99999999999999999999h",
+       [](RunOptions& o) { o.resync = "99999999999999999999h"; }},
       {"--selector", "a in (", [](RunOptions& o) { o.selector = "a in ("; }},
       {"--selector", "a=b c", [](RunOptions& o) { o.selector = "a=b c"; }},
       {"--selector", "bad key=x", [](RunOptions& o) { o.selector = "bad key=x"; }},
@@ -152,6 +155,14 @@ TEST(RunFlags, PortsAreDigitsInRangeWithoutWrapAround) {
   for (const char* bad : {"", "0", "65536", "99999", "-1", "80x", "0x50", "1e3", "123456"})
     EXPECT_FALSE(ParsePort(bad)) << bad;
   EXPECT_EQ(ParsePort("0", /*allow_zero=*/true), 0);
+}
+
+// A duration beyond int64 milliseconds is refused, not cast (undefined) into a
+// negative or arbitrary value.
+TEST(RunFlags, DurationsBeyondRangeDoNotParse) {
+  EXPECT_FALSE(ParseDuration("99999999999999999999h"));
+  EXPECT_FALSE(ParseDuration("9999999999999999999ms"));
+  EXPECT_EQ(ParseDuration("2562047h"), std::chrono::hours(2562047));
 }
 
 TEST(RunFlags, TheSystemResolverResolvesLocalNames) {

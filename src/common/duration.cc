@@ -35,6 +35,8 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view s) {
     else return std::nullopt;
     total_ms += value * factor;
   }
+  // Beyond int64 milliseconds (about 292 million years) the cast would be undefined.
+  if (!(total_ms < 9.2e18)) return std::nullopt;
   return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
 }
 
