@@ -1,8 +1,10 @@
-// The journal grows with changes, not with time (DESIGN §4), seen from the
-// reconciler: a PATCH refused for ten simulated minutes, and a sandbox
-// deleted from the cluster. Issue #9 reproduced over the in-process API
-// simulator, a FakeTransport that can refuse, a real journal and a manual
-// clock; rows are counted in the journal file.
+// The journal seen from the reconciler (DESIGN §4, §5): it grows with
+// changes, not with time (a PATCH refused for ten simulated minutes, a
+// sandbox deleted from the cluster), and a full disk, I/O errors or a power
+// loss never leave a PATCH without a durable intent. Issue #9 reproduced over
+// the in-process API simulator, a FakeTransport that can refuse, a real
+// journal (through a fault-injecting SQLite VFS where it matters) and a
+// manual clock; rows are counted in the journal file.
 #include <gtest/gtest.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -11,6 +13,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "fault_vfs.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
 #include "map_cache.h"
@@ -35,11 +38,20 @@ namespaces:
     fence: {generation: 2}
     sandboxes:
       - {name: a, mode: Running, admittedFenceGeneration: 1}
+      - {name: b, mode: Running, admittedFenceGeneration: 1}
+      - {name: c, mode: Running, admittedFenceGeneration: 1}
 )";
 
 class JournalGrowthTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Boot(); }
+
+  // A cluster, a journal at path_ (through `vfs`, "" = SQLite's default) and
+  // a reconciler over them.
+  void Boot(const std::string& vfs = "") {
+    reconciler_.reset();
+    client_.reset();
+    journal_.reset();
     sim::SimOptions so;
     so.emulate_agent_sandbox = false;
     sim_ = std::make_unique<sim::Simulator>(so, time_);
@@ -48,12 +60,14 @@ class JournalGrowthTest : public ::testing::Test {
     ASSERT_TRUE(sim::ApplyScenario(*sim_, *scenario).ok());
     journal::OpenOptions jo;
     jo.clock = &time_;
+    jo.vfs = vfs;
     auto j = journal::Journal::Open(path_, jo);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
     auto transport = std::make_unique<kube::FakeTransport>(
         [this](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
           if (r.method == "PATCH") patch_bodies_.push_back(r.body);
+          if (r.method == "PATCH" && on_patch_) on_patch_();
           if (r.method == "PATCH" && refusal_) return *refusal_;
           sim::ApiReply a =
               sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
@@ -78,6 +92,28 @@ class JournalGrowthTest : public ::testing::Test {
     for (const auto& item : list.at("items").as_array()) {
       cache_.Put(kind, "ns", kube::MetadataString(item, "name"),
                  std::make_shared<const json::value>(item));
+    }
+  }
+
+  // The journal seqs the PATCHes sent named.
+  std::vector<int64_t> PatchedSeqs() const {
+    std::vector<int64_t> seqs;
+    for (const std::string& body : patch_bodies_) {
+      const json::value v = json::parse(body);
+      seqs.push_back(std::stoll(std::string(v.at("metadata")
+                                                .at("annotations")
+                                                .at("openshell.ai/fail-closed-journal-seq")
+                                                .as_string())));
+    }
+    return seqs;
+  }
+  // Every PATCH sent names an intent that is in the journal file.
+  void ExpectEveryPatchHasADurableIntent() {
+    for (int64_t seq : PatchedSeqs()) {
+      EXPECT_EQ(Rows("SELECT count(*) FROM events WHERE kind = 'suspend_intent' AND seq = " +
+                     std::to_string(seq)),
+                1)
+          << "PATCH sent for journal seq " << seq << ", which is not a durable intent";
     }
   }
 
@@ -108,6 +144,7 @@ class JournalGrowthTest : public ::testing::Test {
 
   ManualTimeSource time_;
   fk::testing::TempDir dir_;
+  testing::FaultVfs vfs_;  // outlives the journal opened through it
   std::string path_ = dir_.File("journal.db");
   std::unique_ptr<sim::Simulator> sim_;
   std::unique_ptr<journal::Journal> journal_;
@@ -116,6 +153,7 @@ class JournalGrowthTest : public ::testing::Test {
   std::unique_ptr<SandboxReconciler> reconciler_;
   std::optional<kube::HttpResponse> refusal_;
   std::vector<std::string> patch_bodies_;
+  std::function<void()> on_patch_;
 };
 
 class PersistentRefusal : public JournalGrowthTest,
@@ -200,6 +238,75 @@ TEST_F(JournalGrowthTest, SandboxMissingOnlyFromTheCacheIsNotForgotten) {
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
   EXPECT_EQ(Rows(), before);
   EXPECT_EQ(journal_->state().sandboxes.size(), 1u);
+}
+
+// Issue #9: the disk fills (SQLITE_FULL from the VFS, no test seam in the
+// journal) right after a PATCH, then fsync fails. The outcome stays pending,
+// no PATCH goes out for an intent that is not on disk, readiness is false,
+// and everything resumes without a restart once writes succeed.
+TEST_F(JournalGrowthTest, DiskFullAndIoErrorsMidRolloutNeverSendAPatchWithoutADurableIntent) {
+  testing::FaultVfs& vfs = vfs_;
+  Boot(vfs.name());
+  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  // The disk fills while b's PATCH is in flight: its outcome cannot be written.
+  on_patch_ = [&] { vfs.fail_writes = SQLITE_FULL; };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "b").next, Next::kRetry);
+  on_patch_ = nullptr;
+  EXPECT_FALSE(reconciler_->JournalWritable());
+  EXPECT_EQ(reconciler_->Reconcile("ns", "c").next, Next::kRetry);  // no intent: no PATCH
+  EXPECT_EQ(patch_bodies_.size(), 2u);
+  vfs.fail_writes = SQLITE_OK;
+  vfs.fail_syncs = SQLITE_IOERR_FSYNC;  // now fsync fails
+  EXPECT_EQ(reconciler_->Reconcile("ns", "c").next, Next::kRetry);
+  EXPECT_EQ(patch_bodies_.size(), 2u);
+  EXPECT_FALSE(reconciler_->JournalWritable());
+  vfs.fail_syncs = SQLITE_OK;
+  EXPECT_EQ(reconciler_->Reconcile("ns", "b").next, Next::kDone);  // settled by reading
+  EXPECT_EQ(reconciler_->Reconcile("ns", "c").next, Next::kDone);
+  EXPECT_TRUE(reconciler_->JournalWritable());
+  EXPECT_EQ(patch_bodies_.size(), 3u);
+  EXPECT_EQ(Rows("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
+  EXPECT_EQ(Rows("SELECT count(*) FROM transitions"), 3);
+  ExpectEveryPatchHasADurableIntent();
+  EXPECT_EQ(ReplayCheckErrors(), "");
+}
+
+// Issue #9, in the manner of SQLite's crash tests: the power fails at the
+// n-th fsync of a rollout, for every n; the writes no fsync made durable are
+// lost; the journal is reopened. Every intent a PATCH was sent for is there.
+TEST_F(JournalGrowthTest, PowerLossAtAnySyncKeepsEveryIntentThatWasActedOn) {
+  testing::FaultVfs& vfs = vfs_;
+  int crash_points = 0;
+  for (int n = 1;; ++n) {
+    path_ = dir_.File("power-" + std::to_string(n) + ".db");
+    patch_bodies_.clear();
+    Boot(vfs.name());
+    vfs.CrashAtSync(n);
+    for (const char* name : {"a", "b", "c"}) {
+      if (vfs.crashed()) break;
+      reconciler_->Reconcile("ns", name);
+    }
+    const bool crashed = vfs.crashed();
+    reconciler_.reset();
+    journal_.reset();  // the process is gone with the power
+    vfs.LosePower(path_);
+    vfs.CrashAtSync(0);
+    // Past the last fsync of the rollout, the power fails after it instead.
+    SCOPED_TRACE(crashed ? "power lost at fsync " + std::to_string(n) : "power lost at the end");
+    {
+      auto reopened = journal::Journal::Open(path_);
+      ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+      auto ic = (*reopened)->IntegrityCheck();
+      ASSERT_TRUE(ic.ok());
+      EXPECT_EQ(*ic, "ok");
+    }
+    ExpectEveryPatchHasADurableIntent();
+    if (!crashed) break;
+    ++crash_points;
+  }
+  std::cout << "power lost at each of " << crash_points << " fsyncs of a 3-sandbox rollout"
+            << std::endl;
+  EXPECT_GE(crash_points, 6);
 }
 
 }  // namespace

@@ -140,10 +140,8 @@ Result<FileInfo> InspectJournalFile(const std::string& path) {
 }
 
 struct Journal::Impl {
-  Impl(const std::string& path, int flags, const TimeSource* c) : db(path, flags), clock(c) {}
-  // Read-only: by ReadOnlyUri's rule, so nothing is written beside the file.
-  Impl(const std::string& path, const TimeSource* c)
-      : db(ReadOnlyUri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI), clock(c) {}
+  Impl(const std::string& path, int flags, const std::string& vfs, const TimeSource* c)
+      : db(path, flags, 0, vfs), clock(c) {}
   SQLite::Database db;
   const TimeSource* clock;
 };
@@ -179,8 +177,11 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
 
   std::unique_ptr<Impl> impl;
   try {
-    impl = options.read_only ? std::make_unique<Impl>(path, clock)
-                             : std::make_unique<Impl>(path, SQLite::OPEN_READWRITE, clock);
+    // Read-only: by ReadOnlyUri's rule, so nothing is written beside the file.
+    impl = options.read_only
+               ? std::make_unique<Impl>(ReadOnlyUri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                                        options.vfs, clock)
+               : std::make_unique<Impl>(path, SQLite::OPEN_READWRITE, options.vfs, clock);
     auto& db = impl->db;
     db.setBusyTimeout(options.busy_timeout_ms);
     if (!options.read_only) {

@@ -35,6 +35,9 @@ struct OpenOptions {
   // Caps the file at this many pages (PRAGMA max_page_count); 0 = no cap.
   // Appends past the cap fail like a full disk, which is how tests make one.
   int64_t max_page_count = 0;
+  // The SQLite VFS to open the file through ("" = the default). Tests
+  // register fault-injecting VFSes (disk full, I/O errors, power loss).
+  std::string vfs;
   // Fault injection (the deterministic simulation): consulted before every
   // append; returning true makes that append fail as an I/O error would,
   // changing nothing.
