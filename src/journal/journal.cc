@@ -219,7 +219,17 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
   } catch (const SQLite::Exception& e) {
     return FromSqlite("journal " + Quote(path), e);
   }
-  if (Status s = journal->LoadState(); !s.ok()) return s;
+  if (Status s = journal->LoadState(); !s.ok()) {
+    std::error_code ec;
+    if (options.read_only && fs::exists(path + "-wal", ec)) {
+      // ReadOnlyUri's limit: a WAL is readable only with its -shm or a writable directory.
+      return Status::IOError(s.message() +
+                             " (the journal has a -wal file, which can be read only with its "
+                             "-shm file or a writable directory: copy the journal and its -wal "
+                             "somewhere writable)");
+    }
+    return s;
+  }
   return journal;
 }
 
