@@ -230,6 +230,27 @@ TEST_F(JournalGrowthTest, DeletedSandboxIsForgottenAndItsHistoryKept) {
   EXPECT_EQ(ReplayCheckErrors(), "");
 }
 
+// The name now belongs to a new sandbox (new uid) the cache has not seen:
+// the old uid is forgotten, the new one is left to its own first evaluation.
+TEST_F(JournalGrowthTest, SandboxRecreatedUnderTheSameNameForgetsTheOldUid) {
+  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  const std::string old_uid = journal_->state().sandboxes.begin()->first;
+  sim::HandleRequest(*sim_, {"DELETE", std::string(kCollection) + "/a", "", ""}, "sim");
+  sim::HandleRequest(
+      *sim_,
+      {"POST", kCollection, R"({"metadata":{"name":"a"},"spec":{"operatingMode":"Running"}})",
+       "application/json"},
+      "sim");
+  cache_.Put(Kind::kSandboxes, "ns", "a", nullptr);  // the cache saw the delete, not the create
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_FALSE(journal_->state().sandboxes.contains(old_uid));
+  EXPECT_EQ(Rows("SELECT count(*) FROM forgotten_sandboxes WHERE detail LIKE "
+                 "'name now belongs to uid %' AND sandbox_uid = '" +
+                 old_uid + "'"),
+            1);
+  EXPECT_EQ(ReplayCheckErrors(), "");
+}
+
 // A cache that merely lags (the sandbox is still on the server) forgets nothing.
 TEST_F(JournalGrowthTest, SandboxMissingOnlyFromTheCacheIsNotForgotten) {
   ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
