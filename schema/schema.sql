@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 2).
+-- fencekeeper journal: the full current schema (version 3).
 -- Kept equal to the result of applying migrations/ in order; a test checks it.
 -- `events` is the journal proper: append-only (enforced by the triggers
 -- below), one row per thing fencekeeper saw, decided or did, with a monotonic
@@ -52,6 +52,9 @@ CREATE TABLE fence_projection (
 ) STRICT, WITHOUT ROWID;
 
 -- Latest observation, decision and suspend history of each sandbox.
+-- refused_intent_seq (added by 0003 with ALTER TABLE ... ADD COLUMN, hence
+-- SQLite's layout of the last line): the latest intent whose latest outcome
+-- is `failed`, which a retry sends again instead of recording a new intent.
 CREATE TABLE sandbox_projection (
   sandbox_uid         TEXT    PRIMARY KEY,
   namespace           TEXT    NOT NULL,
@@ -67,7 +70,7 @@ CREATE TABLE sandbox_projection (
   pending_intent_seq  INTEGER REFERENCES events (seq),
   applied_generation  INTEGER,
   updated_at          TEXT    NOT NULL
-) STRICT;
+, refused_intent_seq INTEGER REFERENCES events (seq)) STRICT;
 
 CREATE INDEX sandbox_projection_by_name ON sandbox_projection (namespace, name);
 
@@ -146,3 +149,14 @@ SELECT seq,
        json_extract(payload, '$.state')      AS state
 FROM events
 WHERE kind = 'leadership';
+
+-- Sandboxes that left the cluster (`forgotten` events), newest last.
+CREATE VIEW forgotten_sandboxes AS
+SELECT seq,
+       recorded_at,
+       namespace,
+       name                                AS sandbox,
+       uid                                 AS sandbox_uid,
+       json_extract(payload, '$.detail')   AS detail
+FROM events
+WHERE kind = 'forgotten';

@@ -24,7 +24,10 @@ TEST(Codec, EveryEventKindRoundTrips) {
                     "fence generation 1 -> 2"},
       SuspendOutcome{Outcome::kApplied, 4, ""},
       SuspendOutcome{Outcome::kConflict, std::nullopt, "409: object changed"},
+      Leadership{"host-1/uuid", "acquired"},
+      Forgotten{"deleted from the cluster"},
   };
+  static_assert(std::variant_size_v<EventBody> == 7, "a new event kind needs a case here");
   for (const EventBody& body : bodies) {
     Event e;
     e.body = body;

@@ -2,6 +2,7 @@
 // the end-to-end demo, and `backup` of a journal that is being written.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -29,9 +30,11 @@ std::vector<Row> RunAudit(const std::string& journal, const std::string& file,
   EXPECT_EQ(sqlite3_open_v2(journal.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
   const char* tail = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, &tail), SQLITE_OK) << file << ": " << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, &tail), SQLITE_OK)
+      << file << ": " << sqlite3_errmsg(db);
   std::string rest(tail ? tail : "");
-  EXPECT_EQ(rest.find_first_not_of(" \n\t"), std::string::npos) << file << " holds more than one statement";
+  EXPECT_EQ(rest.find_first_not_of(" \n\t"), std::string::npos)
+      << file << " holds more than one statement";
   for (const auto& [k, v] : params) {
     const int i = sqlite3_bind_parameter_index(stmt, k.c_str());
     if (i > 0) sqlite3_bind_text(stmt, i, v.c_str(), -1, SQLITE_TRANSIENT);
@@ -77,7 +80,8 @@ TEST_F(Audit, TransitionsInAWindow) {
     EXPECT_EQ(all[i][4], "fence-stale");
     EXPECT_EQ(all[i][5], "applied");
   }
-  EXPECT_TRUE(RunAudit(Journal(), "transitions_in_window.sql", {{"@to", "2000-01-01T00:00:00Z"}}).empty());
+  EXPECT_TRUE(
+      RunAudit(Journal(), "transitions_in_window.sql", {{"@to", "2000-01-01T00:00:00Z"}}).empty());
   EXPECT_EQ(RunAudit(Journal(), "transitions_in_window.sql", {{"@from", all[1][1]}}).size(), 2u);
 }
 
@@ -129,21 +133,25 @@ TEST_F(Audit, IntentsWithoutOutcome) {
 }
 
 TEST_F(Audit, TimelineOfOneSandbox) {
-  auto rows = RunAudit(Journal(), "sandbox_timeline.sql", {{"@namespace", "openshell-agents"}, {"@sandbox", "active-1"}});
+  auto rows = RunAudit(Journal(), "sandbox_timeline.sql",
+                       {{"@namespace", "openshell-agents"}, {"@sandbox", "active-1"}});
   std::vector<std::string> kinds;
   for (const auto& r : rows) kinds.push_back(r[2]);
-  const std::vector<std::string> want_in_order = {"fence_observed", "sandbox_observed", "decided", "fence_observed",
-                                                  "sandbox_observed", "decided", "suspend_intent", "suspend_outcome"};
+  const std::vector<std::string> want_in_order = {"fence_observed", "sandbox_observed", "decided",
+                                                  "fence_observed", "sandbox_observed", "decided",
+                                                  "suspend_intent", "suspend_outcome"};
   size_t k = 0;
   for (const auto& kind : kinds) {
     if (k < want_in_order.size() && kind == want_in_order[k]) ++k;
   }
   EXPECT_EQ(k, want_in_order.size()) << "timeline kinds out of order";
   bool applied = false;
-  for (const auto& r : rows) applied |= r[2] == "suspend_outcome" && r[3].rfind("applied at generation", 0) == 0;
+  for (const auto& r : rows)
+    applied |= r[2] == "suspend_outcome" && r[3].rfind("applied at generation", 0) == 0;
   EXPECT_TRUE(applied);
   for (const auto& r : rows) EXPECT_NE(r[3], "NULL") << r[2];
-  EXPECT_TRUE(RunAudit(Journal(), "sandbox_timeline.sql", {{"@namespace", "team-healthy"}, {"@sandbox", "active-1"}})
+  EXPECT_TRUE(RunAudit(Journal(), "sandbox_timeline.sql",
+                       {{"@namespace", "team-healthy"}, {"@sandbox", "active-1"}})
                   .size() == 2u);  // only that namespace's fences
 }
 
@@ -193,12 +201,48 @@ TEST(Backup, UnderLoadIsAConsistentPrefix) {
     o.journal = copy;
     o.check = true;
     EXPECT_EQ(cli::RunReplay(o, out, err), cli::kExitOk) << err.str();
-    EXPECT_EQ(db.execAndGet("SELECT count(*) FROM events WHERE kind = 'decided'").getInt64(),
-              db.execAndGet("SELECT count(*) FROM events WHERE kind = 'sandbox_observed'").getInt64());
+    EXPECT_EQ(
+        db.execAndGet("SELECT count(*) FROM events WHERE kind = 'decided'").getInt64(),
+        db.execAndGet("SELECT count(*) FROM events WHERE kind = 'sandbox_observed'").getInt64());
   }
   // The live journal, once idle, holds at least everything the last copy held.
   SQLite::Database live(path, SQLite::OPEN_READONLY);
   EXPECT_GE(live.execAndGet("SELECT count(*) FROM events").getInt64(), previous);
+}
+
+// Issue #9: backups were in WAL mode, so `sqlite3 -readonly` could not open
+// one from a read-only directory, and backing up a closed journal left
+// -wal/-shm files beside it. Root ignores permission bits (CI runs as root),
+// so what is asserted is what read-only media need: a rollback-mode file, and
+// nothing created next to the source or the copy when they are read.
+TEST(Backup, IsSelfContainedAndReadableFromReadOnlyMedia) {
+  testing::TempDir dir;
+  const std::string path = dir.File("j.db");
+  {
+    auto j = journal::Journal::Open(path);
+    ASSERT_TRUE(j.ok());
+    domain::Snapshot s = testing::StaleSnapshot("a");
+    ASSERT_TRUE((*j)->Record({s, domain::decide(s), "1"}).ok());
+  }
+  const std::filesystem::path out = dir.path() / "media";
+  std::filesystem::create_directory(out);
+  const std::string copy = (out / "copy.db").string();
+  ASSERT_TRUE(journal::BackupJournal(path, copy).ok());
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  const std::string header = testing::ReadBytes(copy).substr(18, 2);
+  EXPECT_EQ(header, std::string("\x01\x01", 2)) << "file format versions: 1 = rollback, 2 = WAL";
+  ::chmod(copy.c_str(), 0444);
+  ::chmod(out.c_str(), 0555);
+  {
+    SQLite::Database db(copy, SQLite::OPEN_READONLY);  // what `sqlite3 -readonly` does
+    EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions").getInt(), 1);
+  }
+  std::vector<std::string> listing;
+  for (const auto& e : std::filesystem::directory_iterator(out))
+    listing.push_back(e.path().filename().string());
+  EXPECT_EQ(listing, std::vector<std::string>{"copy.db"});
+  ::chmod(out.c_str(), 0755);
 }
 
 TEST(Backup, RefusesForeignSourcesAndExistingDestinations) {
@@ -214,7 +258,8 @@ TEST(Backup, RefusesForeignSourcesAndExistingDestinations) {
   ASSERT_FALSE(exists.ok());
   EXPECT_EQ(testing::ReadBytes(dir.File("taken.db")), "keep me");
   std::ostringstream out, err;
-  EXPECT_EQ(cli::RunBackup(dir.File("j.db"), dir.File("fresh.db"), out, err), cli::kExitOk) << err.str();
+  EXPECT_EQ(cli::RunBackup(dir.File("j.db"), dir.File("fresh.db"), out, err), cli::kExitOk)
+      << err.str();
   EXPECT_NE(out.str().find("integrity_check ok"), std::string::npos);
 }
 

@@ -57,6 +57,8 @@ std::string Describe(const Event& e) {
     s << "suspend reason=" << ToString(i->reason) << " generation=" << i->observed_generation
       << " resourceVersion=" << i->resource_version;
     if (!i->note.empty()) s << ": " << i->note;
+  } else if (const auto* f = std::get_if<Forgotten>(&e.body)) {
+    s << "forgotten: " << f->detail;
   } else if (const auto* l = std::get_if<Leadership>(&e.body)) {
     s << l->state << " by " << l->identity;
   } else if (const auto* o = std::get_if<SuspendOutcome>(&e.body)) {
@@ -129,9 +131,17 @@ class Replayer {
         Diverge(e.seq, "suspend intent not preceded by a decision to patch");
       }
     } else if (std::holds_alternative<SuspendOutcome>(e.body)) {
-      if (!state_.pending_intents.contains(e.ref_seq)) {
-        Diverge(e.seq,
-                "outcome for seq " + std::to_string(e.ref_seq) + ", which is not a pending intent");
+      auto it = state_.sandboxes.find(e.uid);
+      const bool refused = it != state_.sandboxes.end() && it->second.refused &&
+                           it->second.refused->intent.seq == e.ref_seq;
+      if (!state_.pending_intents.contains(e.ref_seq) && !refused) {
+        Diverge(e.seq, "outcome for seq " + std::to_string(e.ref_seq) +
+                           ", which is neither a pending nor a refused intent");
+      }
+    } else if (std::holds_alternative<Forgotten>(e.body)) {
+      for (const auto& [seq, intent] : state_.pending_intents) {
+        if (intent.uid == e.uid)
+          Diverge(e.seq, "sandbox forgotten with intent seq " + std::to_string(seq) + " pending");
       }
     }
   }

@@ -20,6 +20,7 @@ enum class EventKind {
   kSuspendIntent,    // write-ahead: a suspend PATCH is about to be sent
   kSuspendOutcome,   // what became of an intent (ref_seq names the intent)
   kLeadership,       // this instance acquired, lost or released the lease (subject: the Lease)
+  kForgotten,        // the sandbox (this uid) is gone from the cluster: it leaves the projections
 };
 
 enum class Outcome { kPending, kApplied, kConflict, kFailed, kSuperseded };
@@ -68,7 +69,17 @@ struct Leadership {
   bool operator==(const Leadership&) const = default;
 };
 
-using EventBody = std::variant<FenceObserved, SandboxObserved, Decided, SuspendIntent, SuspendOutcome, Leadership>;
+// The sandbox with this uid was deleted from the cluster (or its name now
+// belongs to a new uid). It leaves the projections and the journal's memory;
+// its events stay. A sandbox re-created under the same name has a new uid and
+// starts a fresh history.
+struct Forgotten {
+  std::string detail;  // how fencekeeper learned it is gone
+  bool operator==(const Forgotten&) const = default;
+};
+
+using EventBody = std::variant<FenceObserved, SandboxObserved, Decided, SuspendIntent,
+                               SuspendOutcome, Leadership, Forgotten>;
 
 struct Event {
   int64_t seq = 0;          // assigned by the journal

@@ -34,15 +34,30 @@ struct Folder {
     r.decision = d.decision;
     r.decision_seq = e.seq;
   }
+  void operator()(const Forgotten&) {
+    state.sandboxes.erase(e.uid);
+    std::erase_if(state.pending_intents, [&](const auto& p) { return p.second.uid == e.uid; });
+  }
   void operator()(const SuspendIntent& i) {
     SandboxRecord& r = RecordFor(state, e);
     r.history.pending_intent_seq = e.seq;
+    r.refused.reset();  // a new intent is recorded only when something changed
     state.pending_intents[e.seq] = IntentRecord{e.seq, e.ns, e.name, e.uid, i};
   }
   void operator()(const SuspendOutcome& o) {
-    state.pending_intents.erase(e.ref_seq);
+    std::optional<IntentRecord> intent;
+    if (auto it = state.pending_intents.find(e.ref_seq); it != state.pending_intents.end()) {
+      intent = it->second;
+      state.pending_intents.erase(it);
+    }
     SandboxRecord& r = RecordFor(state, e);
     if (r.history.pending_intent_seq == e.ref_seq) r.history.pending_intent_seq.reset();
+    // A refused intent that was sent again gets a later outcome of its own.
+    if (r.refused && r.refused->intent.seq == e.ref_seq) {
+      intent = r.refused->intent;
+      r.refused.reset();
+    }
+    if (o.outcome == Outcome::kFailed && intent) r.refused = RefusedIntent{*intent, o};
     // Only an applied suspend blocks later PATCHes; conflict, failed and
     // superseded leave the sandbox free to be decided again.
     if (o.outcome == Outcome::kApplied && o.applied_generation) {
@@ -80,6 +95,23 @@ SuspendHistory history_for(const JournalState& state, const std::string& sandbox
   return it == state.sandboxes.end() ? SuspendHistory{} : it->second.history;
 }
 
+std::optional<IntentRecord> refused_to_retry(const JournalState& state, const Evaluation& eval) {
+  if (eval.decision.action != Action::kPatchSuspend) return std::nullopt;
+  const SandboxObservation& sb = eval.snapshot.sandbox;
+  auto it = state.sandboxes.find(sb.uid);
+  if (it == state.sandboxes.end() || !it->second.refused) return std::nullopt;
+  const SandboxRecord& rec = it->second;
+  const SuspendIntent& refused = rec.refused->intent.intent;
+  // The note is not compared: it may mention times (see plan_events).
+  const bool same =
+      rec.observation && SameObjects(*rec.observation, eval.snapshot) && rec.decision &&
+      rec.decision->SameOutcome(eval.decision) && refused.reason == eval.decision.reason &&
+      refused.observed_generation == sb.generation &&
+      refused.resource_version == eval.resource_version && refused.api_version == sb.api_version;
+  if (!same) return std::nullopt;
+  return rec.refused->intent;
+}
+
 std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval) {
   std::vector<Event> out;
   const SandboxObservation& sb = eval.snapshot.sandbox;
@@ -101,6 +133,8 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
     out.push_back(std::move(e));
   }
 
+  // A refusal that persists appends nothing: the refused intent is sent again.
+  if (refused_to_retry(state, eval)) return out;
   const bool patch = eval.decision.action == Action::kPatchSuspend;
   auto it = state.sandboxes.find(sb.uid);
   const SandboxRecord* rec = it == state.sandboxes.end() ? nullptr : &it->second;

@@ -37,6 +37,17 @@ struct IntentRecord {
   bool operator==(const IntentRecord&) const = default;
 };
 
+// The sandbox's latest intent whose latest outcome is `failed` (a definite
+// refusal: 403, 422, a webhook's denial), with that outcome. While the sandbox
+// and the decision stay the same, a retry re-sends this intent's PATCH (same
+// seq, same precondition) instead of recording a new intent, and an identical
+// refusal is not recorded again: a refusal that persists appends nothing.
+struct RefusedIntent {
+  IntentRecord intent;
+  SuspendOutcome outcome;
+  bool operator==(const RefusedIntent&) const = default;
+};
+
 struct SandboxRecord {
   std::string ns, name, uid;
   std::optional<Snapshot> observation;  // latest sandbox_observed
@@ -44,6 +55,7 @@ struct SandboxRecord {
   std::optional<Decision> decision;  // latest decided
   int64_t decision_seq = 0;
   SuspendHistory history;
+  std::optional<RefusedIntent> refused;
   std::string updated_at;
   bool operator==(const SandboxRecord&) const = default;
 };
@@ -56,7 +68,8 @@ struct JournalState {
   bool operator==(const JournalState&) const = default;
 };
 
-// Applies one event. Events must arrive in seq order.
+// Applies one event. Events must arrive in seq order. A `forgotten` event
+// removes the sandbox (its uid) from every map.
 void fold(JournalState& state, const Event& event);
 
 // The journal's record of past suspends for a sandbox UID (empty if unknown).
@@ -70,9 +83,16 @@ struct Evaluation {
   std::string resource_version;
 };
 
+// The refused intent an evaluation re-drives instead of recording a new one:
+// set when the evaluation is to PATCH, its observation and decision are the
+// recorded ones, and the intent it would record equals the refused one
+// (reason, observed generation, precondition, API version).
+std::optional<IntentRecord> refused_to_retry(const JournalState& state, const Evaluation& eval);
+
 // The events (without seq/time) that record this evaluation: changed fence
 // observations, the sandbox observation and decision if either changed, and
-// the intent when the decision is to PATCH. Empty when nothing changed.
+// the intent when the decision is to PATCH — unless refused_to_retry() names
+// an intent to send again. Empty when nothing changed.
 // "Changed" ignores the snapshot's observed_at_ms (SameObjects) and the
 // decision's note (SameOutcome): time passing alone records nothing, unless
 // it changes the decision.

@@ -62,13 +62,14 @@ constexpr std::array<std::pair<Outcome, const char*>, 5> kOutcomes{{
     {Outcome::kFailed, "failed"},
     {Outcome::kSuperseded, "superseded"},
 }};
-constexpr std::array<std::pair<EventKind, const char*>, 6> kEventKinds{{
+constexpr std::array<std::pair<EventKind, const char*>, 7> kEventKinds{{
     {EventKind::kFenceObserved, "fence_observed"},
     {EventKind::kSandboxObserved, "sandbox_observed"},
     {EventKind::kDecided, "decided"},
     {EventKind::kSuspendIntent, "suspend_intent"},
     {EventKind::kSuspendOutcome, "suspend_outcome"},
     {EventKind::kLeadership, "leadership"},
+    {EventKind::kForgotten, "forgotten"},
 }};
 
 }  // namespace

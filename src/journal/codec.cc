@@ -78,6 +78,7 @@ struct Encoder {
   json::object operator()(const Leadership& l) const {
     return {{"identity", l.identity}, {"state", l.state}};
   }
+  json::object operator()(const Forgotten& f) const { return {{"detail", f.detail}}; }
   json::object operator()(const SuspendOutcome& o) const {
     return {{"outcome", ToString(o.outcome)},
             {"applied_generation", Opt(o.applied_generation)},
@@ -280,6 +281,8 @@ Result<EventBody> DecodePayload(EventKind kind, std::string_view text) {
       return DecodeAs<Leadership>(text, kind, [](Reader& r) {
         return Leadership{r.Str("identity"), r.Str("state")};
       });
+    case EventKind::kForgotten:
+      return DecodeAs<Forgotten>(text, kind, [](Reader& r) { return Forgotten{r.Str("detail")}; });
   }
   return Status::Corruption("unknown event kind");
 }

@@ -16,6 +16,8 @@
 
 #include "journal/codec.h"
 #include "journal/migrations.h"
+#include "journal/read_only.h"
+#include "journal/text_bound.h"
 
 namespace fk::journal {
 namespace fs = std::filesystem;
@@ -138,7 +140,8 @@ Result<FileInfo> InspectJournalFile(const std::string& path) {
 }
 
 struct Journal::Impl {
-  Impl(const std::string& path, int flags, const TimeSource* c) : db(path, flags), clock(c) {}
+  Impl(const std::string& path, int flags, const std::string& vfs, const TimeSource* c)
+      : db(path, flags, 0, vfs), clock(c) {}
   SQLite::Database db;
   const TimeSource* clock;
 };
@@ -174,8 +177,11 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
 
   std::unique_ptr<Impl> impl;
   try {
-    const int flags = options.read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE;
-    impl = std::make_unique<Impl>(path, flags, clock);
+    // Read-only: by ReadOnlyUri's rule, so nothing is written beside the file.
+    impl = options.read_only
+               ? std::make_unique<Impl>(ReadOnlyUri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                                        options.vfs, clock)
+               : std::make_unique<Impl>(path, SQLite::OPEN_READWRITE, options.vfs, clock);
     auto& db = impl->db;
     db.setBusyTimeout(options.busy_timeout_ms);
     if (!options.read_only) {
@@ -190,6 +196,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
       // FULL: a commit that recorded "intent issued" must survive power loss,
       // not only a process crash (sqlite-journal-facts §1.1).
       db.exec("PRAGMA synchronous = FULL");
+      db.exec("PRAGMA journal_size_limit = " + std::to_string(options.wal_size_limit_bytes));
     }
     db.exec("PRAGMA foreign_keys = ON");
     if (options.max_page_count > 0) {
@@ -206,12 +213,23 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
   }
   std::unique_ptr<Journal> journal(new Journal(path, std::move(impl)));
   journal->refuse_writes_ = options.refuse_writes;
+  journal->busy_timeout_ms_ = options.busy_timeout_ms;
   try {
     journal->schema_version_ = journal->impl_->db.execAndGet("PRAGMA user_version").getInt();
   } catch (const SQLite::Exception& e) {
     return FromSqlite("journal " + Quote(path), e);
   }
-  if (Status s = journal->LoadState(); !s.ok()) return s;
+  if (Status s = journal->LoadState(); !s.ok()) {
+    std::error_code ec;
+    if (options.read_only && fs::exists(path + "-wal", ec)) {
+      // ReadOnlyUri's limit: a WAL is readable only with its -shm or a writable directory.
+      return Status::IOError(s.message() +
+                             " (the journal has a -wal file, which can be read only with its "
+                             "-shm file or a writable directory: copy the journal and its -wal "
+                             "somewhere writable)");
+    }
+    return s;
+  }
   return journal;
 }
 
@@ -237,7 +255,7 @@ Status Journal::LoadState() {
         db,
         "SELECT sandbox_uid, namespace, name, observation, observation_seq, "
         "decision, decision_seq, pending_intent_seq, applied_generation, "
-        "updated_at FROM sandbox_projection");
+        "updated_at, refused_intent_seq FROM sandbox_projection");
     while (sandboxes.executeStep()) {
       SandboxRecord r;
       r.uid = sandboxes.getColumn(0).getString();
@@ -262,6 +280,11 @@ Status Journal::LoadState() {
       if (!sandboxes.getColumn(8).isNull())
         r.history.applied_generation = sandboxes.getColumn(8).getInt64();
       r.updated_at = sandboxes.getColumn(9).getString();
+      if (!sandboxes.getColumn(10).isNull()) {
+        auto refused = LoadRefused(sandboxes.getColumn(10).getInt64());
+        if (!refused.ok()) return refused.status();
+        r.refused = *refused;
+      }
       state.sandboxes[r.uid] = r;
     }
     for (const auto& [uid, r] : state.sandboxes) {
@@ -286,6 +309,47 @@ Status Journal::LoadState() {
   return Status::Ok();
 }
 
+// The refused intent `seq` and the latest outcome recorded for it.
+Result<RefusedIntent> Journal::LoadRefused(int64_t seq) const {
+  RefusedIntent refused;
+  int found = 0;
+  auto take = [&](const Event& e) {
+    if (const auto* i = std::get_if<SuspendIntent>(&e.body)) {
+      refused.intent = IntentRecord{e.seq, e.ns, e.name, e.uid, *i};
+      ++found;
+    } else if (const auto* o = std::get_if<SuspendOutcome>(&e.body)) {
+      refused.outcome = *o;
+      ++found;
+    }
+    return Status::Ok();
+  };
+  const int64_t outcome_seq = [&] {
+    SQLite::Statement q(impl_->db,
+                        "SELECT COALESCE(max(seq), 0) FROM events "
+                        "WHERE ref_seq = ? AND kind = 'suspend_outcome'");
+    q.bind(1, seq);
+    q.executeStep();
+    return q.getColumn(0).getInt64();
+  }();
+  if (Status s = ForEachEvent(seq, seq, take); !s.ok()) return s;
+  if (Status s = ForEachEvent(outcome_seq, outcome_seq, take); !s.ok()) return s;
+  if (found != 2 || refused.outcome.outcome != Outcome::kFailed) {
+    return Status::Corruption("sandbox_projection names seq " + std::to_string(seq) +
+                              " as a refused intent, but it is not an intent whose latest "
+                              "outcome is failed");
+  }
+  return refused;
+}
+
+// An outcome may settle a pending intent or follow a refused one that was
+// sent again.
+static bool OutcomeHasIntent(const JournalState& state, const Event& e) {
+  if (state.pending_intents.contains(e.ref_seq)) return true;
+  auto it = state.sandboxes.find(e.uid);
+  return it != state.sandboxes.end() && it->second.refused &&
+         it->second.refused->intent.seq == e.ref_seq;
+}
+
 Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   if (events.empty()) return events;
   if (refuse_writes_ && refuse_writes_())
@@ -296,7 +360,10 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   JournalState scratch;
   scratch.last_seq = state_.last_seq;
   std::set<int64_t> touched_intents;
-  for (const Event& e : events) {
+  std::set<std::string> forgotten;
+  for (Event& e : events) {
+    BoundEventText(e);
+    if (e.kind() == EventKind::kForgotten) forgotten.insert(e.uid);
     if (const auto* f = std::get_if<FenceObserved>(&e.body)) {
       if (auto it = state_.fences.find({e.ns, f->policy}); it != state_.fences.end())
         scratch.fences.insert(*it);
@@ -305,12 +372,12 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
     }
     if (e.kind() == EventKind::kSuspendOutcome) {
       touched_intents.insert(e.ref_seq);
-      if (auto it = state_.pending_intents.find(e.ref_seq); it != state_.pending_intents.end()) {
-        scratch.pending_intents.insert(*it);
-      } else {
+      if (!OutcomeHasIntent(state_, e)) {
         return Status::InvalidArgument("outcome for seq " + std::to_string(e.ref_seq) +
-                                       ", which is not a pending intent");
+                                       ", which is neither a pending nor a refused intent");
       }
+      if (auto it = state_.pending_intents.find(e.ref_seq); it != state_.pending_intents.end())
+        scratch.pending_intents.insert(*it);
     }
   }
 
@@ -369,7 +436,8 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
         "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
         "verdict, reason, action, observed_generation, observation, "
         "observation_seq, decision, decision_seq, pending_intent_seq, "
-        "applied_generation, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        "applied_generation, updated_at, refused_intent_seq) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& [uid, r] : scratch.sandboxes) {
       sandbox.reset();
       sandbox.clearBindings();
@@ -391,7 +459,15 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
       if (r.history.pending_intent_seq) sandbox.bind(12, *r.history.pending_intent_seq);
       if (r.history.applied_generation) sandbox.bind(13, *r.history.applied_generation);
       sandbox.bind(14, r.updated_at);
+      if (r.refused) sandbox.bind(15, r.refused->intent.seq);
       sandbox.exec();
+    }
+    SQLite::Statement forget(db, "DELETE FROM sandbox_projection WHERE sandbox_uid = ?");
+    for (const std::string& uid : forgotten) {
+      if (scratch.sandboxes.contains(uid)) continue;  // seen again after it was forgotten
+      forget.reset();
+      forget.bind(1, uid);
+      forget.exec();
     }
     tx.commit();
   } catch (const SQLite::Exception& e) {
@@ -399,6 +475,9 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   }
 
   for (auto& [key, r] : scratch.fences) state_.fences[key] = std::move(r);
+  for (const std::string& uid : forgotten) {
+    if (!scratch.sandboxes.contains(uid)) state_.sandboxes.erase(uid);
+  }
   for (auto& [uid, r] : scratch.sandboxes) state_.sandboxes[uid] = std::move(r);
   for (int64_t seq : touched_intents) {
     if (auto it = scratch.pending_intents.find(seq); it != scratch.pending_intents.end()) {
@@ -408,6 +487,7 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
     }
   }
   state_.last_seq = scratch.last_seq;
+  wrote_since_checkpoint_ = true;
   return events;
 }
 
@@ -416,27 +496,91 @@ Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
   if (!appended.ok()) return appended.status();
   Recorded r;
   r.appended = appended->size();
+  r.retry = refused_to_retry(state_, evaluation);
   for (const Event& e : *appended) {
     if (e.kind() == EventKind::kSuspendIntent) r.intent_seq = e.seq;
   }
   return r;
 }
 
+// The refused intent `intent_seq` of some sandbox, if it is one.
+static const RefusedIntent* FindRefused(const JournalState& state, int64_t intent_seq) {
+  for (const auto& [uid, r] : state.sandboxes) {
+    if (r.refused && r.refused->intent.seq == intent_seq) return &*r.refused;
+  }
+  return nullptr;
+}
+
 Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome) {
-  auto it = state_.pending_intents.find(intent_seq);
-  if (it == state_.pending_intents.end()) {
+  const IntentRecord* intent = nullptr;
+  if (auto it = state_.pending_intents.find(intent_seq); it != state_.pending_intents.end()) {
+    intent = &it->second;
+  } else if (const RefusedIntent* refused = FindRefused(state_, intent_seq)) {
+    // The same refusal again appends nothing; the text is compared as it
+    // would be stored.
+    SuspendOutcome bounded = outcome;
+    bounded.detail = BoundText(bounded.detail);
+    if (bounded == refused->outcome) return int64_t{0};
+    intent = &refused->intent;
+  } else {
     return Status::InvalidArgument("journal seq " + std::to_string(intent_seq) +
-                                   " is not a pending intent");
+                                   " is neither a pending nor a refused intent");
   }
   Event e;
-  e.ns = it->second.ns;
-  e.name = it->second.name;
-  e.uid = it->second.uid;
+  e.ns = intent->ns;
+  e.name = intent->name;
+  e.uid = intent->uid;
   e.ref_seq = intent_seq;
   e.body = outcome;
   auto appended = Append({std::move(e)});
   if (!appended.ok()) return appended.status();
   return appended->front().seq;
+}
+
+Result<size_t> Journal::Forget(const std::string& uid, const std::string& detail) {
+  auto it = state_.sandboxes.find(uid);
+  if (it == state_.sandboxes.end()) return size_t{0};
+  const SandboxRecord& r = it->second;
+  std::vector<Event> events;
+  auto subject = [&](EventBody body, int64_t ref_seq) {
+    Event e;
+    e.ns = r.ns;
+    e.name = r.name;
+    e.uid = uid;
+    e.ref_seq = ref_seq;
+    e.body = std::move(body);
+    events.push_back(std::move(e));
+  };
+  // A PATCH of a pending intent carries the old object's resourceVersion, so
+  // it can never land on a sandbox that is gone or re-created: superseded.
+  for (const auto& [seq, intent] : state_.pending_intents) {
+    if (intent.uid == uid)
+      subject(SuspendOutcome{Outcome::kSuperseded, std::nullopt, "sandbox deleted: " + detail},
+              seq);
+  }
+  subject(Forgotten{detail}, 0);
+  auto appended = Append(std::move(events));
+  if (!appended.ok()) return appended.status();
+  return appended->size();
+}
+
+Status Journal::Checkpoint() {
+  if (!wrote_since_checkpoint_) return Status::Ok();
+  // TRUNCATE waits for readers through the busy handler; a worker must not
+  // wait on an operator's long `replay`, so give up at once instead (the
+  // checkpoint still copies what it can, as PASSIVE would) and retry later.
+  sqlite3* db = impl_->db.getHandle();
+  sqlite3_busy_timeout(db, 0);
+  const int rc =
+      sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  sqlite3_busy_timeout(db, busy_timeout_ms_);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+    return Status::Busy("checkpoint of " + Quote(path_) + " is waiting for a reader");
+  if (rc != SQLITE_OK) {
+    return Status::IOError("cannot checkpoint journal " + Quote(path_) + ": " + sqlite3_errmsg(db));
+  }
+  wrote_since_checkpoint_ = false;
+  return Status::Ok();
 }
 
 Status Journal::ForEachEvent(int64_t from_seq, int64_t until_seq,

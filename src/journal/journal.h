@@ -29,9 +29,15 @@ struct OpenOptions {
   bool read_only = false;
   int busy_timeout_ms = 5000;
   const TimeSource* clock = nullptr;  // defaults to the system clock
+  // Every checkpoint that resets the WAL truncates it to this size (PRAGMA
+  // journal_size_limit): without it a WAL keeps the size of its largest burst.
+  int64_t wal_size_limit_bytes = 4 << 20;
   // Caps the file at this many pages (PRAGMA max_page_count); 0 = no cap.
   // Appends past the cap fail like a full disk, which is how tests make one.
   int64_t max_page_count = 0;
+  // The SQLite VFS to open the file through ("" = the default). Tests
+  // register fault-injecting VFSes (disk full, I/O errors, power loss).
+  std::string vfs;
   // Fault injection (the deterministic simulation): consulted before every
   // append; returning true makes that append fail as an I/O error would,
   // changing nothing.
@@ -72,12 +78,31 @@ class Journal {
   struct Recorded {
     size_t appended = 0;
     std::optional<int64_t> intent_seq;  // set when the evaluation issued an intent
+    // Set instead when the evaluation repeats a refused intent (see
+    // domain::refused_to_retry): send that intent's PATCH again, nothing new
+    // was recorded.
+    std::optional<domain::IntentRecord> retry;
   };
   // Records one evaluation (plan_events + Append). Unchanged evaluations append nothing.
   Result<Recorded> Record(const domain::Evaluation& evaluation);
 
-  // Records the outcome of a pending intent.
+  // Records the outcome of a pending intent, or of a refused intent that was
+  // sent again. Returns the outcome's seq, or 0 when the outcome repeats the
+  // refusal already recorded for that intent (same outcome, same detail): a
+  // refusal that persists is recorded once.
   Result<int64_t> RecordOutcome(int64_t intent_seq, const domain::SuspendOutcome& outcome);
+
+  // The sandbox with this uid is gone from the cluster: appends, in one
+  // transaction, `superseded` for each of its pending intents and a
+  // `forgotten` event, and drops it from the projections and state(). Its
+  // events stay. Returns the number of events appended (0 for an unknown uid).
+  Result<size_t> Forget(const std::string& uid, const std::string& detail);
+
+  // Checkpoints the WAL into the main file and truncates it to zero bytes
+  // (wal_checkpoint(TRUNCATE)); call when idle. Does nothing when nothing was
+  // written since the last one. Returns kBusy at once (never waits) when a
+  // reader holds an older snapshot: the next idle moment tries again.
+  Status Checkpoint();
 
   // Calls `fn` for each event with from_seq <= seq <= until_seq, in order.
   // A row that does not decode stops the walk with kCorruption naming its seq.
@@ -91,10 +116,13 @@ class Journal {
   struct Impl;
   Journal(std::string path, std::unique_ptr<Impl> impl);
   Status LoadState();
+  Result<domain::RefusedIntent> LoadRefused(int64_t seq) const;
 
   std::string path_;
   std::unique_ptr<Impl> impl_;
   std::function<bool()> refuse_writes_;
+  int busy_timeout_ms_ = 0;
+  bool wrote_since_checkpoint_ = true;  // unknown at open: a previous run may have left a WAL
   int schema_version_ = 0;
   domain::JournalState state_;
 };

@@ -126,6 +126,9 @@ void Controller::EnqueueAll() {
 void Controller::EnqueuePendingIntents() {
   for (const auto& [seq, intent] : journal_.state().pending_intents)
     queue_.Add(Key(intent.ns, intent.name));
+  // And every sandbox the journal remembers: one deleted while fencekeeper
+  // was down is never announced by the informer, and must be forgotten.
+  for (const auto& [uid, r] : journal_.state().sandboxes) queue_.Add(Key(r.ns, r.name));
 }
 
 bool Controller::Synced() const { return cache_.Synced(); }
@@ -240,7 +243,11 @@ bool Controller::ProcessNextWorkItem(bool block) {
       break;
   }
   queue_.Done(*key);
-  if (metrics_) metrics_->QueueDepth(queue_.Depth());
+  const size_t depth = queue_.Depth();
+  if (metrics_) metrics_->QueueDepth(depth);
+  // Idle: fold the WAL into the main file and truncate it (DESIGN §4, a
+  // bounded WAL). Never waits for readers; a no-op when nothing was written.
+  if (depth == 0) (void)journal_.Checkpoint();
   return true;
 }
 

@@ -133,6 +133,7 @@ ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::s
     return ReconcileResult::Done();
   }
   kube::ObjectPtr sandbox = cache_.Get(CacheKind::kSandboxes, ns, name);
+  if (!sandbox) return ForgetIfGone(ns, name);
   for (int round = 0; round < options_.max_rounds; ++round) {
     if (!sandbox) return ReconcileResult::Done();  // gone: nothing to fence
     Round r = Evaluate(ns, name, sandbox);
@@ -204,6 +205,33 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool 
   return snap;
 }
 
+// The cache no longer has this sandbox. If the journal still remembers one
+// under this name, a live read confirms it is gone (or re-created with a new
+// uid) before it is forgotten: a lagging cache must not erase a history.
+ReconcileResult SandboxReconciler::ForgetIfGone(const std::string& ns, const std::string& name) {
+  std::vector<std::string> remembered;
+  for (const auto& [uid, r] : journal_.state().sandboxes)
+    if (r.ns == ns && r.name == name) remembered.push_back(uid);
+  if (remembered.empty()) return ReconcileResult::Done();
+  kube::ApiResponse r = client_.Get(SandboxPath(VersionOf(options_.sandbox_version), ns, name));
+  std::string live_uid;
+  if (r.ok()) {
+    kube::ObjectPtr obj = ParseObject(r.body);
+    live_uid = obj ? kube::MetadataString(*obj, "uid") : "";
+    if (live_uid.empty()) return ReconcileResult::Retry();
+  } else if (r.error.kind != kube::ApiErrorKind::kNotFound) {
+    return ReconcileResult::Retry();
+  }
+  for (const std::string& uid : remembered) {
+    if (uid == live_uid) continue;  // still there: the cache lags
+    const std::string why =
+        live_uid.empty() ? "deleted from the cluster" : "name now belongs to uid " + live_uid;
+    if (!journal_.Forget(uid, why).ok()) return ReconcileResult::Retry();
+    spdlog::info("sandbox {}/{} (uid {}) forgotten: {}", ns, name, uid, why);
+  }
+  return ReconcileResult::Done();
+}
+
 SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, const std::string& name,
                                                      const kube::ObjectPtr& sandbox) {
   auto parsed = kube::ParseSandbox(*sandbox, VersionOf(options_.sandbox_version));
@@ -242,6 +270,9 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, cons
   if (recorded->appended > 0 && decision.verdict == Verdict::kHold) {
     spdlog::info("sandbox {}/{} held: {}", ns, name, decision.note);
   }
+  // A refusal that persists: the refused intent is sent again (read first,
+  // so a resend that landed before a crash is found applied, not resent).
+  if (recorded->retry) return Drive(*recorded->retry, /*send_first=*/false);
   if (!recorded->intent_seq) {
     if (decision.verdict == Verdict::kAdmitting && decision.reevaluate_at_ms) {
       const int64_t wait_ms = std::max<int64_t>(1, *decision.reevaluate_at_ms - time_.NowMs());

@@ -95,6 +95,7 @@ class SandboxReconciler {
   };
 
   bool ResolvePending(const std::string& ns, const std::string& name);
+  ReconcileResult ForgetIfGone(const std::string& ns, const std::string& name);
   Round Evaluate(const std::string& ns, const std::string& name, const kube::ObjectPtr& sandbox);
   domain::Snapshot Observe(const kube::ParsedSandbox& sb, bool live, bool* ok);
   Round Drive(const domain::IntentRecord& intent, bool send_first);

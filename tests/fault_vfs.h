@@ -1,0 +1,73 @@
+// An SQLite VFS for tests that wraps the default (unix) VFS and fails or
+// "loses power" on command, in the manner of SQLite's own crash tests:
+//
+//   - fail_writes: every xWrite / xTruncate fails with that code (SQLITE_FULL
+//     for a full disk, SQLITE_IOERR_WRITE ...); fail_syncs likewise for xSync.
+//   - power loss: every write since the last successful xSync of its file is
+//     remembered (the bytes it overwrote, the size before it). CrashAtSync(n)
+//     makes the n-th xSync from now fail and every later operation fail too
+//     (the machine is off); LosePower() then undoes, on disk, every write that
+//     no sync made durable and removes the -shm file, as a reboot would.
+//
+// One instance per test; it registers itself under a unique name (pass name()
+// as journal::OpenOptions::vfs) and unregisters on destruction. Not
+// thread-safe: the tests drive SQLite from one thread.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fk::testing {
+
+class FaultVfs {
+ public:
+  FaultVfs();
+  ~FaultVfs();
+  FaultVfs(const FaultVfs&) = delete;
+  FaultVfs& operator=(const FaultVfs&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  int fail_writes = SQLITE_OK;  // non-OK: every write/truncate fails with it
+  int fail_syncs = SQLITE_OK;   // non-OK: every sync fails with it
+
+  // The n-th xSync from now (1 = the next) never completes, and nothing after it does.
+  void CrashAtSync(int n) { crash_countdown_ = n; }
+  bool crashed() const { return dead_; }
+  int syncs() const { return syncs_; }
+  // After the connection is closed: restores every file to its last synced
+  // content and removes `db_path`-shm.
+  void LosePower(const std::string& db_path);
+
+  // Called by the VFS methods (public for them; not for tests).
+  struct Undo {
+    sqlite3_int64 offset;
+    std::string bytes;  // what the write overwrote
+  };
+  struct FileLog {
+    bool dirty = false;
+    sqlite3_int64 synced_size = 0;
+    std::vector<Undo> undo;
+  };
+  int BeforeWrite(const std::string& path, sqlite3_file* real, sqlite3_int64 offset, int amount);
+  int BeforeTruncate(const std::string& path, sqlite3_file* real, sqlite3_int64 size);
+  int Sync(const std::string& path, sqlite3_file* real, int flags);
+  bool dead() const { return dead_; }
+  sqlite3_vfs* root() const { return root_; }
+
+ private:
+  void Track(const std::string& path, sqlite3_file* real);
+
+  std::string name_;
+  sqlite3_vfs* root_ = nullptr;
+  sqlite3_vfs vfs_{};
+  std::map<std::string, FileLog> logs_;
+  int crash_countdown_ = 0;
+  int syncs_ = 0;
+  bool dead_ = false;
+};
+
+}  // namespace fk::testing
