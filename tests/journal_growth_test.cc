@@ -156,6 +156,17 @@ class JournalGrowthTest : public ::testing::Test {
   std::function<void()> on_patch_;
 };
 
+}  // namespace
+}  // namespace fk::reconciler
+
+namespace fk::kube {
+// gtest names the parameter in its output; the status says it all.
+void PrintTo(const HttpResponse& r, std::ostream* os) { *os << "HTTP " << r.status; }
+}  // namespace fk::kube
+
+namespace fk::reconciler {
+namespace {
+
 class PersistentRefusal : public JournalGrowthTest,
                           public ::testing::WithParamInterface<kube::HttpResponse> {};
 

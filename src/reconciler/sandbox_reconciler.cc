@@ -213,14 +213,18 @@ ReconcileResult SandboxReconciler::ForgetIfGone(const std::string& ns, const std
   for (const auto& [uid, r] : journal_.state().sandboxes)
     if (r.ns == ns && r.name == name) remembered.push_back(uid);
   if (remembered.empty()) return ReconcileResult::Done();
-  kube::ApiResponse r = client_.Get(SandboxPath(VersionOf(options_.sandbox_version), ns, name));
+  // A name the API server cannot have issued names nothing in the cluster:
+  // no request, nothing lives under it.
   std::string live_uid;
-  if (r.ok()) {
-    kube::ObjectPtr obj = ParseObject(r.body);
-    live_uid = obj ? kube::MetadataString(*obj, "uid") : "";
-    if (live_uid.empty()) return ReconcileResult::Retry();
-  } else if (r.error.kind != kube::ApiErrorKind::kNotFound) {
-    return ReconcileResult::Retry();
+  if (const auto path = SandboxPath(VersionOf(options_.sandbox_version), ns, name); path.ok()) {
+    kube::ApiResponse r = client_.Get(*path);
+    if (r.ok()) {
+      kube::ObjectPtr obj = ParseObject(r.body);
+      live_uid = obj ? kube::MetadataString(*obj, "uid") : "";
+      if (live_uid.empty()) return ReconcileResult::Retry();
+    } else if (r.error.kind != kube::ApiErrorKind::kNotFound) {
+      return ReconcileResult::Retry();
+    }
   }
   for (const std::string& uid : remembered) {
     if (uid == live_uid) continue;  // still there: the cache lags
