@@ -44,6 +44,11 @@ struct ReconcilerOptions {
   std::function<bool()> may_write;
   int max_identical_patches = 3;  // sends of one intent's PATCH while its result stays unknown
   int max_rounds = 3;             // 409 -> re-read -> decide again, per pass
+  // The API calls of one pass (settling, confirming, patching, reading back)
+  // end within this, retries included; whatever is left open is retried with
+  // the key's backoff. So one sandbox whose calls hang holds the (single)
+  // worker this long at most, and the other sandboxes go on (issue 9).
+  std::chrono::milliseconds pass_budget{30000};
 };
 
 struct ReconcilerStats {
@@ -105,6 +110,7 @@ class SandboxReconciler {
   Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome);
   void Count(int ReconcilerStats::*field);
+  kube::CallOptions Call() const { return {pass_deadline_, nullptr}; }  // bounded by the pass
 
   const ClusterCache& cache_;
   kube::ApiClient& client_;
@@ -113,7 +119,8 @@ class SandboxReconciler {
   EventSink* events_;
   Metrics* metrics_;
   const ReconcilerOptions options_;
-  mutable std::mutex mu_;  // stats_ and journal_ok_, read from other threads
+  MonoTime pass_deadline_{};  // this pass's API calls end by then
+  mutable std::mutex mu_;     // stats_ and journal_ok_, read from other threads
   ReconcilerStats stats_;
   bool journal_ok_ = true;
 };
