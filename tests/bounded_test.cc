@@ -132,6 +132,11 @@ class StartupResolution : public ::testing::Test {
   void Start() {
     controller_.reset();
     auto transport = std::make_unique<kube::FakeTransport>([this](const kube::HttpRequest& r) {
+      if (throttle_b_ && r.target.find("/sandboxes/b") != std::string::npos) {
+        return Result<kube::HttpResponse>(kube::HttpResponse{
+            429, R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":429})",
+            "application/json", 3600});
+      }
       if (r.target.find("/sandboxes/a") != std::string::npos) {
         ++hung_a_;
         time_.Advance(transport_->requests().back().timeout);
@@ -184,6 +189,7 @@ class StartupResolution : public ::testing::Test {
   std::unique_ptr<kube::ApiClient> client_;
   std::unique_ptr<Controller> controller_;
   int hung_a_ = 0;
+  bool throttle_b_ = false;
 };
 
 // Issue 9: "start-up resolution retries one sandbox's failing GET forever and
@@ -215,6 +221,19 @@ TEST_F(StartupResolution, OneSandboxWhoseResolutionHangsDoesNotHoldUpTheOthers) 
   EXPECT_LT(hung_a_, tries + 40);  // backed off, not hammered
   EXPECT_EQ(journal_->state().pending_intents.size(), 1u);
   EXPECT_EQ(Mode("a"), "Running");
+}
+
+// A server that answers a suspend PATCH and the read-back with 429 and
+// Retry-After: 3600: the key is requeued after a minute — not an hour, and
+// not after the 50 ms backoff either.
+TEST_F(StartupResolution, AThrottledKeyIsRequeuedAfterTheRetryAfterCappedAtAMinute) {
+  throttle_b_ = true;
+  Start();
+  controller_->OnChange(CacheKind::kSandboxes, "ns", "b");
+  ASSERT_TRUE(controller_->ProcessNextWorkItem(false));
+  ASSERT_TRUE(controller_->queue().NextDue().has_value());
+  EXPECT_EQ(*controller_->queue().NextDue() - time_.MonotonicNow(), 60s);
+  EXPECT_EQ(journal_->state().pending_intents.size(), 1u);  // unknown, so pending
 }
 
 }  // namespace

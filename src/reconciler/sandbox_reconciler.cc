@@ -126,6 +126,19 @@ bool SandboxReconciler::MayWrite() {
 ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::string& name) {
   Count(&ReconcilerStats::reconciles);
   pass_deadline_ = time_.MonotonicNow() + options_.pass_budget;
+  retry_after_.reset();
+  ReconcileResult result = Pass(ns, name);
+  if (result.next == ReconcileResult::Next::kRetry) result.retry_after_seconds = retry_after_;
+  return result;
+}
+
+kube::ApiResponse SandboxReconciler::Noted(kube::ApiResponse r) {
+  if (r.error.retry_after_seconds)
+    retry_after_ = std::max<int64_t>(retry_after_.value_or(0), *r.error.retry_after_seconds);
+  return r;
+}
+
+ReconcileResult SandboxReconciler::Pass(const std::string& ns, const std::string& name) {
   if (!ResolvePending(ns, name)) return ReconcileResult::Retry();
   kube::ObjectPtr sandbox = cache_.Get(CacheKind::kSandboxes, ns, name);
   for (int round = 0; round < options_.max_rounds; ++round) {
@@ -162,7 +175,7 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool 
         kind == CacheKind::kPods
             ? kube::ResourcePath("", "v1", "pods", ns, object_name)
             : kube::ResourcePath("networking.k8s.io", "v1", "networkpolicies", ns, object_name);
-    kube::ApiResponse r = client_.Get(path, Call());
+    kube::ApiResponse r = Noted(client_.Get(path, Call()));
     if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
     kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
     if (!obj) *ok = false;
@@ -254,7 +267,7 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
         return {ReconcileResult::Retry(), nullptr};
       ++sends;
       Count(&ReconcilerStats::patches);
-      kube::ApiResponse r = client_.MergePatch(path, IntentBody(intent), Call());
+      kube::ApiResponse r = Noted(client_.MergePatch(path, IntentBody(intent), Call()));
       if (r.ok()) return Settle(intent, {Outcome::kApplied, GenerationOf(r.body), ""}, nullptr);
       if (DefiniteRefusal(r)) {
         const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;
@@ -280,7 +293,7 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
 
 SandboxReconciler::ReadBack SandboxReconciler::Read(const IntentRecord& intent) {
   kube::ApiResponse r =
-      client_.Get(SandboxPath(intent.intent.api_version, intent.ns, intent.name), Call());
+      Noted(client_.Get(SandboxPath(intent.intent.api_version, intent.ns, intent.name), Call()));
   if (r.error.kind == kube::ApiErrorKind::kNotFound) {
     return {ReadBack::Kind::kSettled,
             {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"},

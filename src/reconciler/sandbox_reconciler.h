@@ -71,9 +71,14 @@ struct ReconcileResult {
   enum class Next { kDone, kRetry, kAfter };
   Next next = Next::kDone;
   std::chrono::milliseconds after{0};  // for kAfter
+  // For kRetry: the longest Retry-After an answer of the pass asked for; the
+  // work queue waits that long if it exceeds the backoff (at most 60 s).
+  std::optional<int64_t> retry_after_seconds;
   static ReconcileResult Done() { return {}; }
-  static ReconcileResult Retry() { return {Next::kRetry, {}}; }
-  static ReconcileResult After(std::chrono::milliseconds d) { return {Next::kAfter, d}; }
+  static ReconcileResult Retry() { return {Next::kRetry, {}, std::nullopt}; }
+  static ReconcileResult After(std::chrono::milliseconds d) {
+    return {Next::kAfter, d, std::nullopt};
+  }
 };
 
 class SandboxReconciler {
@@ -99,6 +104,8 @@ class SandboxReconciler {
     kube::ObjectPtr fresh;  // set: a conflict; decide again on this object
   };
 
+  ReconcileResult Pass(const std::string& ns, const std::string& name);
+  kube::ApiResponse Noted(kube::ApiResponse r);  // remembers its Retry-After
   bool ResolvePending(const std::string& ns, const std::string& name);
   Round Evaluate(const std::string& ns, const std::string& name, const kube::ObjectPtr& sandbox);
   domain::Snapshot Observe(const kube::ParsedSandbox& sb, bool live, bool* ok);
@@ -119,8 +126,9 @@ class SandboxReconciler {
   EventSink* events_;
   Metrics* metrics_;
   const ReconcilerOptions options_;
-  MonoTime pass_deadline_{};  // this pass's API calls end by then
-  mutable std::mutex mu_;     // stats_ and journal_ok_, read from other threads
+  MonoTime pass_deadline_{};            // this pass's API calls end by then
+  std::optional<int64_t> retry_after_;  // the longest Retry-After seen in this pass
+  mutable std::mutex mu_;               // stats_ and journal_ok_, read from other threads
   ReconcilerStats stats_;
   bool journal_ok_ = true;
 };
