@@ -727,7 +727,10 @@ TEST(HungServer, ASilentWatchEndsAfterItsIdleTimeout) {
 // says when the server answers again.
 TEST(HungServer, TheFirstRequestWithoutAnAnswerIsAWarningOncePerOutage) {
   std::ostringstream out;
-  auto previous = spdlog::default_logger();
+  struct Restore {  // even when an assertion returns early: `out` dies with us
+    std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+    ~Restore() { spdlog::set_default_logger(previous); }
+  } restore;
   auto logger = std::make_shared<spdlog::logger>(
       "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
   logger->set_pattern("%l %v");
@@ -761,7 +764,6 @@ TEST(HungServer, TheFirstRequestWithoutAnAnswerIsAWarningOncePerOutage) {
   answer = true;
   EXPECT_TRUE((*client)->Get("/api").ok());
   EXPECT_NE(out.str().find("answers again"), std::string::npos) << out.str();
-  spdlog::set_default_logger(previous);
 }
 
 // ---- informers ------------------------------------------------------------------
