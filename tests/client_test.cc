@@ -16,8 +16,13 @@
 #include <condition_variable>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "hanging_server.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/fake_transport.h"
@@ -221,14 +226,14 @@ TEST_F(ClientTest, ADeadlineEndsRetriesWithTheLastError) {
   ApiClient& c = Client(o);
   sim_->AddFault({"list", "sandboxes", 503, 0, false, "", -1});
   const MonoTime start = time_.MonotonicNow();
-  ApiResponse r = c.Get(kSandboxes, {start + 2500ms});
+  ApiResponse r = c.Get(kSandboxes, {start + 2500ms, nullptr});
   EXPECT_EQ(r.error.kind, ApiErrorKind::kServerError);
   EXPECT_LT(time_.MonotonicNow() - start, 2500ms);  // no wait ended past the deadline
   // The first wait (1-2 s) ends before it; the second (2-4 s more) would not.
   EXPECT_EQ(time_.sleeps().size(), 1u);
   EXPECT_EQ(sim_->RequestCount("list", "sandboxes"), 2);
   // A deadline already past sends nothing.
-  ApiResponse late = c.Get(kSandboxes, {time_.MonotonicNow()});
+  ApiResponse late = c.Get(kSandboxes, {time_.MonotonicNow(), nullptr});
   EXPECT_EQ(late.error.kind, ApiErrorKind::kTransport);
   EXPECT_NE(late.error.message.find("deadline"), std::string::npos) << late.error.message;
   EXPECT_EQ(sim_->RequestCount("list", "sandboxes"), 2);
@@ -399,8 +404,8 @@ TEST(FakeTransportClient, RecordsEveryRequestAndBoundsItsTimeoutByTheDeadline) {
   o.time = &time;
   auto client = ApiClient::CreateWithTransport(config, o, std::move(transport));
   ASSERT_TRUE(client->Get(kSandboxes + "/a").ok());
-  ApiResponse conflict =
-      client->MergePatch(kSandboxes + "/a", R"({"spec":{}})", {time.MonotonicNow() + 1500ms});
+  ApiResponse conflict = client->MergePatch(kSandboxes + "/a", R"({"spec":{}})",
+                                            {time.MonotonicNow() + 1500ms, nullptr});
   EXPECT_EQ(conflict.error.kind, ApiErrorKind::kConflict);
 
   const auto requests = fake.requests();
@@ -619,6 +624,148 @@ TEST(Transport, TheTimeoutBoundsTheWholeExchange) {
   EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "GET /apis/x/a"}));
 }
 
+// ---- a server that never answers (issue 9) ----------------------------------
+
+// SIGTERM reaches a call in flight: a cancel abandons the exchange at once,
+// whatever stage it is in, and a call whose cancel has already fired does
+// not even connect.
+TEST(HungServer, ACancelAbandonsAnExchangeInFlight) {
+  testing::HangingServer hung;
+  auto transport = TransportTo(hung.url());
+  Interrupt cancel;
+  std::thread firer([&] {
+    Eventually([&] { return hung.requests() >= 1; });
+    cancel.Fire();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto r = transport->RoundTrip({"GET", "/api", "", "", {}}, 30s, &cancel);
+  firer.join();
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("cancelled"), std::string::npos) << r.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // not the 30 s timeout
+  const int connections = hung.connections();
+  auto again = transport->RoundTrip({"GET", "/api", "", "", {}}, 30s, &cancel);
+  EXPECT_FALSE(again.ok());
+  EXPECT_EQ(hung.connections(), connections);
+}
+
+// The TLS handshake with a server that accepted and says nothing: a cancel
+// ends it (before, only the 10 s connect timeout did, for streams too).
+TEST(HungServer, ACancelEndsATlsHandshakeThatNeverCompletes) {
+  testing::HangingServer hung;
+  TransportConfig config;
+  config.server = "https://127.0.0.1:" + hung.url().substr(hung.url().rfind(':') + 1);
+  config.insecure_skip_tls_verify = true;
+  auto transport = HttpTransport::Create(config);
+  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+  Interrupt cancel;
+  std::thread firer([&] {
+    Eventually([&] { return hung.connections() >= 1; });
+    cancel.Fire();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto r = (*transport)->RoundTrip({"GET", "/api", "", "", {}}, 30s, &cancel);
+  firer.join();
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+
+  std::atomic<bool> ended{false};
+  auto stream =
+      (*transport)
+          ->OpenStream({"GET", "/watch", "", "", {}},
+                       {[](std::string_view) {},
+                        [&](const Status&, std::optional<HttpResponse>) { ended = true; }});
+  ASSERT_TRUE(Eventually([&] { return hung.connections() >= 2; }));
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  stream->Cancel();
+  ASSERT_TRUE(Eventually([&] { return ended.load(); }, 5s));
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, 5s);
+}
+
+// A watch that sends its header and then nothing at all — not even a
+// bookmark — ends as failed after the idle timeout, so the informer resumes
+// it; one that does not even send a header ends after the request timeout.
+TEST(HungServer, ASilentWatchEndsAfterItsIdleTimeout) {
+  testing::HangingServer server([](const testing::HangingRequest& r) {
+    if (r.target != "/header-then-silence") return std::optional<testing::HangingReply>();
+    testing::HangingReply reply;
+    reply.raw =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n";
+    return std::optional<testing::HangingReply>(reply);
+  });
+  TransportConfig config;
+  config.server = server.url();
+  config.request_timeout = 300ms;
+  config.stream_idle_timeout = 300ms;
+  auto transport = HttpTransport::Create(config);
+  ASSERT_TRUE(transport.ok());
+  for (const std::string target : {"/header-then-silence", "/no-header"}) {
+    std::mutex mu;
+    std::optional<Status> end;
+    auto stream = (*transport)
+                      ->OpenStream({"GET", target, "", "", {}},
+                                   {[](std::string_view) {},
+                                    [&](const Status& s, std::optional<HttpResponse>) {
+                                      std::lock_guard lock(mu);
+                                      end = s;
+                                    }});
+    ASSERT_TRUE(Eventually(
+        [&] {
+          std::lock_guard lock(mu);
+          return end.has_value();
+        },
+        10s))
+        << target;
+    std::lock_guard lock(mu);
+    EXPECT_EQ(end->code(), Code::kIOError) << target << ": " << end->ToString();
+  }
+}
+
+// Loud once per outage, early: the client warns when the first request gets
+// no answer (not after a whole call's retries: 128 s in issue 9), once, and
+// says when the server answers again.
+TEST(HungServer, TheFirstRequestWithoutAnAnswerIsAWarningOncePerOutage) {
+  std::ostringstream out;
+  struct Restore {  // even when an assertion returns early: `out` dies with us
+    std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+    ~Restore() { spdlog::set_default_logger(previous); }
+  } restore;
+  auto logger = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger->set_pattern("%l %v");
+  spdlog::set_default_logger(logger);
+  std::atomic<bool> answer{false};
+  testing::HangingServer server([&](const testing::HangingRequest&) {
+    return answer ? std::optional<testing::HangingReply>(
+                        testing::HangingReply{200, "{}", "application/json", ""})
+                  : std::nullopt;
+  });
+  ClusterConfig cluster;
+  cluster.server = server.url();
+  ManualTimeSource time;
+  ClientOptions o;
+  o.time = &time;
+  o.request_timeout = 200ms;
+  o.max_retries = 0;
+  auto client = ApiClient::Create(cluster, o);
+  ASSERT_TRUE(client.ok());
+  auto warnings = [&] {
+    std::istringstream in(out.str());
+    int n = 0;
+    for (std::string line; std::getline(in, line);)
+      n += line.rfind("warning ", 0) == 0 && line.find("is not answering") != std::string::npos;
+    return n;
+  };
+  EXPECT_EQ((*client)->Get("/api").error.kind, ApiErrorKind::kTransport);
+  EXPECT_EQ(warnings(), 1);  // after one request timeout
+  EXPECT_EQ((*client)->Get("/api").error.kind, ApiErrorKind::kTransport);
+  EXPECT_EQ(warnings(), 1);  // the same outage
+  answer = true;
+  EXPECT_TRUE((*client)->Get("/api").ok());
+  EXPECT_NE(out.str().find("answers again"), std::string::npos) << out.str();
+}
+
 // ---- informers ------------------------------------------------------------------
 
 // Collects changes seen by an informer, thread-safely.
@@ -819,6 +966,21 @@ TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
   EXPECT_EQ(informer_->stats().watch_errors, 1);
   ASSERT_EQ(waits.sleeps().size(), 2u);     // one backoff after the bad list...
   EXPECT_EQ(waits.sleeps().at(1), 4000ms);  // ...and the watch's Retry-After, honoured
+}
+
+// Issue 9: a Retry-After of an hour on a refused watch would have silenced
+// the informer for an hour; it waits a minute at most (DESIGN §2).
+TEST_F(InformerTest, AWatchRetryAfterIsCappedAtAMinute) {
+  ManualTimeSource& waits = informer_time_;
+  io_.time = &waits;
+  informer_ = std::make_unique<Informer>(
+      *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
+  sim_->AddFault({"watch", "sandboxes", 429, 3600, false, "", 1});
+  informer_->Start();
+  ASSERT_TRUE(informer_->WaitForSync(10s));
+  ASSERT_TRUE(Eventually([&] { return informer_->stats().watches >= 2; }));
+  ASSERT_EQ(waits.sleeps().size(), 1u);
+  EXPECT_EQ(waits.sleeps().at(0), 60000ms);
 }
 
 TEST_F(InformerTest, BookmarksAdvanceTheResourceVersion) {

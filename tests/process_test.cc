@@ -14,8 +14,10 @@
 #include <sstream>
 #include <thread>
 
+#include "hanging_server.h"
 #include "kube/client.h"
 #include "kube/json_fields.h"
+#include "sim/handler.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
 
@@ -58,6 +60,9 @@ class Process {
     waitpid(pid_, &status, 0);
     pid_ = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  void Signal(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
   }
   // Waits (up to `deadline`) for the process to exit by itself.
   std::optional<int> Wait(std::chrono::milliseconds deadline) {
@@ -121,6 +126,40 @@ class Processes : public ::testing::Test {
                                "fencekeeper");
     if (!o.ok()) return "";
     return kube::StringField(kube::ObjectField(o.object, "spec"), "holderIdentity").value_or("");
+  }
+
+  // Starts `run` against `server_url`, waits for `busy` (a call it cannot
+  // finish is in flight), sends SIGTERM and waits — at most 30 s, a pod's
+  // grace — for the exit. Returns the exit code (-1: still running) and the
+  // wall time from the signal to the exit, printed for the report.
+  std::pair<int, std::chrono::milliseconds> SigtermWhile(const std::string& server_url,
+                                                         const std::function<bool()>& busy,
+                                                         const std::string& label,
+                                                         std::vector<std::string> extra = {}) {
+    EXPECT_TRUE(sim::WriteKubeconfig(kubeconfig_, server_url).ok());
+    const std::string log = dir_.File(label + ".log");
+    Process p(RunArgs(dir_.File(label + ".db"), std::move(extra)), log);
+    EXPECT_TRUE(Eventually(busy)) << testing::ReadBytes(log);
+    const auto start = std::chrono::steady_clock::now();
+    p.Signal(SIGTERM);
+    const std::optional<int> code = p.Wait(30s);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    std::printf("[ measured ] SIGTERM to exit, %s: %lld ms\n", label.c_str(),
+                static_cast<long long>(took.count()));
+    if (!code) std::printf("%s\n", testing::ReadBytes(log).c_str());
+    return {code.value_or(-1), took};
+  }
+  // Answers like the simulator, except what `hang` says to leave unanswered
+  // (and every watch: the simulator streams those only over its own server).
+  testing::HangingServer::Handler SimExcept(
+      std::function<bool(const testing::HangingRequest&)> hang) {
+    return [this, hang](const testing::HangingRequest& r) -> std::optional<testing::HangingReply> {
+      if (r.target.find("watch=") != std::string::npos || hang(r)) return std::nullopt;
+      const sim::ApiReply a =
+          sim::HandleRequest(*sim_, {r.method, r.target, r.body, "application/json"}, "sim");
+      return testing::HangingReply{a.status, a.body, a.content_type, ""};
+    };
   }
 
   testing::TempDir dir_;
@@ -314,6 +353,72 @@ TEST_F(Processes, ALeaderThatCannotRenewExitsOneAndNeverWritesAfterward) {
   SQLite::Database db(dir_.File("j.db"), SQLite::OPEN_READONLY,
                       10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM leadership WHERE state = 'lost'").getInt(), 1);
+}
+
+// Issue 9: against a server that accepts connections and never answers,
+// SIGTERM took 186 s (a pod's grace is 30 s). It cancels the calls in flight:
+// the process exits 0 in under 10 s at every stage — discovering the API,
+// acquiring the Lease, listing, and in the middle of a suspend PATCH.
+TEST_F(Processes, SigtermExitsWithinTenSecondsWhenTheServerNeverAnswers) {
+  testing::HangingServer hung;
+  auto [code, took] = SigtermWhile(
+      hung.url(), [&] { return hung.requests() >= 1; }, "discovery");
+  EXPECT_EQ(code, 0);
+  EXPECT_LT(took, 10s);
+}
+
+// Leading, with a renewal in flight that the server never answers: SIGTERM
+// abandons it (before, it ran out its renew deadline, 10 s), and the release
+// that follows is bounded by one retry period.
+TEST_F(Processes, SigtermExitsWithinTenSecondsWhileARenewalHangs) {
+  StartSim("namespaces: [{name: n, sandboxes: [{name: a, mode: Running}]}]\n");
+  std::atomic<int> lease_calls{0};
+  testing::HangingServer server(SimExcept([&](const testing::HangingRequest& r) {
+    if (r.target.find("/leases") == std::string::npos) return false;
+    return ++lease_calls > 2;  // acquired (GET 404, POST); every later request hangs
+  }));
+  auto [code, took] = SigtermWhile(server.url(), [&] { return lease_calls.load() >= 3; }, "lease",
+                                   {"--leader-elect"});
+  EXPECT_EQ(code, 0);
+  EXPECT_LT(took, 10s);
+}
+
+TEST_F(Processes, SigtermExitsWithinTenSecondsWhileTheInformersList) {
+  StartSim("namespaces: [{name: n, sandboxes: [{name: a, mode: Running}]}]\n");
+  std::atomic<int> lists{0};
+  testing::HangingServer server(SimExcept([&](const testing::HangingRequest& r) {
+    const bool list = r.method == "GET" && (r.target.find("/sandboxes") != std::string::npos ||
+                                            r.target.find("/pods") != std::string::npos ||
+                                            r.target.find("/networkpolicies") != std::string::npos);
+    lists += list;
+    return list;
+  }));
+  auto [code, took] = SigtermWhile(
+      server.url(), [&] { return lists.load() >= 3; }, "list");
+  EXPECT_EQ(code, 0);
+  EXPECT_LT(took, 10s);
+}
+
+TEST_F(Processes, SigtermExitsWithinTenSecondsInTheMiddleOfASuspendPatch) {
+  StartSim(
+      "namespaces:\n  - name: n\n    fence: {generation: 2}\n    sandboxes:\n      - {name: a, "
+      "mode: Running, admittedFenceGeneration: 1}\n");
+  std::atomic<int> patches{0};
+  testing::HangingServer server(SimExcept([&](const testing::HangingRequest& r) {
+    const bool patch = r.method == "PATCH";
+    patches += patch;
+    return patch;
+  }));
+  auto [code, took] = SigtermWhile(
+      server.url(), [&] { return patches.load() >= 1; }, "patch");
+  EXPECT_EQ(code, 0);
+  EXPECT_LT(took, 10s);
+  // The intent is durable and stays pending (the next start settles it by
+  // reading the sandbox); the journal is consistent.
+  SQLite::Database db(dir_.File("patch.db"), SQLite::OPEN_READONLY, 10000);
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'pending'").getInt(),
+            1);
 }
 
 }  // namespace

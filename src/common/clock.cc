@@ -7,9 +7,47 @@
 namespace fk {
 
 void Interrupt::Fire() {
-  std::lock_guard lock(mu_);
-  fired_ = true;
-  cv_.notify_all();
+  {
+    std::lock_guard lock(mu_);
+    if (fired_) return;
+    fired_ = true;
+    cv_.notify_all();
+  }
+  std::lock_guard hooks(hooks_mu_);
+  for (auto& [id, fn] : hooks_) fn();
+  hooks_.clear();  // each runs once
+}
+
+Interrupt::Hook Interrupt::OnFire(std::function<void()> fn) {
+  std::lock_guard hooks(hooks_mu_);
+  if (fired()) {
+    fn();
+    return {};
+  }
+  const uint64_t id = next_hook_++;
+  hooks_.emplace(id, std::move(fn));
+  return Hook(this, id);
+}
+
+Interrupt::Hook::Hook(Hook&& other) noexcept : owner_(other.owner_), id_(other.id_) {
+  other.owner_ = nullptr;
+}
+
+Interrupt::Hook& Interrupt::Hook::operator=(Hook&& other) noexcept {
+  if (this != &other) {
+    this->~Hook();
+    owner_ = other.owner_;
+    id_ = other.id_;
+    other.owner_ = nullptr;
+  }
+  return *this;
+}
+
+Interrupt::Hook::~Hook() {
+  if (!owner_) return;
+  std::lock_guard hooks(owner_->hooks_mu_);
+  owner_->hooks_.erase(id_);
+  owner_ = nullptr;
 }
 
 bool Interrupt::fired() const {

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -21,15 +23,45 @@ using MonoTime = std::chrono::steady_clock::time_point;
 // (a client, an informer, a controller) fire theirs on Stop.
 class Interrupt {
  public:
+  Interrupt() = default;
+  Interrupt(const Interrupt&) = delete;
+  Interrupt& operator=(const Interrupt&) = delete;
+
   void Fire();
   bool fired() const;
   // Blocks up to `d` on the real clock; true when the whole time passed.
   bool WaitFor(std::chrono::milliseconds d);
 
+  // Registered by OnFire; unregisters when destroyed (waiting for the
+  // callback if it is running), so the callback never outlives what it uses.
+  class Hook {
+   public:
+    Hook() = default;
+    Hook(Hook&& other) noexcept;
+    Hook& operator=(Hook&& other) noexcept;
+    ~Hook();
+
+   private:
+    friend class Interrupt;
+    Hook(Interrupt* owner, uint64_t id) : owner_(owner), id_(id) {}
+    Interrupt* owner_ = nullptr;
+    uint64_t id_ = 0;
+  };
+  // Runs `fn` once when the interrupt fires — at once, on this thread, if it
+  // already has — unless the hook is destroyed first. This is how a call that
+  // blocks on something other than a wait (a network exchange) is cut short by
+  // its owner's Stop. `fn` runs on the firing thread and must not destroy a
+  // hook of this same interrupt.
+  [[nodiscard]] Hook OnFire(std::function<void()> fn);
+
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool fired_ = false;
+  // Held while callbacks run, so that ~Hook waits for a running one.
+  std::mutex hooks_mu_;
+  std::map<uint64_t, std::function<void()>> hooks_;
+  uint64_t next_hook_ = 1;
 };
 
 class TimeSource {

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 namespace fk::kube {
 namespace json = boost::json;
 
@@ -103,15 +105,35 @@ ApiClient::~ApiClient() {
   transport_.reset();
 }
 
-void ApiClient::Stop() { stop_.Fire(); }
+void ApiClient::Stop() { stop_.Fire(); }  // its hooks cut every call's request in flight
 
 bool ApiClient::stopping() const { return stop_.fired(); }
 
-bool ApiClient::Wait(std::chrono::milliseconds d) { return options_.time->SleepFor(d, stop_); }
+bool ApiClient::Wait(std::chrono::milliseconds d, Interrupt& cancel) {
+  return options_.time->SleepFor(d, cancel);
+}
+
+// Loud once per outage, not once per retry: the first request without an
+// HTTP answer is a warning within one request timeout (not after a whole
+// call's retries), and the first answer after it says so.
+void ApiClient::NoteReachable(bool answered, const std::string& what) {
+  bool was;
+  {
+    std::lock_guard lock(mu_);
+    was = unreachable_;
+    unreachable_ = !answered;
+  }
+  if (!answered && !was && !stopping()) {
+    spdlog::warn("API server {} ({}) is not answering: {}; retrying", config_.server,
+                 config_.source, what);
+  } else if (answered && was) {
+    spdlog::info("API server {} answers again", config_.server);
+  }
+}
 
 // A token bucket kept as a theoretical arrival time (GCRA): a request may go
 // once tat - (burst - 1) * interval <= now.
-bool ApiClient::AcquireRateToken() {
+bool ApiClient::AcquireRateToken(Interrupt& cancel) {
   if (options_.qps <= 0) return true;
   const auto interval = std::chrono::duration_cast<MonoTime::duration>(
       std::chrono::duration<double>(1.0 / options_.qps));
@@ -124,7 +146,7 @@ bool ApiClient::AcquireRateToken() {
     if (allowed_at > now) wait = allowed_at - now;
     rate_tat_ += interval;
   }
-  if (wait.count() > 0) return Wait(std::chrono::ceil<std::chrono::milliseconds>(wait));
+  if (wait.count() > 0) return Wait(std::chrono::ceil<std::chrono::milliseconds>(wait), cancel);
   return true;
 }
 
@@ -184,33 +206,41 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
                             const std::string& body, const std::string& content_type,
                             const CallOptions& call) {
   const bool retriable = IsIdempotent(method);  // a write is sent once: never resend blindly
+  // This call's one interrupt: the client's Stop and the caller's cancel both
+  // fire it, and it cuts the request in flight and any wait.
+  Interrupt abandon;
+  const Interrupt::Hook on_stop = stop_.OnFire([&abandon] { abandon.Fire(); });
+  Interrupt::Hook on_cancel;
+  if (call.cancel) on_cancel = call.cancel->OnFire([&abandon] { abandon.Fire(); });
+  const MonoTime deadline =
+      call.deadline.value_or(options_.time->MonotonicNow() + options_.call_timeout);
   bool reauthenticated = false;
   ApiResponse out;
   out.error = TransportError("deadline passed before " + method + " " + path + " was sent");
   for (int attempt = 0;; ++attempt) {
-    if (stopping() || !AcquireRateToken()) {
+    if (abandon.fired() || !AcquireRateToken(abandon)) {
       out = ApiResponse{};
-      out.error = TransportError("client is stopping");
+      out.error =
+          TransportError(stopping() ? "client is stopping" : method + " " + path + " cancelled");
       return out;
     }
-    auto timeout = options_.request_timeout;
-    if (call.deadline) {
-      const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(
-          *call.deadline - options_.time->MonotonicNow());
-      if (remaining.count() <= 0) return out;  // the last error, or that nothing was sent
-      timeout = std::min(timeout, remaining);
-    }
+    const auto remaining =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - options_.time->MonotonicNow());
+    if (remaining.count() <= 0) return out;  // the last error, or that nothing was sent
+    const auto timeout = std::min(options_.request_timeout, remaining);
     HttpRequest req{method, path, body, content_type, {}};
     if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
-    auto res = transport_->RoundTrip(req, timeout);
+    auto res = transport_->RoundTrip(req, timeout, &abandon);
     bool transient;  // worth retrying, if the method allows it
     if (!res.ok()) {
       Count(method, 0);
+      NoteReachable(false, res.status().message());
       out = ApiResponse{};
       out.error = TransportError(res.status().message());
       transient = true;
     } else {
       Count(method, res->status);
+      NoteReachable(true, "");
       out.status = res->status;
       out.body = std::move(res->body);
       out.error = ApiError{};
@@ -229,26 +259,24 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
     }
     if (!retriable || !transient || attempt >= options_.max_retries) return out;
     const auto delay = out.error.retry_after_seconds
-                           ? std::chrono::milliseconds(std::clamp<std::chrono::seconds>(
-                                 std::chrono::seconds(*out.error.retry_after_seconds),
-                                 std::chrono::seconds(0), kMaxRetryAfter))
+                           ? RetryAfterDelay(*out.error.retry_after_seconds)
                            : Backoff(attempt);
-    if (call.deadline && options_.time->MonotonicNow() + delay >= *call.deadline) return out;
-    if (!Wait(delay)) return out;
+    if (options_.time->MonotonicNow() + delay >= deadline) return out;
+    if (!Wait(delay, abandon)) return out;
   }
 }
 
 std::unique_ptr<Transport::Stream> ApiClient::OpenStream(const std::string& path,
                                                          Transport::StreamCallbacks callbacks) {
-  AcquireRateToken();
+  AcquireRateToken(stop_);
   HttpRequest req{"GET", path, "", "", {}};
   if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
   Count("WATCH", 200);
   return transport_->OpenStream(req, std::move(callbacks));
 }
 
-Result<std::string> ApiClient::DiscoverSandboxVersion() {
-  ApiResponse r = Get("/apis/agents.x-k8s.io");
+Result<std::string> ApiClient::DiscoverSandboxVersion(const CallOptions& call) {
+  ApiResponse r = Get("/apis/agents.x-k8s.io", call);
   if (r.error.kind == ApiErrorKind::kNotFound) {
     return Status::NotFound("the Sandbox API (agents.x-k8s.io) is not served by " + config_.server +
                             "; is agent-sandbox installed?");

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "kube/api_status.h"
@@ -35,8 +36,15 @@ struct ClientOptions {
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{30000};
   std::chrono::seconds token_refresh{60};
+  // Every call is bounded: connecting (TLS included) by connect_timeout, each
+  // request by request_timeout, and a call with its retries by call_timeout
+  // unless CallOptions gives a deadline. A watch that receives nothing — not
+  // even a bookmark, which the API server sends about every minute — for
+  // stream_idle_timeout (the watch's own timeoutSeconds plus a margin) is
+  // ended as failed and resumed.
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds request_timeout{30000};
+  std::chrono::milliseconds call_timeout{120000};
   std::chrono::milliseconds stream_idle_timeout{330000};
   // Token refresh timing, the rate limiter and every wait (retry delay, rate
   // limit); the real clock by default. Stop() interrupts the waits.
@@ -46,15 +54,17 @@ struct ClientOptions {
   std::function<void(const std::string& verb, int code)> on_request;
 };
 
-// The longest Retry-After honoured; a server asking for more waits this long.
-inline constexpr std::chrono::seconds kMaxRetryAfter{60};
+// The longest Retry-After honoured (common/backoff.h).
+using fk::kMaxRetryAfter;
 
 struct CallOptions {
   // On the client's TimeSource's monotonic clock. The remaining time bounds
   // each request's timeout, and no retry wait is started that would end past
-  // it (the last error is returned instead). nullopt: request_timeout per
-  // request, retries as configured.
+  // it (the last error is returned instead). nullopt: now + call_timeout.
   std::optional<MonoTime> deadline;
+  // When it fires, the call is abandoned at once, the request in flight
+  // included (besides the client's own Stop, which abandons every call).
+  Interrupt* cancel = nullptr;
 };
 
 struct ApiResponse {
@@ -97,9 +107,10 @@ class ApiClient {
                                                 Transport::StreamCallbacks callbacks);
 
   // agents.x-k8s.io: "v1beta1" if served, else "v1alpha1".
-  Result<std::string> DiscoverSandboxVersion();
+  Result<std::string> DiscoverSandboxVersion(const CallOptions& call = {});
 
-  // Interrupts waits; calls in progress return promptly with an error.
+  // Abandons every call in progress (its request in flight included: it
+  // returns at once with a transport error) and refuses new ones. Final.
   void Stop();
   bool stopping() const;
 
@@ -112,8 +123,9 @@ class ApiClient {
  private:
   ApiClient(ClusterConfig config, ClientOptions options, std::unique_ptr<Transport> transport);
   std::optional<std::string> Token();
-  bool Wait(std::chrono::milliseconds d);
-  bool AcquireRateToken();
+  bool Wait(std::chrono::milliseconds d, Interrupt& cancel);
+  void NoteReachable(bool answered, const std::string& what);
+  bool AcquireRateToken(Interrupt& cancel);
   std::chrono::milliseconds Backoff(int attempt);
   void Count(const std::string& method, int code);
 
@@ -127,6 +139,7 @@ class ApiClient {
   MonoTime rate_tat_{};
   std::mt19937_64 rng_;
   std::map<std::string, int> counts_;
+  bool unreachable_ = false;  // the last request got no HTTP answer (logged once per outage)
 };
 
 // /api/v1/namespaces/NS/pods/NAME or /apis/GROUP/VERSION/namespaces/NS/PLURAL/NAME,

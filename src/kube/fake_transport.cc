@@ -25,7 +25,10 @@ void FakeTransport::Record(const HttpRequest& request, std::chrono::milliseconds
 }
 
 Result<HttpResponse> FakeTransport::RoundTrip(const HttpRequest& request,
-                                              std::chrono::milliseconds timeout) {
+                                              std::chrono::milliseconds timeout,
+                                              Interrupt* cancel) {
+  if (cancel && cancel->fired())
+    return Status::IOError(request.method + " " + request.target + " cancelled");
   Record(request, timeout, false);
   if (!handler_)
     return Status::IOError("FakeTransport: no handler for " + request.method + " " +

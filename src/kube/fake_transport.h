@@ -39,9 +39,11 @@ class FakeTransport final : public Transport {
   explicit FakeTransport(Handler handler, std::string host = "fake.invalid");
 
   // Recorded before the handler runs: inside the handler, requests().back()
-  // is the request being answered.
-  Result<HttpResponse> RoundTrip(const HttpRequest& request,
-                                 std::chrono::milliseconds timeout) override;
+  // is the request being answered. A `cancel` that has fired answers with an
+  // error without calling the handler (one already running is not cut short).
+  using Transport::RoundTrip;
+  Result<HttpResponse> RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout,
+                                 Interrupt* cancel) override;
   std::unique_ptr<Stream> OpenStream(const HttpRequest& request,
                                      StreamCallbacks callbacks) override;
   const std::string& host() const override { return host_; }

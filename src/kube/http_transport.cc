@@ -107,6 +107,42 @@ Result<ServerUrl> ParseServer(const std::string& server) {
   return u;
 }
 
+std::string Millis(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
+
+// What one call or stream has open right now, so that its deadline or its
+// cancellation can close it whatever stage it is in (resolving, connecting,
+// the TLS handshake, waiting for an answer). io thread only.
+struct Abort {
+  tcp::resolver* resolver = nullptr;
+  Conn* conn = nullptr;
+  std::string reason;  // set once fired
+
+  bool aborted() const { return !reason.empty(); }
+  void Fire(std::string why) {
+    if (aborted()) return;
+    reason = std::move(why);
+    if (resolver) resolver->cancel();
+    if (conn) conn->Close();
+  }
+};
+
+// Points `abort` at the connection in use for as long as it is in use, and
+// closes one taken while already aborted.
+class Watching {
+ public:
+  Watching(Abort& abort, Conn* conn) : abort_(abort) { Watch(conn); }
+  ~Watching() { abort_.conn = nullptr; }
+  Watching(const Watching&) = delete;
+  Watching& operator=(const Watching&) = delete;
+  void Watch(Conn* conn) {
+    abort_.conn = conn;
+    if (conn && abort_.aborted()) conn->Close();
+  }
+
+ private:
+  Abort& abort_;
+};
+
 struct StreamState;
 
 }  // namespace
@@ -122,53 +158,56 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
   std::mutex streams_mu;
   std::set<std::shared_ptr<StreamState>> streams;
 
-  // Connects within connect_timeout, and before `deadline`.
-  net::awaitable<void> Connect(std::unique_ptr<Conn>* out, Status* status,
-                               Clock::time_point deadline) {
-    auto ex = co_await net::this_coro::executor;
-    tcp::resolver resolver(ex);
-    boost::system::error_code ec;
-    auto endpoints =
-        co_await resolver.async_resolve(url.host, url.port, net::redirect_error(kUse, ec));
-    if (ec) {
-      *status = Status::IOError("cannot resolve " + url.host + ": " + ec.message());
-      co_return;
-    }
+  std::unique_ptr<Conn> NewConn() {
     auto conn = std::make_unique<Conn>();
     if (url.https) {
-      conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ex, *tls);
+      conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io.get_executor(), *tls);
     } else {
-      conn->plain = std::make_unique<beast::tcp_stream>(ex);
+      conn->plain = std::make_unique<beast::tcp_stream>(io.get_executor());
     }
-    conn->lowest().expires_at(std::min(deadline, Clock::now() + config.connect_timeout));
-    co_await conn->lowest().async_connect(endpoints, net::redirect_error(kUse, ec));
+    return conn;
+  }
+
+  // Resolves, connects and (https) handshakes `conn`, within connect_timeout
+  // and before `deadline`. `abort` is watching `conn` meanwhile.
+  net::awaitable<Status> Connect(Conn& conn, Abort& abort, Clock::time_point deadline) {
+    const std::string where = url.host + ":" + url.port;
+    if (abort.aborted()) co_return Status::IOError("connecting to " + where + " abandoned");
+    tcp::resolver resolver(io.get_executor());
+    boost::system::error_code ec;
+    abort.resolver = &resolver;
+    auto endpoints =
+        co_await resolver.async_resolve(url.host, url.port, net::redirect_error(kUse, ec));
+    abort.resolver = nullptr;
+    if (abort.aborted()) co_return Status::IOError("resolving " + url.host + " abandoned");
+    if (ec) co_return Status::IOError("cannot resolve " + url.host + ": " + ec.message());
+    conn.lowest().expires_at(std::min(deadline, Clock::now() + config.connect_timeout));
+    co_await conn.lowest().async_connect(endpoints, net::redirect_error(kUse, ec));
     if (ec) {
-      *status =
-          Status::IOError("cannot connect to " + url.host + ":" + url.port + ": " + ec.message());
-      co_return;
+      co_return Status::IOError("cannot connect to " + url.host + ":" + url.port + ": " +
+                                ec.message());
     }
-    if (conn->tls) {
+    if (conn.tls) {
       const std::string name = config.tls_server_name.empty() ? url.host : config.tls_server_name;
-      if (!IsIpAddress(name)) SSL_set_tlsext_host_name(conn->tls->native_handle(), name.c_str());
+      if (!IsIpAddress(name)) SSL_set_tlsext_host_name(conn.tls->native_handle(), name.c_str());
       if (!config.insecure_skip_tls_verify) {
-        conn->tls->set_verify_mode(ssl::verify_peer);
-        conn->tls->set_verify_callback(ssl::host_name_verification(name));
+        conn.tls->set_verify_mode(ssl::verify_peer);
+        conn.tls->set_verify_callback(ssl::host_name_verification(name));
       } else {
-        conn->tls->set_verify_mode(ssl::verify_none);
+        conn.tls->set_verify_mode(ssl::verify_none);
       }
-      co_await conn->tls->async_handshake(ssl::stream_base::client, net::redirect_error(kUse, ec));
+      co_await conn.tls->async_handshake(ssl::stream_base::client, net::redirect_error(kUse, ec));
       if (ec) {
         std::string detail = ec.message();
-        const long verify = SSL_get_verify_result(conn->tls->native_handle());
+        const long verify = SSL_get_verify_result(conn.tls->native_handle());
         if (verify != X509_V_OK)
           detail += " (" + std::string(X509_verify_cert_error_string(verify)) + ")";
-        *status = Status::IOError("TLS handshake with " + url.host + ":" + url.port +
+        co_return Status::IOError("TLS handshake with " + url.host + ":" + url.port +
                                   " failed: " + detail);
-        co_return;
       }
     }
-    conn->lowest().expires_never();
-    *out = std::move(conn);
+    conn.lowest().expires_never();
+    co_return Status::Ok();
   }
 
   http::request<http::string_body> BuildRequest(const HttpRequest& req) const {
@@ -224,25 +263,40 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     *keep_alive = res.keep_alive();
   }
 
-  net::awaitable<void> Do(HttpRequest req, std::chrono::milliseconds timeout, Answer* answer) {
+  // A kept-alive connection that is still usable, or null.
+  std::unique_ptr<Conn> TakeIdle() {
+    while (!idle.empty()) {
+      auto conn = std::move(idle.back());
+      idle.pop_back();
+      conn->reused = true;
+      if (Clock::now() - conn->idle_since <= config.idle_connection_timeout && conn->StillOpen())
+        return conn;
+      conn->Close();  // idle too long (the server may have dropped it), or closed by the server
+    }
+    return nullptr;
+  }
+
+  // One exchange, bounded by `timeout` in all and abandoned when `abort` fires.
+  net::awaitable<void> Do(HttpRequest req, std::chrono::milliseconds timeout,
+                          std::shared_ptr<Abort> abort, Answer* answer) {
     const auto deadline = Clock::now() + timeout;
+    auto timer = ArmDeadline(deadline, abort, "timeout: no answer within " + Millis(timeout));
+    co_await Attempts(req, deadline, *abort, answer);
+    timer->cancel();
+    if (!answer->status.ok() && abort->aborted())
+      answer->status = Status::IOError(answer->status.message() + " (" + abort->reason + ")");
+  }
+
+  net::awaitable<void> Attempts(const HttpRequest& req, Clock::time_point deadline, Abort& abort,
+                                Answer* answer) {
     const auto r = BuildRequest(req);
     for (int attempt = 0; attempt < 2; ++attempt) {
-      std::unique_ptr<Conn> conn;
-      while (!idle.empty() && !conn) {
-        conn = std::move(idle.back());
-        idle.pop_back();
-        conn->reused = true;
-        if (Clock::now() - conn->idle_since > config.idle_connection_timeout ||
-            !conn->StillOpen()) {
-          conn->Close();  // idle too long (the server may have dropped it), or closed by the server
-          conn.reset();
-        }
-      }
+      std::unique_ptr<Conn> conn = TakeIdle();
+      Watching watching(abort, conn ? conn.get() : nullptr);
       if (!conn) {
-        Status status;
-        co_await Connect(&conn, &status, deadline);
-        if (!conn) {
+        conn = NewConn();
+        watching.Watch(conn.get());
+        if (Status status = co_await Connect(*conn, abort, deadline); !status.ok()) {
           answer->status = status;
           co_return;
         }
@@ -254,6 +308,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       } else {
         co_await Exchange(*conn->tls, *conn, r, deadline, answer, &keep_alive, &nothing_received);
       }
+      watching.Watch(nullptr);
       if (answer->status.ok()) {
         if (keep_alive && idle.size() < config.max_idle_connections) {
           conn->idle_since = Clock::now();
@@ -269,9 +324,22 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       // server and been applied before it closed; its caller resolves that
       // (DESIGN §2 "Never resend blindly").
       if (!(conn->reused && nothing_received && IsIdempotent(req.method)) ||
-          Clock::now() >= deadline)
+          Clock::now() >= deadline || abort.aborted())
         co_return;
     }
+  }
+
+  // A timer that fires `abort` at `at` unless cancelled: every stage of a
+  // call (name resolution included, which no socket timeout covers) ends by
+  // then.
+  std::unique_ptr<net::steady_timer> ArmDeadline(Clock::time_point at,
+                                                 const std::shared_ptr<Abort>& abort,
+                                                 std::string why) {
+    auto timer = std::make_unique<net::steady_timer>(io, at);
+    timer->async_wait([abort, why = std::move(why)](boost::system::error_code ec) {
+      if (!ec) abort->Fire(why);
+    });
+    return timer;
   }
 
   net::awaitable<void> RunStream(HttpRequest req, std::shared_ptr<StreamState> state);
@@ -282,7 +350,7 @@ namespace {
 struct StreamState : HttpTransport::Stream, std::enable_shared_from_this<StreamState> {
   std::weak_ptr<HttpTransport::Impl> transport;
   HttpTransport::StreamCallbacks callbacks;
-  std::function<void()> closer;  // io thread only; set while connected
+  std::shared_ptr<Abort> abort = std::make_shared<Abort>();  // io thread only
   std::atomic<bool> cancelled{false};
   std::mutex mu;
   std::condition_variable cv;
@@ -292,9 +360,7 @@ struct StreamState : HttpTransport::Stream, std::enable_shared_from_this<StreamS
   void Cancel() override {
     cancelled = true;
     if (auto t = transport.lock()) {
-      net::post(t->io, [self = shared_from_this()] {
-        if (self->closer) self->closer();
-      });
+      net::post(t->io, [self = shared_from_this()] { self->abort->Fire("stream cancelled"); });
     }
   }
   void Deliver(std::string_view data) {
@@ -352,15 +418,19 @@ net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,
       impl->streams.erase(state);
     }
   } forget{this, state};
-  std::unique_ptr<Conn> conn;
-  Status status;
-  co_await Connect(&conn, &status, Clock::now() + config.connect_timeout);
-  if (!conn) {
+  // Connecting and the response header within request_timeout; then the
+  // body may take hours, but never stays silent for stream_idle_timeout.
+  auto timer = ArmDeadline(Clock::now() + config.request_timeout, state->abort,
+                           "timeout: no response header within " + Millis(config.request_timeout));
+  std::unique_ptr<Conn> conn = NewConn();
+  Watching watching(*state->abort, conn.get());
+  if (Status status = co_await Connect(*conn, *state->abort, Clock::now() + config.connect_timeout);
+      !status.ok()) {
+    if (state->abort->aborted())
+      status = Status::IOError(status.message() + " (" + state->abort->reason + ")");
     state->End(status, std::nullopt);
     co_return;
   }
-  state->closer = [c = conn.get()] { c->Close(); };
-  if (state->cancelled) conn->Close();
   const auto r = BuildRequest(req);
   boost::system::error_code ec;
   auto run = [&](auto& stream) -> net::awaitable<void> {
@@ -370,6 +440,7 @@ net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,
     http::response_parser<http::string_body> parser;
     parser.body_limit(boost::none);  // a watch can run for hours
     co_await http::async_read_header(stream, conn->buffer, parser, net::redirect_error(kUse, ec));
+    timer->cancel();
     if (ec) co_return;
     if (parser.get().result_int() != 200) {
       parser.body_limit(config.max_body_bytes);
@@ -407,10 +478,14 @@ net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,
   } else {
     co_await run(*conn->tls);
   }
-  state->closer = nullptr;
+  watching.Watch(nullptr);
+  timer->cancel();
   conn->Close();
   if (state->cancelled) {
     state->End(Status::Busy("stream cancelled"), std::nullopt);
+  } else if (state->abort->aborted()) {
+    state->End(Status::IOError("stream " + req.target + " failed: " + state->abort->reason),
+               std::nullopt);
   } else if (ec && ec != http::error::end_of_stream) {
     state->End(Status::IOError("stream " + req.target + " failed: " + ec.message()), std::nullopt);
   } else {
@@ -476,11 +551,21 @@ HttpTransport::~HttpTransport() {
 }
 
 Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request,
-                                              std::chrono::milliseconds timeout) {
+                                              std::chrono::milliseconds timeout,
+                                              Interrupt* cancel) {
   std::promise<Answer> done;
   auto future = done.get_future();
   auto answer = std::make_shared<Answer>();
-  net::co_spawn(impl_->io, impl_->Do(request, timeout, answer.get()),
+  auto abort = std::make_shared<Abort>();
+  Impl* impl = impl_.get();
+  // Registered before the exchange starts, so a cancel that comes first is
+  // seen by its first stage. Destroyed before we return: it never outlives us.
+  Interrupt::Hook hook;
+  if (cancel) {
+    hook = cancel->OnFire(
+        [impl, abort] { net::post(impl->io, [abort] { abort->Fire("cancelled"); }); });
+  }
+  net::co_spawn(impl->io, impl->Do(request, timeout, abort, answer.get()),
                 [answer, &done](std::exception_ptr e) {
                   if (e) answer->status = Status::Internal("HTTP exchange threw");
                   done.set_value(std::move(*answer));

@@ -40,13 +40,18 @@ class HttpTransport final : public Transport {
   ~HttpTransport() override;
 
   // `timeout` bounds the whole exchange (and config.connect_timeout the
-  // connect within it). A request on a reused keep-alive connection that the
-  // server closed without answering is sent again on a new connection only if
-  // it is idempotent (GET, HEAD); a write gets the error.
-  Result<HttpResponse> RoundTrip(const HttpRequest& request,
-                                 std::chrono::milliseconds timeout) override;
+  // connect and TLS handshake within it). A request on a reused keep-alive
+  // connection that the server closed without answering is sent again on a
+  // new connection only if it is idempotent (GET, HEAD); a write gets the
+  // error.
+  using Transport::RoundTrip;
+  Result<HttpResponse> RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout,
+                                 Interrupt* cancel) override;
 
-  // Streams deliver their lines and on_end on the io thread.
+  // Streams deliver their lines and on_end on the io thread. Connecting and
+  // the response header are bounded by request_timeout (connect_timeout
+  // within it); then a stream that receives no byte — not even a bookmark —
+  // for stream_idle_timeout ends with an error, so its owner resumes it.
   std::unique_ptr<Stream> OpenStream(const HttpRequest& request,
                                      StreamCallbacks callbacks) override;
 

@@ -95,7 +95,7 @@ void Informer::Notify(const std::vector<Change>& changes) {
 bool Informer::Backoff(int* attempt, std::optional<std::chrono::milliseconds> retry_after) {
   std::chrono::milliseconds d;
   if (retry_after) {
-    d = *retry_after;
+    d = std::min<std::chrono::milliseconds>(*retry_after, kMaxRetryAfter);  // DESIGN §2: capped
   } else {
     static thread_local std::mt19937 rng{std::random_device{}()};
     d = JitteredDelay(options_.initial_backoff, *attempt, options_.max_backoff, rng);

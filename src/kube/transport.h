@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace fk::kube {
@@ -43,10 +44,16 @@ class Transport {
   virtual ~Transport() = default;
 
   // Sends the request once and waits for the whole response, at most
-  // `timeout` in all (connecting included). A Status error means no HTTP
-  // answer arrived (connect, TLS, timeout, reset): kIOError. Thread-safe.
+  // `timeout` in all (name resolution, connecting and TLS included). A Status
+  // error means no HTTP answer arrived (connect, TLS, timeout, reset,
+  // cancelled): kIOError. When `cancel` fires (or has fired) the exchange is
+  // abandoned at once, whatever stage it is in — how SIGTERM reaches a call
+  // to a server that never answers. Thread-safe.
   virtual Result<HttpResponse> RoundTrip(const HttpRequest& request,
-                                         std::chrono::milliseconds timeout) = 0;
+                                         std::chrono::milliseconds timeout, Interrupt* cancel) = 0;
+  Result<HttpResponse> RoundTrip(const HttpRequest& request, std::chrono::milliseconds timeout) {
+    return RoundTrip(request, timeout, nullptr);
+  }
 
   // A long-lived streaming response (a watch). While the status is 200 each
   // complete line of the body goes to on_line; any other status ends the
@@ -55,7 +62,9 @@ class Transport {
   class Stream {
    public:
     virtual ~Stream() = default;
-    virtual void Cancel() = 0;  // ends the stream; on_end gets a Cancelled-like status
+    // Ends the stream at whatever stage it is in (connecting included); on_end
+    // gets an error status.
+    virtual void Cancel() = 0;
   };
   struct StreamCallbacks {
     std::function<void(std::string_view line)> on_line;

@@ -232,7 +232,7 @@ bool Controller::ProcessNextWorkItem(bool block) {
   }
   switch (result.next) {
     case ReconcileResult::Next::kRetry:
-      if (!Stopping()) queue_.AddRateLimited(*key);
+      if (!Stopping()) queue_.AddRateLimited(*key, result.retry_after_seconds);
       break;
     case ReconcileResult::Next::kAfter:
       queue_.Forget(*key);

@@ -88,9 +88,10 @@ bool LeaderElector::TryAcquireOrRenew() {
   const MonoTime started = time_.MonotonicNow();
   // Renewing: what remains of the renew deadline; acquiring: one retry period.
   const auto fence = FenceRemaining();
-  const kube::CallOptions call{started + (fence > MonoTime::duration::zero()
-                                              ? fence
-                                              : MonoTime::duration(options_.retry_period))};
+  const kube::CallOptions call{
+      started +
+          (fence > MonoTime::duration::zero() ? fence : MonoTime::duration(options_.retry_period)),
+      options_.cancel};
   auto confirm = [&] {
     fence_until_.store((started + options_.renew_deadline).time_since_epoch().count());
   };
@@ -163,7 +164,7 @@ bool LeaderElector::TryAcquireOrRenew() {
 
 void LeaderElector::Release() {
   fence_until_.store(kNoFence);  // no writes from here on, whatever the API server says
-  const kube::CallOptions call{time_.MonotonicNow() + options_.retry_period};
+  const kube::CallOptions call{time_.MonotonicNow() + options_.retry_period, nullptr};
   const std::string path =
       kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
   kube::ApiResponse got = client_.Get(path, call);

@@ -38,6 +38,11 @@ struct LeaderOptions {
   std::chrono::milliseconds renew_deadline{10000};
   std::chrono::milliseconds retry_period{2000};
   TimeSource* time = nullptr;  // the real clock by default
+  // When it fires (SIGTERM), an acquire or renew request in flight is
+  // abandoned at once. The release that follows is not: it is bounded by one
+  // retry period, and it lets the next leader start without waiting out the
+  // lease.
+  Interrupt* cancel = nullptr;
 };
 
 // Why Run returned.

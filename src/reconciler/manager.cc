@@ -81,7 +81,7 @@ std::optional<std::string> Manager::DiscoverSandboxVersion(kube::ApiClient& clie
                                                            Interrupt& stop) {
   for (int attempt = 0;; ++attempt) {
     if (stop.fired()) return std::nullopt;
-    auto v = client.DiscoverSandboxVersion();
+    auto v = client.DiscoverSandboxVersion({std::nullopt, &stop});  // SIGTERM cuts it short
     if (v.ok()) return *v;
     spdlog::warn("cannot discover the Sandbox API yet: {}", v.status().message());
     if (!time_.SleepFor(
@@ -140,6 +140,7 @@ ManagerExit Manager::Run(Interrupt& stop) {
     return ManagerExit::kStopped;
   }
 
+  options_.leader->cancel = &stop;  // a renewal in flight does not hold up SIGTERM
   LeaderElector elector(**client, *options_.leader, &journal_);
   options_.controller.may_write = [&elector] {
     return elector.MayWrite();

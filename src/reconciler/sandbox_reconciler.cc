@@ -127,6 +127,20 @@ bool SandboxReconciler::MayWrite() {
 
 ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::string& name) {
   Count(&ReconcilerStats::reconciles);
+  pass_deadline_ = time_.MonotonicNow() + options_.pass_budget;
+  retry_after_.reset();
+  ReconcileResult result = Pass(ns, name);
+  if (result.next == ReconcileResult::Next::kRetry) result.retry_after_seconds = retry_after_;
+  return result;
+}
+
+kube::ApiResponse SandboxReconciler::Noted(kube::ApiResponse r) {
+  if (r.error.retry_after_seconds)
+    retry_after_ = std::max<int64_t>(retry_after_.value_or(0), *r.error.retry_after_seconds);
+  return r;
+}
+
+ReconcileResult SandboxReconciler::Pass(const std::string& ns, const std::string& name) {
   if (!ResolvePending(ns, name)) return ReconcileResult::Retry();
   if (Status s = kube::CheckObjectName(ns, name); !s.ok()) {
     spdlog::error("skipping sandbox {}/{}: {}; nothing is sent for it", ns, name, s.message());
@@ -173,7 +187,7 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool 
                    path.status().message());
       return nullptr;
     }
-    kube::ApiResponse r = client_.Get(*path);
+    kube::ApiResponse r = Noted(client_.Get(*path, Call()));
     if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
     kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
     if (!obj) *ok = false;
@@ -217,7 +231,7 @@ ReconcileResult SandboxReconciler::ForgetIfGone(const std::string& ns, const std
   // no request, nothing lives under it.
   std::string live_uid;
   if (const auto path = SandboxPath(VersionOf(options_.sandbox_version), ns, name); path.ok()) {
-    kube::ApiResponse r = client_.Get(*path);
+    kube::ApiResponse r = Noted(client_.Get(*path, Call()));
     if (r.ok()) {
       kube::ObjectPtr obj = ParseObject(r.body);
       live_uid = obj ? kube::MetadataString(*obj, "uid") : "";
@@ -306,7 +320,7 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
         return {ReconcileResult::Retry(), nullptr};
       ++sends;
       Count(&ReconcilerStats::patches);
-      kube::ApiResponse r = client_.MergePatch(*path, IntentBody(intent));
+      kube::ApiResponse r = Noted(client_.MergePatch(*path, IntentBody(intent), Call()));
       if (r.ok()) return Settle(intent, {Outcome::kApplied, GenerationOf(r.body), ""}, nullptr);
       if (DefiniteRefusal(r)) {
         const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;
@@ -333,7 +347,7 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
 SandboxReconciler::ReadBack SandboxReconciler::Read(const IntentRecord& intent) {
   const auto path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
   if (!path.ok()) return {};  // Drive settles these before reading
-  kube::ApiResponse r = client_.Get(*path);
+  kube::ApiResponse r = Noted(client_.Get(*path, Call()));
   if (r.error.kind == kube::ApiErrorKind::kNotFound) {
     return {ReadBack::Kind::kSettled,
             {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"},

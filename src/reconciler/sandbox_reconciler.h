@@ -44,6 +44,11 @@ struct ReconcilerOptions {
   std::function<bool()> may_write;
   int max_identical_patches = 3;  // sends of one intent's PATCH while its result stays unknown
   int max_rounds = 3;             // 409 -> re-read -> decide again, per pass
+  // The API calls of one pass (settling, confirming, patching, reading back)
+  // end within this, retries included; whatever is left open is retried with
+  // the key's backoff. So one sandbox whose calls hang holds the (single)
+  // worker this long at most, and the other sandboxes go on (issue 9).
+  std::chrono::milliseconds pass_budget{30000};
 };
 
 struct ReconcilerStats {
@@ -66,9 +71,14 @@ struct ReconcileResult {
   enum class Next { kDone, kRetry, kAfter };
   Next next = Next::kDone;
   std::chrono::milliseconds after{0};  // for kAfter
+  // For kRetry: the longest Retry-After an answer of the pass asked for; the
+  // work queue waits that long if it exceeds the backoff (at most 60 s).
+  std::optional<int64_t> retry_after_seconds;
   static ReconcileResult Done() { return {}; }
-  static ReconcileResult Retry() { return {Next::kRetry, {}}; }
-  static ReconcileResult After(std::chrono::milliseconds d) { return {Next::kAfter, d}; }
+  static ReconcileResult Retry() { return {Next::kRetry, {}, std::nullopt}; }
+  static ReconcileResult After(std::chrono::milliseconds d) {
+    return {Next::kAfter, d, std::nullopt};
+  }
 };
 
 class SandboxReconciler {
@@ -94,6 +104,8 @@ class SandboxReconciler {
     kube::ObjectPtr fresh;  // set: a conflict; decide again on this object
   };
 
+  ReconcileResult Pass(const std::string& ns, const std::string& name);
+  kube::ApiResponse Noted(kube::ApiResponse r);  // remembers its Retry-After
   bool ResolvePending(const std::string& ns, const std::string& name);
   ReconcileResult ForgetIfGone(const std::string& ns, const std::string& name);
   Round Evaluate(const std::string& ns, const std::string& name, const kube::ObjectPtr& sandbox);
@@ -106,6 +118,7 @@ class SandboxReconciler {
   Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome);
   void Count(int ReconcilerStats::*field);
+  kube::CallOptions Call() const { return {pass_deadline_, nullptr}; }  // bounded by the pass
 
   const ClusterCache& cache_;
   kube::ApiClient& client_;
@@ -114,7 +127,9 @@ class SandboxReconciler {
   EventSink* events_;
   Metrics* metrics_;
   const ReconcilerOptions options_;
-  mutable std::mutex mu_;  // stats_ and journal_ok_, read from other threads
+  MonoTime pass_deadline_{};            // this pass's API calls end by then
+  std::optional<int64_t> retry_after_;  // the longest Retry-After seen in this pass
+  mutable std::mutex mu_;               // stats_ and journal_ok_, read from other threads
   ReconcilerStats stats_;
   bool journal_ok_ = true;
 };

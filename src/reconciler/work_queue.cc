@@ -35,12 +35,13 @@ void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay
   cv_.notify_one();
 }
 
-void WorkQueue::AddRateLimited(const std::string& key) {
+void WorkQueue::AddRateLimited(const std::string& key, std::optional<int64_t> retry_after_seconds) {
   std::chrono::milliseconds delay;
   {
     std::lock_guard lock(mu_);
     delay = ExponentialDelay(base_delay_, failures_[key]++, max_delay_);
   }
+  if (retry_after_seconds) delay = std::max(delay, RetryAfterDelay(*retry_after_seconds));
   AddAfter(key, delay);
 }
 

@@ -2,11 +2,13 @@
 // a key queued several times before it is taken is processed once; a key is
 // never handed to two workers at once (re-adding it while it is processed
 // queues it again for after Done); failed keys come back after a per-key
-// exponential backoff.
+// exponential backoff, capped (5 minutes by default: a key that keeps failing
+// is retried at least that often, and costs no more than that).
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -26,8 +28,11 @@ class WorkQueue {
 
   void Add(const std::string& key);
   void AddAfter(const std::string& key, std::chrono::milliseconds delay);
-  // Re-queues a failed key after its backoff (5ms, 10ms, 20ms, ... capped).
-  void AddRateLimited(const std::string& key);
+  // Re-queues a failed key after its backoff (5ms, 10ms, 20ms, ... capped at
+  // max_delay), or after the server's Retry-After if that is longer (itself
+  // capped at kMaxRetryAfter, common/backoff.h).
+  void AddRateLimited(const std::string& key,
+                      std::optional<int64_t> retry_after_seconds = std::nullopt);
   // Clears the key's failure count after a success.
   void Forget(const std::string& key);
   // Blocks for the next key, or returns nullopt once shut down.
