@@ -387,6 +387,15 @@ TEST(InformerSync, ARelistThatKeepsFailingAfterA410IsNotSyncedAndSaysWhy) {
   scope.namespaces = {"ns-a"};
   scope.informer = h.Options();
   reconciler::InformerCache cache(*h.client, scope);
+  // However the test ends, the held request is let go before the cache stops.
+  struct Release {
+    std::function<void()> fn;
+    ~Release() { fn(); }
+  } release{[&] {
+    std::lock_guard lock(mu);
+    failing = false;
+    cv.notify_all();
+  }};
   cache.Start();
   ASSERT_TRUE(Eventually([&] { return cache.Synced() && h.streams.Count("sandboxes") == 1; }));
   for (const auto& c : cache.Checks()) EXPECT_TRUE(c.ok) << c.name << ": " << c.reason;
@@ -475,6 +484,18 @@ TEST(InformerWatch, UndecodableEventsKeepTheLastStateButDeletesApplyByUid) {
     ASSERT_EQ(changes.size(), 4u);  // three ADDED from the list, one DELETED
     EXPECT_EQ(changes[3], std::pair(kube::ChangeType::kDeleted, std::string("c")));
   }
+  EXPECT_TRUE(informer.HasSynced());
+
+  // A relist whose item for a cannot be decoded keeps a's cached state
+  // (same uid); b, now absent from the list, is deleted.
+  api.list_body =
+      ListBody({DeepItem("a", deep, "20"), Item("d", "", "21")}, R"({"resourceVersion":"30"})");
+  stream->Send(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
+  ReadUpTo(informer, "30");
+  EXPECT_EQ(informer.store().Get("ns", "a"), a_before);
+  EXPECT_EQ(informer.store().Get("ns", "b"), nullptr);
+  EXPECT_NE(informer.store().Get("ns", "d"), nullptr);
+  EXPECT_EQ(informer.stats().decode_errors, 6);
   EXPECT_TRUE(informer.HasSynced());
   informer.Stop();
 }

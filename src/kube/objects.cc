@@ -150,7 +150,9 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
   sb.generation = GenerationOf(meta);
   sb.api_version = version;
   const json::value* deletion = meta->if_contains("deletionTimestamp");
-  sb.deleting = deletion && !deletion->is_null();
+  // Only the API server sets it, as an RFC 3339 string; anything else is not
+  // read as "being deleted", which would exempt the sandbox (fail closed).
+  sb.deleting = deletion && deletion->is_string() && !deletion->get_string().empty();
   sb.should_run = ShouldRun(ObjectField(&o, "spec"), version);
   sb.bootstrapping =
       StringField(annotations, kBootstrappingAnnotation) == std::optional<std::string>("true");
