@@ -11,6 +11,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <pthread.h>
 #include <boost/json.hpp>
 #include <condition_variable>
 #include <deque>
@@ -200,6 +201,43 @@ TEST(DecodeWatchLine, ObjectsUpToTheLimitDecodeAndBeyondItTheIdentityIsSalvaged)
 
   EXPECT_FALSE(kube::DecodeWatchLine("not json").ok());
   EXPECT_FALSE(kube::DecodeWatchLine(R"({"object":{}})").ok());
+}
+
+// Runs `fn` on a thread with a 256 KiB stack: a few hundred bytes per JSON
+// level of recursion anywhere (parse, copy, destroy) would overflow it at
+// 10,000 levels, so passing here shows none of it recurses per level.
+void OnSmallStack(const std::function<void()>& fn) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t thread;
+  auto run = [](void* f) -> void* {
+    (*static_cast<const std::function<void()>*>(f))();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attr, run, const_cast<std::function<void()>*>(&fn)), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+}
+
+TEST(ParseJson, TenThousandLevelsNeedNoStackPerLevel) {
+  const std::string deep = DeepItem("deep", kMaxObjectDepth);
+  const std::string list = ListBody({deep, DeepItem("deeper", 100000)});
+  size_t items = 0, bad = 0;
+  bool equal = false, deeper = false;
+  OnSmallStack([&] {
+    auto a = kube::ParseJson(deep);
+    auto b = kube::ParseJson(deep);
+    if (!a.ok() || !b.ok()) return;
+    equal = kube::JsonEqual(**a, **b);
+    deeper = kube::DeeperThan(**a, kMaxObjectDepth - 1);
+    auto page = kube::DecodeListPage(list);
+    if (page.ok()) items = page->items.size(), bad = page->bad_items.size();
+  });  // and everything is destroyed there too
+  EXPECT_TRUE(equal);
+  EXPECT_TRUE(deeper);
+  EXPECT_EQ(items, 1u);
+  EXPECT_EQ(bad, 1u);
 }
 
 // ---- informers ----------------------------------------------------------------------
