@@ -564,6 +564,23 @@ TEST(InformerWatch, TenThousandLevelObjectsAreCachedReplacedAndDestroyed) {
   informer.Stop();
 }
 
+TEST(DecodeErrorMetric, EveryKindIsThereFromTheStartAndCountsTotals) {
+  reconciler::Metrics m;
+  for (const char* kind : {"sandboxes", "networkpolicies", "pods"}) {
+    EXPECT_NE(
+        m.Render().find(std::string("fencekeeper_decode_errors_total{kind=\"") + kind + "\"} 0"),
+        std::string::npos)
+        << kind;
+  }
+  m.DecodeErrors("sandboxes", 3);
+  m.DecodeErrors("sandboxes", 2);  // a total never goes back
+  m.DecodeErrors("pods", 1);
+  const std::string text = m.Render();
+  EXPECT_NE(text.find(R"(fencekeeper_decode_errors_total{kind="sandboxes"} 3)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(fencekeeper_decode_errors_total{kind="pods"} 1)"), std::string::npos);
+}
+
 // ---- the controller against hostile objects ---------------------------------------------
 
 // Every sandbox here but healthy-* runs under a fence it was not admitted
