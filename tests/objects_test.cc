@@ -203,7 +203,7 @@ TEST(ParseSandbox, DeletionTimestampMeansDeleting) {
 
 TEST(ParseSandbox, MalformedObjectsAreClearErrors) {
   const std::pair<const char*, const char*> cases[] = {
-      {R"({"metadata":{"name":"a","namespace":"n")", "not valid JSON"},
+      {R"({"metadata":{"name":"a","namespace":"n")", "cannot be decoded"},
       {R"([1,2,3])", "not a JSON object"},
       {R"({"spec":{}})", "no metadata object"},
       {R"({"metadata":{"name":"a","namespace":"n"}})", "no metadata.uid"},
@@ -217,6 +217,70 @@ TEST(ParseSandbox, MalformedObjectsAreClearErrors) {
     EXPECT_EQ(p.status().code(), Code::kInvalidArgument);
     EXPECT_NE(p.status().message().find(message), std::string::npos) << p.status().message();
   }
+}
+
+// Wrong types (and odd values) in every field decide() reads give a defined
+// observation, never an exception: behind the fence it was admitted to, a
+// sandbox whose fence annotations cannot be read is suspended (fail closed),
+// and one whose other fields are odd is judged on what can be read.
+TEST(ParseSandbox, WrongTypesInEveryFieldDecideFailClosed) {
+  using domain::Verdict;
+  const std::string gen = R"("openshell.ai/sandbox-runtime-network-policy-generation":"1")";
+  const std::string uid = R"("openshell.ai/sandbox-runtime-network-policy-uid":"fence-uid")";
+  const std::string big(1 << 20, 'u');
+  const struct {
+    std::string from, to;
+    Verdict verdict;
+  } cases[] = {
+      {R"("annotations":{)", R"("annotations":42,"was":{)", Verdict::kSuspend},
+      {R"("annotations":{)", R"("annotations":["a"],"was":{)", Verdict::kSuspend},
+      {uid, R"("openshell.ai/sandbox-runtime-network-policy-uid":7)", Verdict::kSuspend},
+      {uid, R"("openshell.ai/sandbox-runtime-network-policy-uid":")" + big + "\"",
+       Verdict::kSuspend},
+      {gen, R"("openshell.ai/sandbox-runtime-network-policy-generation":1)", Verdict::kSuspend},
+      {gen, R"("openshell.ai/sandbox-runtime-network-policy-generation":"99999999999999999999")",
+       Verdict::kSuspend},
+      {gen, R"("openshell.ai/sandbox-runtime-network-policy-generation":{"a":1})",
+       Verdict::kSuspend},
+      {gen, gen + R"(,"openshell.ai/sandbox-runtime-network-policy-generation":"2")",
+       Verdict::kSuspend},  // a duplicate key: the last one wins
+      {R"("generation":7)", R"("generation":"7")", Verdict::kHealthy},
+      {R"("generation":7)", R"("generation":1e300)", Verdict::kHealthy},
+      {R"("generation":7)", R"("generation":18446744073709551615)", Verdict::kHealthy},
+      {R"("generation":7)", R"("generation":123456789012345678901234567890)", Verdict::kHealthy},
+      {R"("labels":{)", R"("labels":"x","was":{)", Verdict::kHealthy},
+      {R"("uid":"u-1")", R"("uid":"u-1","deletionTimestamp":5)", Verdict::kHealthy},
+      {R"("uid":"u-1")", R"("uid":"u-1","annotations2":"\u0000\n\u001b[31m")", Verdict::kHealthy},
+      {R"("spec":{})", R"("spec":"x")", Verdict::kHealthy},
+      {R"("spec":{})", R"("spec":{"operatingMode":7})", Verdict::kHealthy},
+      {R"("spec":{})", R"("spec":{},"status":{"conditions":"x"})", Verdict::kHealthy},
+      {R"("spec":{})", R"("spec":{},"status":{"conditions":[1,"a",null]})", Verdict::kHealthy},
+  };
+  for (const auto& c : cases) {
+    const std::string json = Replace(SandboxJson("{}"), c.from, c.to);
+    auto p = ParseSandboxJson(json, ApiVersion::kV1beta1);
+    ASSERT_TRUE(p.ok()) << c.to.substr(0, 100) << ": " << p.status().ToString();
+    domain::Snapshot s = testing::HealthySnapshot();
+    s.sandbox = p->observation;
+    s.workload_pod = {true, "pod-sb-1"};
+    s.supervisor_pod = {true, "sup-sb-1"};
+    EXPECT_EQ(domain::decide(s).verdict, c.verdict) << c.to.substr(0, 100);
+    EXPECT_FALSE(s.sandbox.deleting) << c.to.substr(0, 100);  // only a timestamp string deletes
+  }
+}
+
+TEST(ParseSandbox, LongNamesAndControlCharactersAreKeptAsTheyAre) {
+  const std::string name(253, 'n');
+  auto p =
+      ParseSandboxJson(Replace(SandboxJson("{}"), R"("name":"sb-1")", R"("name":")" + name + "\""),
+                       ApiVersion::kV1beta1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->observation.name, name);
+  auto q = ParseSandboxJson(
+      Replace(SandboxJson("{}"), R"("namespace":"agents")", R"("namespace":"a\nb\u0001")"),
+      ApiVersion::kV1beta1);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->observation.ns, "a\nb\x01");
 }
 
 constexpr const char* kWorkloadPolicy = R"({"metadata":{"name":"openshell-sandbox-workloads",

@@ -318,6 +318,50 @@ TEST(SimHandler, AnswersVerbsConflictsAndFaultsWithoutAServer) {
   EXPECT_NE(call("GET", "/api").body.find("127.0.0.1:6443"), std::string::npos);
 }
 
+// limit/continue as the API server serves them: pages in key order at one
+// resourceVersion, "" continue on the last page, and a token older than the
+// retained history is 410 Expired.
+TEST(SimHandler, ListsInPagesAndExpiresOldContinueTokens) {
+  Simulator sim;
+  const std::string sandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+  auto call = [&](const char* method, const std::string& target, const std::string& body = "") {
+    return HandleRequest(sim, ApiRequest{method, target, body, "application/json"}, "sim");
+  };
+  for (const char* name : {"c", "a", "e", "b", "d"}) {
+    ASSERT_EQ(
+        call("POST", sandboxes, std::string(R"({"metadata":{"name":")") + name + R"("},"spec":{}})")
+            .status,
+        201);
+  }
+  std::vector<std::string> names;
+  std::string token, rv;
+  int pages = 0;
+  do {
+    const ApiReply r =
+        call("GET", sandboxes + "?limit=2" + (token.empty() ? "" : "&continue=" + token));
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json::value page = json::parse(r.body);
+    ++pages;
+    const json::object& meta = page.at("metadata").as_object();
+    if (rv.empty()) rv = meta.at("resourceVersion").as_string();
+    EXPECT_EQ(meta.at("resourceVersion").as_string(), rv);
+    for (const auto& item : page.at("items").as_array())
+      names.emplace_back(item.at("metadata").at("name").as_string());
+    token = meta.contains("continue") ? std::string(meta.at("continue").as_string()) : "";
+  } while (!token.empty() && pages < 10);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+
+  const ApiReply first = call("GET", sandboxes + "?limit=2");
+  const std::string old_token(json::parse(first.body).at("metadata").at("continue").as_string());
+  ASSERT_EQ(call("POST", sandboxes, R"({"metadata":{"name":"f"},"spec":{}})").status, 201);
+  sim.ExpireHistory();
+  const ApiReply expired = call("GET", sandboxes + "?limit=2&continue=" + old_token);
+  EXPECT_EQ(expired.status, 410) << expired.body;
+  EXPECT_EQ(json::parse(expired.body).at("reason"), "Expired");
+  EXPECT_EQ(call("GET", sandboxes + "?limit=2&continue=zz").status, 400);
+}
+
 TEST(Scenario, IncidentFileBuildsTheCluster) {
   auto sc = ParseScenarioFile(std::string(FK_SOURCE_DIR) + "/tests/scenarios/incident-3525.yaml");
   ASSERT_TRUE(sc.ok()) << sc.status().ToString();

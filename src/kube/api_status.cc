@@ -2,27 +2,45 @@
 
 #include <boost/json.hpp>
 
+#include "kube/json.h"
+
 namespace fk::kube {
 namespace json = boost::json;
 
 const char* ToString(ApiErrorKind k) {
   switch (k) {
-    case ApiErrorKind::kNone: return "OK";
-    case ApiErrorKind::kBadRequest: return "BadRequest";
-    case ApiErrorKind::kUnauthorized: return "Unauthorized";
-    case ApiErrorKind::kForbidden: return "Forbidden";
-    case ApiErrorKind::kNotFound: return "NotFound";
-    case ApiErrorKind::kMethodNotAllowed: return "MethodNotAllowed";
-    case ApiErrorKind::kAlreadyExists: return "AlreadyExists";
-    case ApiErrorKind::kConflict: return "Conflict";
-    case ApiErrorKind::kExpired: return "Expired";
-    case ApiErrorKind::kUnsupportedMedia: return "UnsupportedMediaType";
-    case ApiErrorKind::kInvalid: return "Invalid";
-    case ApiErrorKind::kTooManyRequests: return "TooManyRequests";
-    case ApiErrorKind::kServerError: return "ServerError";
-    case ApiErrorKind::kTransport: return "TransportError";
-    case ApiErrorKind::kDecode: return "DecodeError";
-    case ApiErrorKind::kOther: return "Error";
+    case ApiErrorKind::kNone:
+      return "OK";
+    case ApiErrorKind::kBadRequest:
+      return "BadRequest";
+    case ApiErrorKind::kUnauthorized:
+      return "Unauthorized";
+    case ApiErrorKind::kForbidden:
+      return "Forbidden";
+    case ApiErrorKind::kNotFound:
+      return "NotFound";
+    case ApiErrorKind::kMethodNotAllowed:
+      return "MethodNotAllowed";
+    case ApiErrorKind::kAlreadyExists:
+      return "AlreadyExists";
+    case ApiErrorKind::kConflict:
+      return "Conflict";
+    case ApiErrorKind::kExpired:
+      return "Expired";
+    case ApiErrorKind::kUnsupportedMedia:
+      return "UnsupportedMediaType";
+    case ApiErrorKind::kInvalid:
+      return "Invalid";
+    case ApiErrorKind::kTooManyRequests:
+      return "TooManyRequests";
+    case ApiErrorKind::kServerError:
+      return "ServerError";
+    case ApiErrorKind::kTransport:
+      return "TransportError";
+    case ApiErrorKind::kDecode:
+      return "DecodeError";
+    case ApiErrorKind::kOther:
+      return "Error";
   }
   return "Error";
 }
@@ -37,17 +55,28 @@ std::string ApiError::ToString() const {
 ApiErrorKind KindFor(int status, std::string_view reason) {
   if (status >= 200 && status < 300) return ApiErrorKind::kNone;
   switch (status) {
-    case 400: return ApiErrorKind::kBadRequest;
-    case 401: return ApiErrorKind::kUnauthorized;
-    case 403: return ApiErrorKind::kForbidden;
-    case 404: return ApiErrorKind::kNotFound;
-    case 405: return ApiErrorKind::kMethodNotAllowed;
-    case 409: return reason == "AlreadyExists" ? ApiErrorKind::kAlreadyExists : ApiErrorKind::kConflict;
-    case 410: return ApiErrorKind::kExpired;
-    case 415: return ApiErrorKind::kUnsupportedMedia;
-    case 422: return ApiErrorKind::kInvalid;
-    case 429: return ApiErrorKind::kTooManyRequests;
-    default: break;
+    case 400:
+      return ApiErrorKind::kBadRequest;
+    case 401:
+      return ApiErrorKind::kUnauthorized;
+    case 403:
+      return ApiErrorKind::kForbidden;
+    case 404:
+      return ApiErrorKind::kNotFound;
+    case 405:
+      return ApiErrorKind::kMethodNotAllowed;
+    case 409:
+      return reason == "AlreadyExists" ? ApiErrorKind::kAlreadyExists : ApiErrorKind::kConflict;
+    case 410:
+      return ApiErrorKind::kExpired;
+    case 415:
+      return ApiErrorKind::kUnsupportedMedia;
+    case 422:
+      return ApiErrorKind::kInvalid;
+    case 429:
+      return ApiErrorKind::kTooManyRequests;
+    default:
+      break;
   }
   return status >= 500 ? ApiErrorKind::kServerError : ApiErrorKind::kOther;
 }
@@ -55,9 +84,8 @@ ApiErrorKind KindFor(int status, std::string_view reason) {
 ApiError DecodeStatus(int http_status, std::string_view body) {
   ApiError e;
   e.code = http_status;
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  const json::object* o = !ec && v.is_object() ? &v.get_object() : nullptr;
+  auto v = ParseJson(body, "Status");
+  const json::object* o = v.ok() && (*v)->is_object() ? &(*v)->get_object() : nullptr;
   if (o && o->contains("kind") && o->at("kind") == "Status") {
     if (auto* r = o->if_contains("reason"); r && r->is_string()) e.reason = r->get_string();
     if (auto* m = o->if_contains("message"); m && m->is_string()) e.message = m->get_string();
@@ -72,7 +100,8 @@ ApiError DecodeStatus(int http_status, std::string_view body) {
   } else {
     // Not a Status (e.g. the plain-text 429 of API priority and fairness).
     e.message = std::string(body.substr(0, 200));
-    while (!e.message.empty() && (e.message.back() == '\n' || e.message.back() == '\r')) e.message.pop_back();
+    while (!e.message.empty() && (e.message.back() == '\n' || e.message.back() == '\r'))
+      e.message.pop_back();
   }
   e.kind = KindFor(e.code, e.reason);
   return e;
@@ -81,8 +110,9 @@ ApiError DecodeStatus(int http_status, std::string_view body) {
 std::string EncodeStatus(int code, std::string_view reason, std::string_view message,
                          std::string_view details_name, std::string_view details_kind,
                          std::string_view details_group) {
-  json::object s{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
-                 {"status", "Failure"}, {"message", message}, {"reason", reason}, {"code", code}};
+  json::object s{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object{}},
+                 {"status", "Failure"}, {"message", message}, {"reason", reason},
+                 {"code", code}};
   if (!details_name.empty() || !details_kind.empty()) {
     json::object d;
     if (!details_name.empty()) d["name"] = details_name;

@@ -3,6 +3,7 @@
 #include "common/backoff.h"
 #include "domain/dns_names.h"
 #include "kube/http_transport.h"
+#include "kube/json.h"
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -282,10 +283,10 @@ Result<std::string> ApiClient::DiscoverSandboxVersion(const CallOptions& call) {
                             "; is agent-sandbox installed?");
   }
   if (!r.ok()) return Status::IOError("discovering agents.x-k8s.io: " + r.error.ToString());
-  boost::system::error_code ec;
-  json::value v = json::parse(r.body, ec);
-  if (ec || !v.is_object())
+  auto parsed = ParseJson(r.body, "discovery");
+  if (!parsed.ok() || !(*parsed)->is_object())
     return Status::Corruption("discovery of agents.x-k8s.io returned something that is not JSON");
+  const json::value& v = **parsed;
   bool beta = false, alpha = false;
   if (const auto* versions = v.as_object().if_contains("versions");
       versions && versions->is_array()) {

@@ -104,53 +104,123 @@ bool Informer::Backoff(int* attempt, std::optional<std::chrono::milliseconds> re
   return options_.time->SleepFor(d, stop_);
 }
 
-// Replaces the cache with a fresh list, notifying what changed since.
-bool Informer::List() {
-  std::string path = Path();
-  if (!options_.label_selector.empty())
-    path += "?labelSelector=" + QueryEscape(options_.label_selector);
-  ApiResponse r = client_.Get(path);
+std::string Informer::Name() const {
+  return resource_.plural + "/" + (options_.ns.empty() ? std::string("*") : options_.ns);
+}
+
+SyncState Informer::sync_state() const {
+  std::lock_guard lock(mu_);
+  return {synced_.load(), synced_.load() ? std::string() : sync_reason_};
+}
+
+bool Informer::stopping() const {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
+void Informer::SetSynced(bool synced, std::string reason) {
+  std::lock_guard lock(mu_);
+  sync_reason_ = std::move(reason);
+  if (synced_.exchange(synced) != synced && synced) cv_.notify_all();
+}
+
+void Informer::AdvanceResourceVersion(const std::string& rv) {
+  if (rv.empty()) return;
+  std::lock_guard lock(mu_);
+  rv_ = rv;
+}
+
+// Counted every time; logged once per object, version and reason, so a bad
+// object seen on every relist does not flood the log.
+void Informer::ReportBad(std::string_view context, const BadObject& bad) {
+  const std::string what = bad.Describe();
+  bool first;
   {
     std::lock_guard lock(mu_);
-    ++stats_.lists;
-  }
-  if (!r.ok()) {
-    spdlog::warn("listing {} failed: {}", resource_.plural, r.error.ToString());
-    return false;
-  }
-  boost::system::error_code ec;
-  json::value list = json::parse(r.body, ec);
-  const json::value* items =
-      !ec && list.is_object() ? list.as_object().if_contains("items") : nullptr;
-  if (ec || !items || !items->is_array()) {
-    spdlog::warn("listing {} returned an unusable body ({}): {}", resource_.plural,
-                 ec ? ec.message() : std::string("no items array"), Excerpt(r.body));
-    std::lock_guard lock(mu_);
     ++stats_.decode_errors;
-    return false;
+    if (reported_bad_.size() > 10000) reported_bad_.clear();
+    first = reported_bad_.insert(what).second;
   }
-  std::map<std::pair<std::string, std::string>, ObjectPtr> fresh;
-  int skipped = 0;
-  for (const json::value& item : items->as_array()) {
-    const std::string name = MetadataString(item, "name");
-    if (name.empty()) {
-      ++skipped;
+  if (first) spdlog::warn("{}: skipping an undecodable object ({}): {}", Name(), context, what);
+}
+
+std::string Informer::ListPath(const std::string& continue_token) const {
+  std::string path = Path() + "?limit=" + std::to_string(options_.page_size);
+  if (!options_.label_selector.empty())
+    path += "&labelSelector=" + QueryEscape(options_.label_selector);
+  if (!continue_token.empty()) path += "&continue=" + QueryEscape(continue_token);
+  return path;
+}
+
+// Every page of one list. The server's snapshot for a continue token expires
+// like a watch's history (410): the list then starts over from the first page,
+// a few times at most before the caller backs off.
+Result<Informer::Listing> Informer::FetchAllPages() {
+  constexpr int kMaxRestarts = 3;
+  Listing all;
+  std::string token;
+  for (int restarts = 0;;) {
+    if (stopping()) return Status::IOError("stopping");
+    ApiResponse r = client_.Get(ListPath(token));
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.pages;
+    }
+    if (!r.ok() && r.error.code == 410 && !token.empty() && restarts < kMaxRestarts) {
+      spdlog::info("{}: the list's continue token expired ({}); listing again from the start",
+                   Name(), r.error.message);
+      ++restarts;
+      std::lock_guard lock(mu_);
+      ++stats_.list_restarts;
+      all = Listing{};
+      token.clear();
       continue;
     }
-    fresh[{MetadataString(item, "namespace"), name}] = std::make_shared<const json::value>(item);
+    if (!r.ok()) return Status::IOError("listing failed: " + r.error.ToString());
+    auto page = DecodeListPage(r.body);
+    if (!page.ok()) {
+      std::lock_guard lock(mu_);
+      ++stats_.decode_errors;
+      return Status::Corruption("listing returned an unusable body (" + page.status().message() +
+                                "): " + Excerpt(r.body));
+    }
+    for (DecodedObject& item : page->items) all.objects[{item.ns, item.name}] = std::move(item);
+    for (BadObject& bad : page->bad_items) all.bad.push_back(std::move(bad));
+    all.resource_version = page->resource_version;
+    if (page->continue_token.empty()) return all;
+    token = page->continue_token;
   }
+}
+
+// An item that cannot be read now but is cached under the same uid keeps its
+// cached state instead of vanishing from the cache: fail closed, a hostile
+// update must never silently take a running sandbox out of evaluation.
+void Informer::CarryOverUnreadable(Listing* listing) const {
+  for (const BadObject& bad : listing->bad) {
+    if (bad.name.empty() || bad.uid.empty() || listing->objects.contains({bad.ns, bad.name}))
+      continue;
+    ObjectPtr cached = store_.Get(bad.ns, bad.name);
+    if (!cached || MetadataString(*cached, "uid") != bad.uid) continue;
+    listing->objects[{bad.ns, bad.name}] = DecodedObject{
+        bad.ns, bad.name, bad.uid, MetadataString(*cached, "resourceVersion"), cached};
+  }
+}
+
+// Replaces the cache with a fresh list, notifying what changed since.
+void Informer::ReplaceCache(const Listing& listing) {
+  std::map<Key, ObjectPtr> fresh;
+  for (const auto& [key, item] : listing.objects) fresh[key] = item.object;
   std::vector<Change> changes;
   {
     std::lock_guard lock(store_.mu_);
-    for (const auto& [key, obj] : fresh) {
+    for (const auto& [key, item] : listing.objects) {
       auto it = store_.objects_.find(key);
       if (it == store_.objects_.end()) {
-        changes.push_back({ChangeType::kAdded, key.first, key.second,
-                           MetadataString(*obj, "resourceVersion"), obj, nullptr});
-      } else if (MetadataString(*it->second, "resourceVersion") !=
-                 MetadataString(*obj, "resourceVersion")) {
-        changes.push_back({ChangeType::kModified, key.first, key.second,
-                           MetadataString(*obj, "resourceVersion"), obj, it->second});
+        changes.push_back({ChangeType::kAdded, key.first, key.second, item.resource_version,
+                           item.object, nullptr});
+      } else if (MetadataString(*it->second, "resourceVersion") != item.resource_version) {
+        changes.push_back({ChangeType::kModified, key.first, key.second, item.resource_version,
+                           item.object, it->second});
       }
     }
     for (const auto& [key, obj] : store_.objects_) {
@@ -161,37 +231,114 @@ bool Informer::List() {
     }
     store_.objects_ = std::move(fresh);
   }
-  const json::value* meta = list.as_object().if_contains("metadata");
-  std::string rv = meta && meta->is_object() ? MetadataString(list, "resourceVersion") : "";
   {
     std::lock_guard lock(mu_);
-    rv_ = rv;
-    stats_.decode_errors += skipped;
+    rv_ = listing.resource_version;
   }
   Notify(changes);
-  if (!synced_.exchange(true)) {
+}
+
+bool Informer::List() {
+  {
     std::lock_guard lock(mu_);
-    cv_.notify_all();
+    ++stats_.lists;
   }
+  auto listing = FetchAllPages();
+  if (!listing.ok()) {
+    if (stopping()) return false;
+    spdlog::warn("{}: {}", Name(), listing.status().message());
+    // The cache may be arbitrarily old now: readiness must say so.
+    SetSynced(false, listing.status().message());
+    return false;
+  }
+  for (const BadObject& bad : listing->bad) ReportBad("list item", bad);
+  CarryOverUnreadable(&*listing);
+  ReplaceCache(*listing);
+  SetSynced(true, "");
   return true;
 }
 
-void Informer::Apply(ChangeType type, ObjectPtr object) {
-  const std::string ns = MetadataString(*object, "namespace");
-  const std::string name = MetadataString(*object, "name");
-  Change c{type, ns, name, MetadataString(*object, "resourceVersion"), object, nullptr};
+void Informer::Apply(ChangeType type, const DecodedObject& o) {
+  Change c{type, o.ns, o.name, o.resource_version, o.object, nullptr};
   {
     std::lock_guard lock(store_.mu_);
-    auto it = store_.objects_.find({ns, name});
+    auto it = store_.objects_.find({o.ns, o.name});
     if (it != store_.objects_.end()) c.previous = it->second;
     if (type == ChangeType::kDeleted) {
-      store_.objects_.erase({ns, name});
+      store_.objects_.erase({o.ns, o.name});
     } else {
       if (type == ChangeType::kAdded && c.previous) c.type = ChangeType::kModified;
-      store_.objects_[{ns, name}] = object;
+      store_.objects_[{o.ns, o.name}] = o.object;
     }
   }
   Notify({c});
+}
+
+// An event whose object cannot be decoded (identity salvaged from the line).
+// A DELETED is still applied when it names the cached object with the same
+// uid: the object is gone whatever its last body said. An ADDED or MODIFIED
+// keeps nothing new — the last readable state stays cached (fail closed: a
+// hostile update must never silently take a running sandbox out of
+// evaluation, and what we cannot read we cannot judge healthy). Either way
+// the resourceVersion advances, so the watch resumes after the event.
+void Informer::HandleUndecodable(const WatchEvent& event) {
+  const BadObject& bad = *event.bad;
+  ReportBad(event.type + " watch event", bad);
+  if (event.type == "DELETED" && !bad.name.empty() && !bad.uid.empty()) {
+    ObjectPtr cached = store_.Get(bad.ns, bad.name);
+    if (cached && MetadataString(*cached, "uid") == bad.uid)
+      Apply(ChangeType::kDeleted, {bad.ns, bad.name, bad.uid, bad.resource_version, cached});
+  }
+  AdvanceResourceVersion(bad.resource_version);
+}
+
+bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
+  auto event = DecodeWatchLine(line);
+  if (!event.ok()) {
+    spdlog::warn("{}: skipping an undecodable watch line ({}): {}", Name(),
+                 event.status().message(), Excerpt(line));
+    std::lock_guard lock(mu_);
+    ++stats_.decode_errors;
+    return false;
+  }
+  const std::string& t = event->type;
+  if (event->bad) {
+    HandleUndecodable(*event);
+    return false;
+  }
+  const DecodedObject& o = *event->object;
+  if (t == "ERROR") {
+    // A Status is a few levels deep; a deeper one is not worth serializing
+    // (Boost's serializer is quadratic in the depth): a plain error.
+    ApiError err;
+    err.kind = ApiErrorKind::kDecode;
+    err.message = "an ERROR event nested too deep to be a Status";
+    if (!DeeperThan(*o.object, 16)) err = DecodeStatus(200, json::serialize(*o.object));
+    if (err.code == 410) {
+      spdlog::info("{} watch expired ({}); relisting", Name(), err.message);
+      *end = WatchEnd::kExpired;
+    } else {
+      spdlog::warn("{} watch ended with an error event: {}", Name(), err.ToString());
+      *end = WatchEnd::kError;
+    }
+    return true;
+  }
+  if (t == "BOOKMARK") {
+    AdvanceResourceVersion(o.resource_version);
+    return false;
+  }
+  if (o.resource_version.empty() || (t != "ADDED" && t != "MODIFIED" && t != "DELETED")) {
+    spdlog::warn("{}: skipping an unusable watch event: {}", Name(), Excerpt(line));
+    std::lock_guard lock(mu_);
+    ++stats_.decode_errors;
+    return false;
+  }
+  Apply(t == "DELETED" ? ChangeType::kDeleted
+        : t == "ADDED" ? ChangeType::kAdded
+                       : ChangeType::kModified,
+        o);
+  AdvanceResourceVersion(o.resource_version);
+  return false;
 }
 
 Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* retry_after) {
@@ -249,52 +396,7 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
     }
     bool stop_reading = false;
     for (const std::string& line : lines) {
-      boost::system::error_code ec;
-      json::value event = json::parse(line, ec);
-      const json::object* e = !ec && event.is_object() ? &event.as_object() : nullptr;
-      const json::value* type = e ? e->if_contains("type") : nullptr;
-      const json::value* object = e ? e->if_contains("object") : nullptr;
-      if (!type || !type->is_string() || !object || !object->is_object()) {
-        spdlog::warn("skipping an undecodable line on the {} watch ({}): {}", resource_.plural,
-                     ec ? ec.message() : std::string("not a watch event"), Excerpt(line));
-        std::lock_guard lock(mu_);
-        ++stats_.decode_errors;
-        continue;
-      }
-      const std::string t(type->as_string());
-      if (t == "ERROR") {
-        const ApiError err = DecodeStatus(200, json::serialize(*object));
-        if (err.code == 410) {
-          spdlog::info("{} watch expired ({}); relisting", resource_.plural, err.message);
-          end = WatchEnd::kExpired;
-        } else {
-          spdlog::warn("{} watch ended with an error event: {}", resource_.plural, err.ToString());
-          end = WatchEnd::kError;
-        }
-        stop_reading = true;
-        break;
-      }
-      const std::string rv = MetadataString(*object, "resourceVersion");
-      if (t == "BOOKMARK") {
-        if (!rv.empty()) {
-          std::lock_guard lock(mu_);
-          rv_ = rv;
-        }
-        continue;
-      }
-      if (MetadataString(*object, "name").empty() || rv.empty() ||
-          (t != "ADDED" && t != "MODIFIED" && t != "DELETED")) {
-        spdlog::warn("skipping an unusable {} watch event: {}", resource_.plural, Excerpt(line));
-        std::lock_guard lock(mu_);
-        ++stats_.decode_errors;
-        continue;
-      }
-      Apply(t == "DELETED" ? ChangeType::kDeleted
-            : t == "ADDED" ? ChangeType::kAdded
-                           : ChangeType::kModified,
-            std::make_shared<const json::value>(*object));
-      std::lock_guard lock(mu_);
-      rv_ = rv;
+      if ((stop_reading = HandleLine(line, &end))) break;
     }
     if (stop_reading) break;
     if (ended) {
@@ -304,19 +406,13 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
         if (err.code == 410) {
           end = WatchEnd::kExpired;
         } else {
-          spdlog::warn("{} watch refused: {}", resource_.plural, err.ToString());
+          spdlog::warn("{} watch refused: {}", Name(), err.ToString());
           if (inbox->non_ok->retry_after_seconds)
             *retry_after = std::chrono::seconds(*inbox->non_ok->retry_after_seconds);
           end = WatchEnd::kError;
         }
       } else if (!inbox->status.ok()) {
-        bool stopping;
-        {
-          std::lock_guard l(mu_);
-          stopping = stopping_;
-        }
-        if (!stopping)
-          spdlog::warn("{} watch failed: {}", resource_.plural, inbox->status.message());
+        if (!stopping()) spdlog::warn("{} watch failed: {}", Name(), inbox->status.message());
         end = WatchEnd::kError;
       }
       break;

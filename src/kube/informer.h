@@ -1,11 +1,15 @@
-// An informer for one resource: list, then watch from the list's
+// An informer for one resource: list (in pages of `page_size`, following
+// `continue`; the cache is replaced only once the last page arrived, and a 410
+// on a continue token restarts the list), then watch from the list's
 // resourceVersion with bookmarks; bookmarks and events advance the
 // resourceVersion; a watch that ends is resumed from it; an ERROR 410
 // (Expired) or an HTTP 410 leads to a relist; failures back off
 // exponentially with jitter, honouring Retry-After. The cache (ObjectStore)
 // is kept equal to the server, and subscribers hear every change once.
-// A garbage line or an undecodable object is logged with context, counted
-// and skipped: it never stops the informer.
+// A garbage line or an undecodable object is logged with whatever identity
+// can be read, counted and skipped: it never stops the informer or empties a
+// list (DESIGN §2 "Bad objects stay local"; decoding is kube/json.h). An
+// informer whose list fails is not synced, and says why (sync_state()).
 //
 // Runs on its own thread; subscribers are called on it.
 #pragma once
@@ -18,15 +22,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "kube/client.h"
+#include "kube/json.h"
 
 namespace fk::kube {
-
-using ObjectPtr = std::shared_ptr<const boost::json::value>;
 
 struct ResourceRef {
   std::string group;
@@ -62,6 +66,7 @@ struct InformerOptions {
   std::string ns;  // "" = all namespaces
   std::string label_selector;
   int watch_timeout_seconds = 290;
+  int page_size = 500;  // the list's `limit`, as client-go's pager and kube-rs use
   std::chrono::milliseconds initial_backoff{800};
   std::chrono::milliseconds max_backoff{30000};
   // Backoff waits go through this (the real clock by default); Stop()
@@ -75,7 +80,15 @@ struct InformerStats {
   int expired = 0;        // relists caused by 410
   int watch_errors = 0;   // watches that ended with an error
   int decode_errors = 0;  // garbage lines and unusable objects skipped
+  int pages = 0;          // list pages fetched
+  int list_restarts = 0;  // lists started over after a 410 on a continue token
   std::string resource_version;
+};
+
+// Whether the cache can be trusted, and if not, why (for /readyz).
+struct SyncState {
+  bool synced = false;
+  std::string reason;  // empty when synced
 };
 
 class Informer {
@@ -90,7 +103,11 @@ class Informer {
   void Start();
   void Stop();
 
+  // False before the first list completes and whenever a relist fails.
   bool HasSynced() const { return synced_.load(); }
+  SyncState sync_state() const;
+  // "sandboxes/ns-a" ("sandboxes/*" for all namespaces), for messages.
+  std::string Name() const;
   bool WaitForSync(std::chrono::milliseconds timeout);
   const ObjectStore& store() const { return store_; }
   InformerStats stats() const;
@@ -98,11 +115,28 @@ class Informer {
 
  private:
   enum class WatchEnd { kClean, kExpired, kError };
+  using Key = std::pair<std::string, std::string>;  // namespace, name
+  struct Listing {
+    std::map<Key, DecodedObject> objects;
+    std::vector<BadObject> bad;
+    std::string resource_version;
+  };
   void Run();
   bool List();
+  Result<Listing> FetchAllPages();
+  std::string ListPath(const std::string& continue_token) const;
+  void CarryOverUnreadable(Listing* listing) const;
+  void ReplaceCache(const Listing& listing);
+  void SetSynced(bool synced, std::string reason);
   WatchEnd Watch(std::optional<std::chrono::milliseconds>* retry_after);
+  // One watch line; sets *end and returns true when the watch must stop.
+  bool HandleLine(const std::string& line, WatchEnd* end);
+  void HandleUndecodable(const WatchEvent& event);
+  void ReportBad(std::string_view context, const BadObject& bad);
   bool Backoff(int* attempt, std::optional<std::chrono::milliseconds> retry_after);
-  void Apply(ChangeType type, ObjectPtr object);
+  void Apply(ChangeType type, const DecodedObject& object);
+  void AdvanceResourceVersion(const std::string& rv);
+  bool stopping() const;
   void Notify(const std::vector<Change>& changes);
   std::string Path() const;
 
@@ -118,6 +152,8 @@ class Informer {
   bool stopping_ = false;
   Interrupt stop_;
   InformerStats stats_;
+  std::string sync_reason_ = "the first list has not completed";
+  std::set<std::string> reported_bad_;  // bad objects already logged
   std::string rv_;
   std::unique_ptr<Transport::Stream> stream_;
 };

@@ -1,5 +1,6 @@
 #include "kube/objects.h"
 
+#include "kube/json.h"
 #include "kube/json_fields.h"
 
 #include <algorithm>
@@ -14,12 +15,9 @@ using domain::BootstrapOp;
 
 namespace {
 
-Result<json::value> Parse(std::string_view text, const char* what) {
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec) return Status::InvalidArgument(std::string(what) + " is not valid JSON: " + ec.message());
-  return v;
-}
+// A policy spec nested deeper than this is not ours (the intended one is 7
+// levels deep), and Normalize below recurses: deeper means not intact.
+constexpr int kMaxPolicySpecDepth = 32;
 
 // metadata.name/namespace/uid: without them the object cannot be addressed or
 // journaled, so it is rejected (the caller logs and skips it).
@@ -152,7 +150,9 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
   sb.generation = GenerationOf(meta);
   sb.api_version = version;
   const json::value* deletion = meta->if_contains("deletionTimestamp");
-  sb.deleting = deletion && !deletion->is_null();
+  // Only the API server sets it, as an RFC 3339 string; anything else is not
+  // read as "being deleted", which would exempt the sandbox (fail closed).
+  sb.deleting = deletion && deletion->is_string() && !deletion->get_string().empty();
   sb.should_run = ShouldRun(ObjectField(&o, "spec"), version);
   sb.bootstrapping =
       StringField(annotations, kBootstrappingAnnotation) == std::optional<std::string>("true");
@@ -178,9 +178,9 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
 }
 
 Result<ParsedSandbox> ParseSandboxJson(std::string_view text, ApiVersion version) {
-  auto v = Parse(text, "Sandbox");
+  auto v = ParseJson(text, "Sandbox");
   if (!v.ok()) return v.status();
-  return ParseSandbox(*v, version);
+  return ParseSandbox(**v, version);
 }
 
 Result<domain::PolicyObservation> ParsePolicy(const json::value* object, PolicyRole role,
@@ -195,15 +195,16 @@ Result<domain::PolicyObservation> ParsePolicy(const json::value* object, PolicyR
   p.uid = *StringField(meta, "uid");
   p.generation = GenerationOf(meta);
   const json::value* spec = o.if_contains("spec");
-  p.intact = spec && Normalize(*spec) == Normalize(IntendedSpec(role, boundary_port));
+  p.intact = spec && !DeeperThan(*spec, kMaxPolicySpecDepth) &&
+             Normalize(*spec) == Normalize(IntendedSpec(role, boundary_port));
   return p;
 }
 
 Result<domain::PolicyObservation> ParsePolicyJson(std::string_view text, PolicyRole role,
                                                   int boundary_port) {
-  auto v = Parse(text, "NetworkPolicy");
+  auto v = ParseJson(text, "NetworkPolicy");
   if (!v.ok()) return v.status();
-  return ParsePolicy(&*v, role, boundary_port);
+  return ParsePolicy(v->get(), role, boundary_port);
 }
 
 Result<domain::PodObservation> ParsePod(const json::value* object) {
@@ -218,9 +219,9 @@ Result<domain::PodObservation> ParsePod(const json::value* object) {
 }
 
 Result<domain::PodObservation> ParsePodJson(std::string_view text) {
-  auto v = Parse(text, "Pod");
+  auto v = ParseJson(text, "Pod");
   if (!v.ok()) return v.status();
-  return ParsePod(&*v);
+  return ParsePod(v->get());
 }
 
 }  // namespace fk::kube

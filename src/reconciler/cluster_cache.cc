@@ -53,6 +53,22 @@ std::vector<kube::ObjectPtr> InformerCache::List(CacheKind kind, const std::stri
   return out;
 }
 
+std::vector<CacheCheck> InformerCache::Checks() const {
+  std::vector<CacheCheck> out;
+  for (const auto& i : informers_) {
+    kube::SyncState s = i->sync_state();
+    out.push_back({"informer " + i->Name(), s.synced, s.reason});
+  }
+  return out;
+}
+
+std::map<std::string, int> DecodeErrorTotals(
+    const std::vector<std::unique_ptr<kube::Informer>>& informers) {
+  std::map<std::string, int> out{{"sandboxes", 0}, {"networkpolicies", 0}, {"pods", 0}};
+  for (const auto& i : informers) out[i->resource().plural] += i->stats().decode_errors;
+  return out;
+}
+
 bool InformerCache::Synced() const {
   for (const auto& i : informers_) {
     if (!i->HasSynced()) return false;

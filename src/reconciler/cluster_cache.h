@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,19 @@ struct CacheScope {
   kube::InformerOptions informer;  // backoff and time; namespace and selector are set per informer
 };
 
+// Objects skipped as undecodable so far by these informers, summed per
+// resource plural ("sandboxes", "networkpolicies", "pods"; every kind present).
+std::map<std::string, int> DecodeErrorTotals(
+    const std::vector<std::unique_ptr<kube::Informer>>& informers);
+
+// One readiness check, as /readyz?verbose lists them: "[+]<name> ok" or
+// "[-]<name> not synced: <reason>".
+struct CacheCheck {
+  std::string name;  // "informer sandboxes/ns-a" ("…/*" for all namespaces)
+  bool ok = false;
+  std::string reason;  // why not ok; empty when ok
+};
+
 // Per watched namespace (or one for all): a sandbox, a NetworkPolicy and a
 // boundary-pod informer.
 class InformerCache final : public ClusterCache {
@@ -50,6 +64,8 @@ class InformerCache final : public ClusterCache {
                       const std::string& name) const override;
   std::vector<kube::ObjectPtr> List(CacheKind kind, const std::string& ns) const override;
   bool Synced() const override;
+  // One check per informer, in a stable order.
+  std::vector<CacheCheck> Checks() const;
   const std::vector<std::unique_ptr<kube::Informer>>& informers() const { return informers_; }
 
  private:

@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "kube/json.h"
 #include "kube/json_fields.h"
 
 namespace fk::reconciler {
@@ -122,9 +123,9 @@ bool LeaderElector::TryAcquireOrRenew() {
     return created.ok();
   }
   if (!got.ok()) return false;
-  boost::system::error_code ec;
-  json::value lease = json::parse(got.body, ec);
-  if (ec || !lease.is_object()) return false;
+  auto parsed = kube::ParseJson(got.body, "Lease");
+  if (!parsed.ok() || !(*parsed)->is_object()) return false;
+  json::value& lease = **parsed;
   json::value& spec_v = lease.as_object()["spec"];
   if (!spec_v.is_object()) spec_v = json::object{};
   json::object& spec = spec_v.as_object();
@@ -169,9 +170,9 @@ void LeaderElector::Release() {
       kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
   kube::ApiResponse got = client_.Get(path, call);
   if (!got.ok()) return;
-  boost::system::error_code ec;
-  json::value lease = json::parse(got.body, ec);
-  if (ec || !lease.is_object()) return;
+  auto parsed = kube::ParseJson(got.body, "Lease");
+  if (!parsed.ok() || !(*parsed)->is_object()) return;
+  json::value& lease = **parsed;
   json::value& spec = lease.as_object()["spec"];
   if (!spec.is_object() ||
       kube::StringField(&spec.as_object(), "holderIdentity").value_or("") != options_.identity)

@@ -69,6 +69,8 @@ std::string Manager::RenderMetrics() {
     if (term_.controller) {
       for (const auto& i : term_.controller->informers())
         metrics_.WatchRestarts(i->resource().plural, i->stats().watches);
+      for (const auto& [kind, total] : DecodeErrorTotals(term_.controller->informers()))
+        metrics_.DecodeErrors(kind, total);
     }
   }
   metrics_.Ready(Ready());

@@ -65,11 +65,20 @@ struct Metrics::Impl {
                                                             .Help("1 while /readyz answers 200")
                                                             .Register(registry);
   prometheus::Gauge& ready = ready_family.Add({});
-  std::mutex mu;  // guards the watch-restart totals
+  prometheus::Family<prometheus::Counter>& decode_errors =
+      prometheus::BuildCounter()
+          .Name("fencekeeper_decode_errors_total")
+          .Help("Objects and watch lines skipped because they could not be decoded, by kind")
+          .Register(registry);
+  std::mutex mu;  // guards the monotonic totals
   std::map<std::string, int> watch_totals;
+  std::map<std::string, int> decode_totals;
 };
 
-Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
+Metrics::Metrics() : impl_(std::make_unique<Impl>()) {
+  for (const char* kind : {"sandboxes", "networkpolicies", "pods"})
+    impl_->decode_errors.Add({{"kind", kind}});
+}
 Metrics::~Metrics() = default;
 
 void Metrics::Transition(const std::string& reason, const std::string& outcome) {
@@ -87,6 +96,12 @@ void Metrics::WatchRestarts(const std::string& resource, int total) {
   std::lock_guard lock(impl_->mu);
   int& seen = impl_->watch_totals[resource];
   if (total > seen) impl_->watch_restarts.Add({{"resource", resource}}).Increment(total - seen);
+  seen = std::max(seen, total);
+}
+void Metrics::DecodeErrors(const std::string& kind, int total) {
+  std::lock_guard lock(impl_->mu);
+  int& seen = impl_->decode_totals[kind];
+  if (total > seen) impl_->decode_errors.Add({{"kind", kind}}).Increment(total - seen);
   seen = std::max(seen, total);
 }
 void Metrics::SandboxesByVerdict(const std::map<std::string, int>& counts) {

@@ -19,6 +19,9 @@ class Metrics {
   void JournalError();
   void ApiRequest(const std::string& verb, int code);
   void WatchRestarts(const std::string& resource, int total);  // a monotonic total
+  // Objects and lines skipped as undecodable, by kind (sandboxes,
+  // networkpolicies, pods): a monotonic total. Each kind is 0 from the start.
+  void DecodeErrors(const std::string& kind, int total);
   void SandboxesByVerdict(const std::map<std::string, int>& counts);
   void QueueDepth(size_t depth);
   void Leader(bool leading);

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "domain/decision.h"
+#include "kube/json.h"
 #include "kube/json_fields.h"
 
 namespace fk::reconciler {
@@ -34,10 +35,8 @@ Result<std::string> SandboxPath(domain::ApiVersion version, const std::string& n
 }
 
 kube::ObjectPtr ParseObject(const std::string& body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec || !v.is_object()) return nullptr;
-  return std::make_shared<const json::value>(std::move(v));
+  auto v = kube::ParseJson(body, "object");
+  return v.ok() && (*v)->is_object() ? *v : nullptr;
 }
 
 std::optional<int64_t> GenerationOf(const std::string& body) {

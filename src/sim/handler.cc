@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <charconv>
 
 #include "kube/json_fields.h"
+#include "kube/objects.h"
 #include "sim/patch.h"
 
 namespace fk::sim {
@@ -352,6 +354,76 @@ ApiReply FaultResponse(const FaultRule& f) {
   return r;
 }
 
+// A continue token: opaque to clients; here the list's resourceVersion and
+// the key of the last item served ("rv/ns/name", names hold no '/'), in hex.
+std::string EncodeContinue(int64_t rv, const std::string& ns, const std::string& name) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : std::to_string(rv) + "/" + ns + "/" + name) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+struct ContinuePoint {
+  int64_t rv = 0;
+  std::string ns, name;
+};
+
+std::optional<ContinuePoint> DecodeContinue(const std::string& token) {
+  if (token.size() % 2) return std::nullopt;
+  std::string raw;
+  for (size_t i = 0; i < token.size(); i += 2) {
+    unsigned value = 0;
+    auto [p, ec] = std::from_chars(token.data() + i, token.data() + i + 2, value, 16);
+    if (ec != std::errc() || p != token.data() + i + 2) return std::nullopt;
+    raw += static_cast<char>(value);
+  }
+  const size_t a = raw.find('/'), b = raw.find('/', a == std::string::npos ? a : a + 1);
+  if (b == std::string::npos) return std::nullopt;
+  auto rv = kube::ParseDigits(raw.substr(0, a));
+  if (!rv) return std::nullopt;
+  return ContinuePoint{*rv, raw.substr(a + 1, b - a - 1), raw.substr(b + 1)};
+}
+
+// limit/continue as the API server serves them: pages in key order, every
+// page at the first page's resourceVersion, and a token older than the
+// retained history is 410 Expired. (Later pages show the objects' current
+// state, not the snapshot's; a watch from the list's resourceVersion replays
+// whatever changed, so a client ends up consistent either way.)
+std::optional<ApiReply> Paginate(const Store& store, const Target& t, ListOutcome* l,
+                                 std::string* next_token) {
+  const std::string token = t.Query("continue");
+  std::sort(l->items.begin(), l->items.end(), [](const json::value& a, const json::value& b) {
+    return std::pair(kube::MetadataString(a, "namespace"), kube::MetadataString(a, "name")) <
+           std::pair(kube::MetadataString(b, "namespace"), kube::MetadataString(b, "name"));
+  });
+  if (!token.empty()) {
+    auto point = DecodeContinue(token);
+    if (!point) return Fail(400, "BadRequest", "continue key is not valid");
+    if (point->rv < store.CompactedResourceVersion()) {
+      return Fail(410, "Expired",
+                  "The provided continue parameter is too old to display a consistent list "
+                  "result. You can start a new list without the continue parameter, or use the "
+                  "continue value from the response to get the rest of the results.");
+    }
+    l->resource_version = point->rv;
+    std::erase_if(l->items, [&](const json::value& item) {
+      return std::pair(kube::MetadataString(item, "namespace"),
+                       kube::MetadataString(item, "name")) <= std::pair(point->ns, point->name);
+    });
+  }
+  const auto limit = kube::ParseDigits(t.Query("limit"));
+  if (limit && *limit > 0 && l->items.size() > static_cast<size_t>(*limit)) {
+    l->items.resize(static_cast<size_t>(*limit));
+    const json::value& last = l->items.back();
+    *next_token = EncodeContinue(l->resource_version, kube::MetadataString(last, "namespace"),
+                                 kube::MetadataString(last, "name"));
+  }
+  return std::nullopt;
+}
+
 ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const Route& r,
                   const std::string& verb) {
   Store& store = sim.store();
@@ -379,7 +451,7 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
     if (!labels || !fields)
       return Fail(400, "BadRequest", "unable to parse the label or field selector");
     ListOutcome l = store.List(kind, r.ns, *labels, *fields);
-    if (auto stale = sim.TakeStaleList(kind)) {
+    if (auto stale = t.Query("continue").empty() ? sim.TakeStaleList(kind) : std::nullopt) {
       l.items.clear();
       for (auto& item : stale->items) {
         if ((r.ns.empty() || kube::MetadataString(item, "namespace") == r.ns) &&
@@ -389,14 +461,17 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
       }
       l.resource_version = stale->resource_version;
     }
+    std::string next_token;
+    if (auto bad = Paginate(store, t, &l, &next_token)) return *bad;
     json::array items;
     for (auto& item : l.items)
       items.push_back(Simulator::ToVersion(kind, std::move(item), r.version));
-    return Json(
-        200, json::object{{"kind", kind.kind + "List"},
-                          {"apiVersion", kind.ApiVersion(r.version)},
-                          {"metadata", {{"resourceVersion", std::to_string(l.resource_version)}}},
-                          {"items", items}});
+    json::object meta{{"resourceVersion", std::to_string(l.resource_version)}};
+    if (!next_token.empty()) meta["continue"] = next_token;
+    return Json(200, json::object{{"kind", kind.kind + "List"},
+                                  {"apiVersion", kind.ApiVersion(r.version)},
+                                  {"metadata", std::move(meta)},
+                                  {"items", items}});
   }
   if (verb == "create") {
     if (!r.name.empty() || r.status)

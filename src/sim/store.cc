@@ -5,6 +5,7 @@
 #include <random>
 
 #include "kube/api_status.h"
+#include "kube/json.h"
 #include "kube/json_fields.h"
 
 namespace fk::sim {
@@ -262,14 +263,15 @@ Outcome Store::Mutate(const ResourceKind& kind, const std::string& ns, const std
     }
     next.get_object()["apiVersion"] = current.get_object().at("apiVersion");
     next.get_object()["kind"] = current.get_object().at("kind");
-    if (GenerationRelevant(next, kind.status_subresource) !=
-        GenerationRelevant(current, kind.status_subresource)) {
+    if (!kube::JsonEqual(GenerationRelevant(next, kind.status_subresource),
+                         GenerationRelevant(current, kind.status_subresource))) {
       const json::value& g = old_meta.at("generation");
       meta["generation"] = (g.is_int64() ? g.get_int64() : 0) + 1;
     }
   }
   Meta(next)["resourceVersion"] = current_rv;
-  if (next == current) return {std::nullopt, current, false};  // no-op: no new RV, no event
+  if (kube::JsonEqual(next, current))
+    return {std::nullopt, current, false};  // no-op: no new RV, no event
   const json::value previous = current;
   return Commit(lock, kind, key, std::move(next), &previous, "MODIFIED");
 }
@@ -340,6 +342,11 @@ void Store::AddHook(std::function<void(const StoredEvent&)> hook) {
 int64_t Store::CurrentResourceVersion() const {
   std::lock_guard lock(mu_);
   return rv_;
+}
+
+int64_t Store::CompactedResourceVersion() const {
+  std::lock_guard lock(mu_);
+  return compacted_rv_;
 }
 
 void Store::ExpireHistory() {

@@ -102,6 +102,9 @@ class Store {
   void AddHook(std::function<void(const StoredEvent&)> hook);
 
   int64_t CurrentResourceVersion() const;
+  // Events at or before this resourceVersion are forgotten: a watch or a
+  // list continue token from before it gets 410 Expired.
+  int64_t CompactedResourceVersion() const;
   // Forgets all history: any watch from a resourceVersion before now gets 410.
   void ExpireHistory();
   size_t WatchCount() const;

@@ -1,0 +1,107 @@
+// The one way JSON from the API server (or any peer) becomes a tree, and the
+// decoders of list pages and watch lines that keep one bad object local
+// (DESIGN §2 "Bad objects stay local").
+//
+// - Depth: up to kMaxObjectDepth nested arrays/objects per object (the API
+//   server's own decoder allows 10,000), plus the envelope's levels.
+// - No recursion on the C++ stack per JSON level: Boost.JSON's parser and
+//   serializer are iterative, but destroying or copying a value recurses.
+//   A parsed tree therefore lives in its own monotonic arena (a non-shared
+//   storage_ptr whose deallocate is trivial), which makes its destruction skip
+//   the walk: the arena is released in one go. Never copy such a tree into
+//   default storage; share it through the pointer instead.
+// - Invalid UTF-8 in a string is accepted: the API server never sends it, and
+//   one bad string must not poison a list.
+#pragma once
+
+#include <boost/json/fwd.hpp>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace fk::kube {
+
+inline constexpr int kMaxObjectDepth = 10000;
+
+// A parsed document. The pointee is owned together with its arena, so an
+// aliasing shared_ptr to any value inside keeps the whole tree alive:
+// std::shared_ptr<const value>(doc, &inner).
+using JsonDoc = std::shared_ptr<boost::json::value>;
+using ObjectPtr = std::shared_ptr<const boost::json::value>;
+
+// `envelope_levels` are allowed on top of kMaxObjectDepth (1 for a watch
+// event's {"type","object"} wrapper). Errors name what failed ("too deep",
+// "syntax error" ...), prefixed by `what`.
+Result<JsonDoc> ParseJson(std::string_view text, std::string_view what = "JSON",
+                          int envelope_levels = 0);
+
+// Whatever identity could be read from an object that could not be decoded,
+// and why it could not.
+struct BadObject {
+  std::string ns, name, uid, resource_version;
+  std::string reason;
+  std::string Describe() const;  // "ns/name (uid u, resourceVersion 5): reason"
+};
+
+// An object with a usable identity (metadata.name a non-empty string).
+struct DecodedObject {
+  std::string ns, name, uid, resource_version;
+  ObjectPtr object;
+};
+
+struct ListPage {
+  std::string resource_version;  // metadata.resourceVersion
+  std::string continue_token;    // metadata.continue; "" on the last page
+  std::vector<DecodedObject> items;
+  std::vector<BadObject> bad_items;  // skipped: counted and logged by the caller
+};
+
+// One page of a list. The body must be valid JSON with an `items` array (else
+// the whole page is an error: it is truncated or not a list); each item is
+// then decoded on its own, so an item too deep, of the wrong shape or without
+// a usable identity lands in bad_items and the others are kept.
+Result<ListPage> DecodeListPage(std::string_view body);
+
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR, or whatever was sent
+  // Set when the object decoded (for ERROR: the Status object, identity empty).
+  std::optional<DecodedObject> object;
+  // Set when it did not; holds the identity salvaged from the line.
+  std::optional<BadObject> bad;
+};
+
+// One line of a watch stream. An error means not even the event type could
+// be read; an event whose object cannot be decoded comes back with `bad` set.
+Result<WatchEvent> DecodeWatchLine(std::string_view line);
+
+// Reads type and metadata identity from text that cannot be built into a tree
+// (too deep, invalid, truncated), with no depth limit and no tree: the salvage
+// pass behind bad items. `under_object`: the identity is under "object" (a
+// watch line) rather than at the top. Returns the event type read ("" if none).
+std::string SalvageIdentity(std::string_view text, bool under_object, BadObject* out);
+
+// Deep equality (as Boost.JSON's operator==) without recursion, and in
+// linear time: Boost's is quadratic in the depth (2 s at 5,000 levels).
+bool JsonEqual(const boost::json::value& a, const boost::json::value& b);
+
+// Whether `v` nests more than `levels` arrays/objects (a scalar is 0 deep,
+// {} is 1). Iterative, for code that must walk a tree recursively: check
+// first, and treat a deeper tree as what it is, not what it should be.
+bool DeeperThan(const boost::json::value& v, int levels);
+
+// Splits the top-level "items" array of a list body into the byte ranges of
+// its elements, without building anything. nullopt if the body is not
+// balanced JSON with such an array. `items_begin/end` delimit the array
+// itself ('[' ... ']').
+struct ItemsLayout {
+  size_t items_begin = 0, items_end = 0;
+  std::vector<std::string_view> items;
+};
+std::optional<ItemsLayout> ScanListItems(std::string_view body);
+
+}  // namespace fk::kube
