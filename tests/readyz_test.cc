@@ -114,7 +114,7 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
   ASSERT_TRUE(Eventually([&] {
     r = Get("/readyz?verbose");
     return r.body.find("[-]informer pods/ns-a not synced: ") != std::string::npos &&
-           r.body.find("list attempt(s), none usable yet\n") != std::string::npos &&
+           r.body.find("HTTP 500") != std::string::npos &&
            r.body.find("[+]informer sandboxes/ns-a ok") != std::string::npos &&
            r.body.find("[+]informer networkpolicies/ns-a ok") != std::string::npos;
   })) << r.body;

@@ -53,11 +53,11 @@ std::vector<kube::ObjectPtr> InformerCache::List(CacheKind kind, const std::stri
   return out;
 }
 
-std::vector<CacheCheck> InformerCache::Checks() const {
-  std::vector<CacheCheck> out;
+std::vector<ReadinessCheck> InformerCache::Checks() const {
+  std::vector<ReadinessCheck> out;
   for (const auto& i : informers_) {
     kube::SyncState s = i->sync_state();
-    out.push_back({"informer " + i->Name(), s.synced, s.reason});
+    out.push_back({"informer " + i->Name(), s.synced, s.synced ? "" : "not synced: " + s.reason});
   }
   return out;
 }

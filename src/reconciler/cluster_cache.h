@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kube/informer.h"
+#include "reconciler/readiness.h"
 
 namespace fk::reconciler {
 
@@ -42,12 +43,6 @@ std::map<std::string, int> DecodeErrorTotals(
 
 // One readiness check, as /readyz?verbose lists them: "[+]<name> ok" or
 // "[-]<name> not synced: <reason>".
-struct CacheCheck {
-  std::string name;  // "informer sandboxes/ns-a" ("…/*" for all namespaces)
-  bool ok = false;
-  std::string reason;  // why not ok; empty when ok
-};
-
 // Per watched namespace (or one for all): a sandbox, a NetworkPolicy and a
 // boundary-pod informer.
 class InformerCache final : public ClusterCache {
@@ -65,7 +60,7 @@ class InformerCache final : public ClusterCache {
   std::vector<kube::ObjectPtr> List(CacheKind kind, const std::string& ns) const override;
   bool Synced() const override;
   // One check per informer, in a stable order.
-  std::vector<CacheCheck> Checks() const;
+  std::vector<ReadinessCheck> Checks() const;
   const std::vector<std::unique_ptr<kube::Informer>>& informers() const { return informers_; }
 
  private:

@@ -79,6 +79,12 @@ const std::vector<std::unique_ptr<kube::Informer>>& Controller::informers() cons
   return own_cache_ ? own_cache_->informers() : kNone;
 }
 
+std::vector<ReadinessCheck> Controller::CacheChecks() const {
+  if (own_cache_) return own_cache_->Checks();
+  const bool synced = Synced();
+  return {{"caches", synced, synced ? "" : "not synced"}};
+}
+
 bool Controller::Stopping() const {
   std::lock_guard lock(mu_);
   return stopping_;

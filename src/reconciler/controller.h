@@ -87,6 +87,9 @@ class Controller {
   WorkQueue& queue() { return queue_; }
 
   bool Synced() const;
+  // One readiness check per informer ("informer sandboxes/ns-a"), or one for
+  // an injected cache.
+  std::vector<ReadinessCheck> CacheChecks() const;
   bool JournalWritable() const { return reconciler_.JournalWritable(); }
   ControllerStats stats() const;
   std::map<std::string, int> VerdictCounts() const;

@@ -21,24 +21,6 @@ Manager::~Manager() { StopTerm(); }
 
 bool Manager::Ready() const { return AllReady(ReadinessChecks()); }
 
-namespace {
-
-// "informer sandboxes/ns-a": the InformerCache keeps three informers
-// (sandboxes, policies, pods) per watched namespace, in the order given.
-std::string InformerName(const kube::Informer& informer, size_t index,
-                         const std::vector<std::string>& namespaces) {
-  const std::string ns = namespaces.empty() ? "all-namespaces" : namespaces.at(index / 3);
-  return "informer " + informer.resource().plural + "/" + ns;
-}
-
-std::string NotSyncedReason(const kube::Informer& informer) {
-  const int lists = informer.stats().lists;
-  return lists == 0 ? "not synced: not listed yet"
-                    : "not synced: " + std::to_string(lists) + " list attempt(s), none usable yet";
-}
-
-}  // namespace
-
 std::vector<ReadinessCheck> Manager::ReadinessChecks() const {
   std::vector<ReadinessCheck> checks;
   std::lock_guard lock(mu_);
@@ -50,15 +32,8 @@ std::vector<ReadinessCheck> Manager::ReadinessChecks() const {
     checks.push_back({"sandbox-api", false, "not discovered yet"});
   } else if (!c) {
     checks.push_back({"reconciler", false, "not started"});
-  } else if (c->informers().empty()) {
-    checks.push_back({"caches", c->Synced(), "not synced"});
   } else {
-    const auto& informers = c->informers();
-    for (size_t i = 0; i < informers.size(); ++i) {
-      const bool synced = informers[i]->HasSynced();
-      checks.push_back({InformerName(*informers[i], i, options_.controller.namespaces), synced,
-                        synced ? "" : NotSyncedReason(*informers[i])});
-    }
+    for (ReadinessCheck& check : c->CacheChecks()) checks.push_back(std::move(check));
   }
   return checks;
 }
