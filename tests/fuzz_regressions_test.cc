@@ -1,0 +1,97 @@
+// Fuzzing's findings, kept (docs/fuzzing.md). Two kinds of test:
+//  - every saved input (tests/fuzz/regressions/<target>/, and the seed corpus
+//    tests/fuzz/corpus/<target>/) replayed through the fuzz target's own entry
+//    point, compiled into this binary under another name: its FUZZ_CHECKs hold
+//    in every build, and the ASan/UBSan build of CI checks memory and UB too;
+//  - the behaviour each crash broke, stated as a plain expectation, so the
+//    plain build fails without the fix as well.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/duration.h"
+#include "test_support.h"
+
+// The targets' LLVMFuzzerTestOneInput, renamed by tests/CMakeLists.txt.
+#define FK_FUZZ_TARGETS(X)                                                                   \
+  X(sandbox_json)                                                                            \
+  X(policy_json) X(pod_json) X(api_status) X(kubeconfig) X(duration) X(selector) X(scenario) \
+      X(codec)
+#define FK_DECLARE(name) extern "C" int FuzzOne_##name(const uint8_t* data, size_t size);
+FK_FUZZ_TARGETS(FK_DECLARE)
+#undef FK_DECLARE
+
+namespace fk {
+namespace {
+namespace fs = std::filesystem;
+using EntryPoint = int (*)(const uint8_t*, size_t);
+
+const std::map<std::string, EntryPoint>& EntryPoints() {
+#define FK_ENTRY(name) {#name, &FuzzOne_##name},
+  static const std::map<std::string, EntryPoint> kEntryPoints{FK_FUZZ_TARGETS(FK_ENTRY)};
+#undef FK_ENTRY
+  return kEntryPoints;
+}
+
+const fs::path kFuzzDir = fs::path(FK_SOURCE_DIR) / "tests" / "fuzz";
+
+std::vector<fs::path> FilesIn(const fs::path& dir) {
+  std::vector<fs::path> files;
+  if (!fs::is_directory(dir)) return files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  }
+  return files;
+}
+
+// Every NAME_fuzz.cc is in the table above (so its inputs are replayed here),
+// and every saved input belongs to a known target.
+TEST(FuzzRegressions, EveryTargetIsReplayed) {
+  for (const auto& file : FilesIn(kFuzzDir)) {
+    const std::string name = file.filename().string();
+    const std::string suffix = "_fuzz.cc";
+    if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix)
+      continue;
+    EXPECT_TRUE(EntryPoints().count(name.substr(0, name.size() - suffix.size()))) << name;
+  }
+  for (const char* kind : {"corpus", "regressions"}) {
+    for (const auto& dir : fs::directory_iterator(kFuzzDir / kind)) {
+      EXPECT_TRUE(EntryPoints().count(dir.path().filename().string())) << dir.path();
+    }
+  }
+}
+
+TEST(FuzzRegressions, SavedInputsAndSeedsPassTheirTargets) {
+  int replayed = 0;
+  for (const auto& [target, entry] : EntryPoints()) {
+    for (const char* kind : {"corpus", "regressions"}) {
+      for (const auto& file : FilesIn(kFuzzDir / kind / target)) {
+        SCOPED_TRACE(file.string());
+        const std::string input = testing::ReadBytes(file.string());
+        EXPECT_EQ(entry(reinterpret_cast<const uint8_t*>(input.data()), input.size()), 0);
+        ++replayed;
+      }
+    }
+  }
+  EXPECT_GT(replayed, 50);  // the corpus is there, not an empty glob
+}
+
+// duration: "0ns0111…1ns0ns" summed to 1e75 ms, and the cast to int64 was
+// undefined; on x86 it produced INT64_MIN, a negative --resync. A duration
+// beyond what milliseconds can hold is now rejected.
+TEST(FuzzRegressions, DurationBeyondInt64IsRejected) {
+  for (const auto& file : FilesIn(kFuzzDir / "regressions" / "duration")) {
+    EXPECT_EQ(ParseDuration(testing::ReadBytes(file.string())), std::nullopt) << file;
+  }
+  EXPECT_EQ(ParseDuration("9223372036854775807h"), std::nullopt);
+  EXPECT_EQ(ParseDuration(std::string(300, '9') + "h"), std::nullopt);
+  EXPECT_EQ(ParseDuration("2562047788016h"), std::nullopt);  // just past int64 ms
+  EXPECT_EQ(ParseDuration("2562047788h"), std::chrono::milliseconds(2562047788LL * 3'600'000));
+}
+
+}  // namespace
+}  // namespace fk
