@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "sim/scenario.h"
 #include "test_support.h"
 
 // The targets' LLVMFuzzerTestOneInput, renamed by tests/CMakeLists.txt.
-#define FK_FUZZ_TARGETS(X)                                                                   \
-  X(sandbox_json)                                                                            \
-  X(policy_json) X(pod_json) X(api_status) X(kubeconfig) X(duration) X(selector) X(scenario) \
-      X(codec)
+#define FK_FUZZ_TARGETS(X) \
+  X(sandbox_json)          \
+  X(policy_json)           \
+  X(pod_json) X(api_status) X(kubeconfig) X(duration) X(selector) X(scenario) X(codec)
 #define FK_DECLARE(name) extern "C" int FuzzOne_##name(const uint8_t* data, size_t size);
 FK_FUZZ_TARGETS(FK_DECLARE)
 #undef FK_DECLARE
@@ -91,6 +92,36 @@ TEST(FuzzRegressions, DurationBeyondInt64IsRejected) {
   EXPECT_EQ(ParseDuration(std::string(300, '9') + "h"), std::nullopt);
   EXPECT_EQ(ParseDuration("2562047788016h"), std::nullopt);  // just past int64 ms
   EXPECT_EQ(ParseDuration("2562047788h"), std::chrono::milliseconds(2562047788LL * 3'600'000));
+}
+
+// scenario: each of these hung or crashed `fencekeeper sim --scenario FILE`
+// (and the fuzz target): a fence generation of 2e9 meant 2e9 policy edits; a
+// boundary port of INT_MAX overflowed computing the altered port; an alias
+// inside its own anchor recursed until the stack ran out; aliases of aliases
+// expanded to 1e9 nodes. Each is now a clear error naming the problem.
+TEST(FuzzRegressions, HostileScenariosAreErrors) {
+  const std::map<std::string, std::string> expected = {
+      {"fence-generation-2e9", "generation"},
+      {"boundary-port-int-max", "boundaryPort"},
+      {"self-alias", "nested"},
+      {"alias-expansion-1e9", "nodes"},
+  };
+  const auto files = FilesIn(kFuzzDir / "regressions" / "scenario");
+  EXPECT_EQ(files.size(), expected.size());
+  for (const auto& file : files) {
+    const std::string name = file.filename().string();
+    auto scenario = sim::ParseScenario(testing::ReadBytes(file.string()), name);
+    if (scenario.ok() || !expected.count(name)) {
+      ADD_FAILURE() << name << ": accepted, or not in the table";
+      continue;
+    }
+    EXPECT_NE(scenario.status().message().find(expected.at(name)), std::string::npos)
+        << scenario.status().message();
+  }
+  // The limits leave room for every scenario a test writes.
+  auto fine = sim::ParseScenario(
+      "namespaces:\n  - name: a\n    fence: {boundaryPort: 65535, generation: 1000}\n", "fine");
+  EXPECT_TRUE(fine.ok()) << fine.status().ToString();
 }
 
 }  // namespace
