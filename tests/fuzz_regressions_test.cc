@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "kube/api_status.h"
 #include "sim/scenario.h"
 #include "test_support.h"
 
@@ -92,6 +93,29 @@ TEST(FuzzRegressions, DurationBeyondInt64IsRejected) {
   EXPECT_EQ(ParseDuration(std::string(300, '9') + "h"), std::nullopt);
   EXPECT_EQ(ParseDuration("2562047788016h"), std::nullopt);  // just past int64 ms
   EXPECT_EQ(ParseDuration("2562047788h"), std::chrono::milliseconds(2562047788LL * 3'600'000));
+}
+
+// api_status: a Status body's int64 code and retryAfterSeconds were narrowed
+// to int: a watch ERROR event with code 4294967706 read as 410 (a relist), and
+// retryAfterSeconds 2^63-1 as -1, a negative wait. A code that is not an HTTP
+// status is ignored; a negative Retry-After is dropped, a huge one clamped.
+TEST(FuzzRegressions, StatusNumbersAreNotNarrowed) {
+  for (const auto& file : FilesIn(kFuzzDir / "regressions" / "api_status")) {
+    std::string body = testing::ReadBytes(file.string()).substr(1);  // byte 0 picks the status
+    const kube::ApiError watch_error = kube::DecodeStatus(200, body);
+    EXPECT_NE(watch_error.code, 410) << file;
+    const kube::ApiError throttled = kube::DecodeStatus(429, body);
+    EXPECT_TRUE(!throttled.retry_after_seconds || *throttled.retry_after_seconds >= 0) << file;
+  }
+  const auto huge = kube::DecodeStatus(
+      429, R"({"kind":"Status","code":429,"details":{"retryAfterSeconds":4294967296000}})");
+  ASSERT_TRUE(huge.retry_after_seconds.has_value());
+  EXPECT_EQ(*huge.retry_after_seconds, std::numeric_limits<int>::max());
+  const auto negative =
+      kube::DecodeStatus(429, R"({"kind":"Status","code":429,"details":{"retryAfterSeconds":-5}})");
+  EXPECT_FALSE(negative.retry_after_seconds.has_value());
+  const auto gone = kube::DecodeStatus(200, R"({"kind":"Status","code":410,"reason":"Expired"})");
+  EXPECT_EQ(gone.kind, kube::ApiErrorKind::kExpired);
 }
 
 // scenario: each of these hung or crashed `fencekeeper sim --scenario FILE`

@@ -14,6 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(e.kind == fk::kube::KindFor(e.code, e.reason));
   // Only a watch ERROR event (decoded as 200) takes its code from the body.
   FUZZ_CHECK(status == 200 || e.code == status);
+  FUZZ_CHECK(e.code >= 100 && e.code <= 599);  // an HTTP status, whatever the body says
+  FUZZ_CHECK(!e.retry_after_seconds || *e.retry_after_seconds >= 0);
   (void)e.ToString();
   return 0;
 }
