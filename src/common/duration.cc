@@ -26,17 +26,25 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view s) {
     while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != '.') ++i;
     const std::string_view unit = s.substr(unit_start, i - unit_start);
     double factor;
-    if (unit == "ns") factor = 1e-6;
-    else if (unit == "us" || unit == "\xC2\xB5s") factor = 1e-3;
-    else if (unit == "ms") factor = 1;
-    else if (unit == "s") factor = 1000;
-    else if (unit == "m") factor = 60'000;
-    else if (unit == "h") factor = 3'600'000;
-    else return std::nullopt;
+    if (unit == "ns")
+      factor = 1e-6;
+    else if (unit == "us" || unit == "\xC2\xB5s")
+      factor = 1e-3;
+    else if (unit == "ms")
+      factor = 1;
+    else if (unit == "s")
+      factor = 1000;
+    else if (unit == "m")
+      factor = 60'000;
+    else if (unit == "h")
+      factor = 3'600'000;
+    else
+      return std::nullopt;
     total_ms += value * factor;
   }
-  // Beyond int64 milliseconds (about 292 million years) the cast would be undefined.
-  if (!(total_ms < 9.2e18)) return std::nullopt;
+  // Converting a double beyond int64 is undefined (x86 yields INT64_MIN, a
+  // negative duration); found by fuzzing (tests/fuzz/regressions/duration/).
+  if (!(total_ms < 0x1p63)) return std::nullopt;
   return std::chrono::milliseconds(static_cast<int64_t>(total_ms));
 }
 

@@ -1,6 +1,9 @@
 #include "kube/api_status.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <cstdint>
+#include <limits>
 
 #include "kube/json.h"
 
@@ -89,12 +92,19 @@ ApiError DecodeStatus(int http_status, std::string_view body) {
   if (o && o->contains("kind") && o->at("kind") == "Status") {
     if (auto* r = o->if_contains("reason"); r && r->is_string()) e.reason = r->get_string();
     if (auto* m = o->if_contains("message"); m && m->is_string()) e.message = m->get_string();
+    // The numbers are int64 in JSON and int here: narrowing wrapped them
+    // (code 4294967706 read as 410, retryAfterSeconds 2^63-1 as -1; found by
+    // fuzzing). A code that is not an HTTP status is ignored; a negative wait
+    // is dropped and a huge one clamped (callers cap it further).
     if (auto* c = o->if_contains("code"); c && c->is_int64() && http_status == 200) {
-      e.code = static_cast<int>(c->get_int64());  // a Status inside a watch ERROR event
+      const int64_t code = c->get_int64();  // a Status inside a watch ERROR event
+      if (code >= 100 && code <= 599) e.code = static_cast<int>(code);
     }
     if (auto* d = o->if_contains("details"); d && d->is_object()) {
-      if (auto* ra = d->get_object().if_contains("retryAfterSeconds"); ra && ra->is_int64()) {
-        e.retry_after_seconds = static_cast<int>(ra->get_int64());
+      if (auto* ra = d->get_object().if_contains("retryAfterSeconds");
+          ra && ra->is_int64() && ra->get_int64() >= 0) {
+        e.retry_after_seconds =
+            static_cast<int>(std::min<int64_t>(ra->get_int64(), std::numeric_limits<int>::max()));
       }
     }
   } else {

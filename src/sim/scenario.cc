@@ -39,16 +39,37 @@ json::value ScalarToJson(const YAML::Node& n) {
   return json::value(s);
 }
 
-json::value NodeToJson(const YAML::Node& n) {
+// Aliases make a YAML document a graph: an alias inside its own anchor is a
+// cycle, and aliases of aliases expand exponentially ("billion laughs").
+// Converting it to a JSON tree is bounded so that such a file is an error,
+// not a stack overflow or a hang (both found by fuzzing). yaml-cpp itself
+// refuses documents nested deeper than 2,000 levels without aliases.
+constexpr int kMaxDepth = 2000;
+constexpr size_t kMaxNodes = 1'000'000;
+constexpr int kMaxFenceGeneration = 1000;  // a scenario applies one policy edit per generation
+
+struct Budget {
+  size_t nodes = 0;
+};
+
+json::value NodeToJson(const YAML::Node& n, Budget& budget, int depth = 0) {
+  if (depth > kMaxDepth) {
+    throw YAML::Exception(n.Mark(),
+                          "nested deeper than 2000 levels (an alias inside its own anchor?)");
+  }
+  if (++budget.nodes > kMaxNodes) {
+    throw YAML::Exception(n.Mark(), "expands to more than 1000000 nodes (aliases of aliases?)");
+  }
   switch (n.Type()) {
     case YAML::NodeType::Map: {
       json::object o;
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = NodeToJson(kv.second);
+      for (const auto& kv : n)
+        o[kv.first.as<std::string>()] = NodeToJson(kv.second, budget, depth + 1);
       return o;
     }
     case YAML::NodeType::Sequence: {
       json::array a;
-      for (const auto& item : n) a.push_back(NodeToJson(item));
+      for (const auto& item : n) a.push_back(NodeToJson(item, budget, depth + 1));
       return a;
     }
     case YAML::NodeType::Scalar: return ScalarToJson(n);
@@ -72,7 +93,8 @@ class Reader {
 
 Result<json::value> YamlToJson(const std::string& yaml_text) {
   try {
-    return NodeToJson(YAML::Load(yaml_text));
+    Budget budget;
+    return NodeToJson(YAML::Load(yaml_text), budget);
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(std::string("invalid YAML: ") + e.what());
   }
@@ -143,6 +165,15 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
               if (f["boundaryPort"]) ns.boundary_port = f["boundaryPort"].as<int>();
               if (f["generation"]) ns.fence_generation = f["generation"].as<int>();
             }
+            // Each generation past 1 is one policy edit when the scenario is
+            // applied, and the altered spec uses boundaryPort + 1.
+            if (ns.boundary_port < 1 || ns.boundary_port > 65535) {
+              return r.Error("namespaces." + ns.name,
+                             "fence.boundaryPort must be a port, 1 to 65535");
+            }
+            if (ns.fence_generation < 1 || ns.fence_generation > kMaxFenceGeneration) {
+              return r.Error("namespaces." + ns.name, "fence.generation must be 1 to 1000");
+            }
           }
           for (const auto& s : n["sandboxes"]) {
             ScenarioSandbox sb;
@@ -163,7 +194,8 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
         }
       } else if (key == "objects") {
         if (!v.IsSequence()) return r.Error("objects", "must be a list");
-        for (const auto& o : v) sc.objects.push_back(NodeToJson(o));
+        Budget budget;
+        for (const auto& o : v) sc.objects.push_back(NodeToJson(o, budget));
       } else {
         return r.Error("top level", "unknown key '" + key + "'");
       }
