@@ -2,6 +2,9 @@
 // timeouts and streaming responses, as Asio coroutines on one io thread.
 #include "kube/http_transport.h"
 
+#include "kube/line_splitter.h"
+
+#include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -11,6 +14,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -355,7 +359,17 @@ struct StreamState : HttpTransport::Stream, std::enable_shared_from_this<StreamS
   std::mutex mu;
   std::condition_variable cv;
   bool ended = false;
-  std::string partial;  // an unfinished line
+  // Set up before the stream runs (Start), used on the io thread only.
+  std::optional<LineSplitter> lines;
+
+  void Start(size_t max_line) {
+    lines.emplace(max_line, [this, max_line](std::string_view line, bool truncated) {
+      if (truncated)
+        spdlog::warn("a watch event longer than {} bytes was cut; it is skipped as undecodable",
+                     max_line);
+      if (!cancelled) callbacks.on_line(line);
+    });
+  }
 
   void Cancel() override {
     cancelled = true;
@@ -363,16 +377,7 @@ struct StreamState : HttpTransport::Stream, std::enable_shared_from_this<StreamS
       net::post(t->io, [self = shared_from_this()] { self->abort->Fire("stream cancelled"); });
     }
   }
-  void Deliver(std::string_view data) {
-    partial.append(data.data(), data.size());
-    size_t start = 0;
-    for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-      std::string_view line(partial.data() + start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (!line.empty() && !cancelled) callbacks.on_line(line);
-    }
-    partial.erase(0, start);
-  }
+  void Deliver(std::string_view data) { lines->Feed(data); }
   void End(const Status& s, std::optional<HttpResponse> non_ok) {
     {
       std::lock_guard lock(mu);
@@ -471,7 +476,7 @@ net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,
       if (ec) co_return;
     }
     if (!parser.get().body().empty()) state->Deliver(parser.get().body());  // a non-chunked body
-    if (!state->partial.empty()) state->Deliver("\n");
+    state->lines->Finish();
   };
   if (conn->plain) {
     co_await run(*conn->plain);
@@ -580,6 +585,7 @@ std::unique_ptr<Transport::Stream> HttpTransport::OpenStream(const HttpRequest& 
   auto state = std::make_shared<StreamState>();
   state->transport = impl_;
   state->callbacks = std::move(callbacks);
+  state->Start(impl_->config.max_body_bytes);
   {
     std::lock_guard lock(impl_->streams_mu);
     impl_->streams.insert(state);

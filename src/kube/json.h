@@ -4,8 +4,9 @@
 //
 // - Depth: up to kMaxObjectDepth nested arrays/objects per object (the API
 //   server's own decoder allows 10,000), plus the envelope's levels.
-// - No recursion on the C++ stack per JSON level: Boost.JSON's parser and
-//   serializer are iterative, but destroying or copying a value recurses.
+// - No recursion on the C++ stack per JSON level: the text is read by our own
+//   iterative reader (json_reader.h; Boost.JSON's parser is a recursive
+//   descent), and destroying or copying a Boost.JSON value recurses too.
 //   A parsed tree therefore lives in its own monotonic arena (a non-shared
 //   storage_ptr whose deallocate is trivial), which makes its destruction skip
 //   the walk: the arena is released in one go. Never copy such a tree into

@@ -268,10 +268,57 @@ namespaces:
     return out
 
 
+def list_page_seeds():
+    items = [sandbox(), sandbox(name="sb-2", uid="u-2", spec={"operatingMode": "Suspended"})]
+    def page(its, rv="100", cont=None):
+        meta = {"resourceVersion": rv}
+        if cont is not None:
+            meta["continue"] = cont
+        return dumps({"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "SandboxList",
+                      "metadata": meta, "items": its})
+    good = dumps(sandbox(name="ok", uid="u-ok"))
+    deep = '{"metadata":{"name":"deep","namespace":"n","uid":"u-d"},"spec":' + "[" * 300 + "]" * 300 + "}"
+    return {
+        "two-items": page(items),
+        "continue": page(items[:1], cont="eyJ2IjoxfQ"),
+        "empty-items": page([]),
+        "null-items": '{"metadata":{"resourceVersion":"1"},"items":null}',
+        "no-items": '{"metadata":{"resourceVersion":"1"}}',
+        "bad-item-between": ('{"metadata":{"resourceVersion":"7"},"items":[' + good
+                             + ',{"metadata":{"name":5}},"string",' + deep + "," + good + "]}"),
+        "escapes-in-strings": ('{"metadata":{"resourceVersion":"2"},"items":[{"metadata":'
+                               '{"name":"a\\\"]}","namespace":"n","uid":"u"}}]}'),
+        "truncated": page(items)[:-7],
+        "not-json": "<html>",
+    }
+
+
+def watch_line_seeds():
+    def event(kind, obj):
+        return dumps({"type": kind, "object": obj})
+    status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired",
+              "code": 410, "message": "too old resource version"}
+    lines = [event("ADDED", sandbox()), event("MODIFIED", sandbox(spec={"operatingMode": "Suspended"})),
+             event("DELETED", sandbox()),
+             event("BOOKMARK", {"kind": "Sandbox", "metadata": {"resourceVersion": "12"}}),
+             event("ERROR", status)]
+    # The first byte picks the chunk size the stream is cut into.
+    return {
+        "stream": b"\x07" + "\n".join(lines).encode() + b"\n",
+        "crlf-keepalives": b"\x01" + "\r\n\n".join(lines[:2]).encode(),
+        "too-deep-deleted": b"\x05" + ('{"type":"DELETED","object":{"metadata":{"name":"a",'
+                                        '"namespace":"n","uid":"u"},"spec":' + "[" * 200
+                                        + "]" * 200 + "}}").encode() + b"\n",
+        "overlong": b"\x3f" + event("MODIFIED", sandbox(annotations={"x": "y" * 5000})).encode(),
+        "garbage": b"\x02not json\n{\"type\":1}\n",
+    }
+
+
 TARGETS = {
     "sandbox_json": sandbox_seeds, "policy_json": policy_seeds, "pod_json": pod_seeds,
     "api_status": status_seeds, "codec": codec_seeds, "duration": duration_seeds,
     "selector": selector_seeds, "kubeconfig": kubeconfig_seeds, "scenario": scenario_seeds,
+    "list_page": list_page_seeds, "watch_line": watch_line_seeds,
 }
 
 
