@@ -929,10 +929,13 @@ TEST_F(InformerTest, ExpiredResourceVersionLeadsToARelistThatMatchesTheServer) {
   ASSERT_TRUE(
       Eventually([&] { return informer_->stats().expired >= 1 && CacheState() == ServerState(); }));
   EXPECT_GE(informer_->stats().lists, 2);
-  // A deletion that happened while away is reported by the relist.
-  const auto keys = seen_.Keys();
-  EXPECT_TRUE(std::any_of(keys.begin(), keys.end(),
-                          [](const std::string& k) { return k.rfind("D before1@", 0) == 0; }));
+  // A deletion that happened while away is reported by the relist (the
+  // subscribers hear it just after the cache is replaced: wait for it).
+  EXPECT_TRUE(Eventually([&] {
+    const auto keys = seen_.Keys();
+    return std::any_of(keys.begin(), keys.end(),
+                       [](const std::string& k) { return k.rfind("D before1@", 0) == 0; });
+  }));
 }
 
 TEST_F(InformerTest, GarbageOnTheWatchStreamIsSkippedAndCounted) {
