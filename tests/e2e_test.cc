@@ -120,12 +120,26 @@ class EndToEnd : public ::testing::Test {
              in.controller->stats().applied >= 3;
     }));
     // The rollout's aftermath (the sandbox controller removing the suspended
-    // sandboxes' pods) reaches the caches asynchronously, later under load:
-    // converged means a resync pass that appends nothing.
+    // sandboxes' pods) reaches the caches asynchronously, later under load or
+    // a sanitizer: converged means every cache has caught up with the server
+    // (bookmarks carry its resourceVersion) and then every sandbox was
+    // reconciled again without appending anything.
     ASSERT_TRUE(Eventually([&] {
-      const int64_t before = Rows();
-      Passes(in, 1);
-      return Rows() == before;
+      const int64_t server_rv = sim_->store().CurrentResourceVersion();
+      const bool caught_up = Eventually([&] {
+        for (const auto& informer : in.controller->informers()) {
+          const std::string rv = informer->stats().resource_version;
+          if (rv.empty() || std::stoll(rv) < server_rv) return false;
+        }
+        return true;
+      });
+      const int64_t rows = Rows();
+      const int reconciles = in.controller->stats().reconciles;
+      const int sandboxes = static_cast<int>(in.controller->informers().front()->store().size());
+      return caught_up && Eventually([&] {
+               return in.controller->stats().reconciles >= reconciles + 2 * sandboxes;
+             }) &&
+             Rows() == rows;
     }));
   }
 

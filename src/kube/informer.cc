@@ -400,19 +400,27 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
     }
     if (stop_reading) break;
     if (ended) {
-      std::lock_guard lock(inbox->mu);
-      if (inbox->non_ok) {
-        const ApiError err = DecodeStatus(inbox->non_ok->status, inbox->non_ok->body);
+      // Copied out: stopping() takes mu_, which Stop() holds while it cancels
+      // the stream (and a stream may end itself synchronously on Cancel).
+      Status status;
+      std::optional<HttpResponse> non_ok;
+      {
+        std::lock_guard lock(inbox->mu);
+        status = inbox->status;
+        non_ok = std::move(inbox->non_ok);
+      }
+      if (non_ok) {
+        const ApiError err = DecodeStatus(non_ok->status, non_ok->body);
         if (err.code == 410) {
           end = WatchEnd::kExpired;
         } else {
           spdlog::warn("{} watch refused: {}", Name(), err.ToString());
-          if (inbox->non_ok->retry_after_seconds)
-            *retry_after = std::chrono::seconds(*inbox->non_ok->retry_after_seconds);
+          if (non_ok->retry_after_seconds)
+            *retry_after = std::chrono::seconds(*non_ok->retry_after_seconds);
           end = WatchEnd::kError;
         }
-      } else if (!inbox->status.ok()) {
-        if (!stopping()) spdlog::warn("{} watch failed: {}", Name(), inbox->status.message());
+      } else if (!status.ok()) {
+        if (!stopping()) spdlog::warn("{} watch failed: {}", Name(), status.message());
         end = WatchEnd::kError;
       }
       break;
