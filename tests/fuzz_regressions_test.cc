@@ -19,12 +19,12 @@
 #include "test_support.h"
 
 // The targets' LLVMFuzzerTestOneInput, renamed by tests/CMakeLists.txt.
-#define FK_FUZZ_TARGETS(X)                                                              \
-  X(sandbox_json)                                                                       \
-  X(policy_json)                                                                        \
-  X(pod_json)                                                                           \
-  X(api_status) X(kubeconfig) X(duration) X(selector) X(scenario) X(codec) X(list_page) \
-      X(watch_line)
+#define FK_FUZZ_TARGETS(X) \
+  X(sandbox_json)          \
+  X(policy_json)           \
+  X(pod_json)              \
+  X(api_status)            \
+  X(kubeconfig) X(duration) X(selector) X(scenario) X(codec) X(list_page) X(watch_line)
 #define FK_DECLARE(name) extern "C" int FuzzOne_##name(const uint8_t* data, size_t size);
 FK_FUZZ_TARGETS(FK_DECLARE)
 #undef FK_DECLARE

@@ -2,8 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
@@ -72,8 +72,10 @@ json::value NodeToJson(const YAML::Node& n, Budget& budget, int depth = 0) {
       for (const auto& item : n) a.push_back(NodeToJson(item, budget, depth + 1));
       return a;
     }
-    case YAML::NodeType::Scalar: return ScalarToJson(n);
-    default: return nullptr;
+    case YAML::NodeType::Scalar:
+      return ScalarToJson(n);
+    default:
+      return nullptr;
   }
 }
 
@@ -118,7 +120,8 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
       if (key == "options") {
         for (const auto& o : v) {
           const std::string ok = o.first.as<std::string>();
-          if (ok == "latency" || ok == "bookmarkInterval" || ok == "dropWatchesEvery" || ok == "expireHistoryEvery") {
+          if (ok == "latency" || ok == "bookmarkInterval" || ok == "dropWatchesEvery" ||
+              ok == "expireHistoryEvery") {
             auto d = ParseDuration(o.second.as<std::string>());
             if (!d) return r.Error("options." + ok, "not a duration like 250ms or 2s");
             (ok == "latency"            ? sc.options.latency
@@ -141,13 +144,20 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
           FaultRule rule;
           for (const auto& fk : f) {
             const std::string k = fk.first.as<std::string>();
-            if (k == "verb") rule.verb = fk.second.as<std::string>();
-            else if (k == "resource") rule.resource = fk.second.as<std::string>();
-            else if (k == "status") rule.status = fk.second.as<int>();
-            else if (k == "retryAfterSeconds") rule.retry_after_seconds = fk.second.as<int>();
-            else if (k == "plainText") rule.plain_text = fk.second.as<bool>();
-            else if (k == "count") rule.count = fk.second.as<int>();
-            else return r.Error("faults", "unknown field '" + k + "'");
+            if (k == "verb")
+              rule.verb = fk.second.as<std::string>();
+            else if (k == "resource")
+              rule.resource = fk.second.as<std::string>();
+            else if (k == "status")
+              rule.status = fk.second.as<int>();
+            else if (k == "retryAfterSeconds")
+              rule.retry_after_seconds = fk.second.as<int>();
+            else if (k == "plainText")
+              rule.plain_text = fk.second.as<bool>();
+            else if (k == "count")
+              rule.count = fk.second.as<int>();
+            else
+              return r.Error("faults", "unknown field '" + k + "'");
           }
           sc.faults.push_back(rule);
         }
@@ -186,7 +196,8 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
               }
               sb.running = mode == "Running";
             }
-            if (s["admittedFenceGeneration"]) sb.admitted_fence_generation = s["admittedFenceGeneration"].as<int64_t>();
+            if (s["admittedFenceGeneration"])
+              sb.admitted_fence_generation = s["admittedFenceGeneration"].as<int64_t>();
             if (s["pods"]) sb.pods = s["pods"].as<bool>();
             ns.sandboxes.push_back(sb);
           }
@@ -217,7 +228,8 @@ Result<Scenario> ParseScenarioFile(const std::string& path) {
   if (!in) {
     std::string names;
     for (const auto& b : BuiltinScenarios()) names += (names.empty() ? "" : ", ") + b.name;
-    return Status::NotFound("cannot read scenario file '" + path + "' (built-in scenarios: " + names + ")");
+    return Status::NotFound("cannot read scenario file '" + path +
+                            "' (built-in scenarios: " + names + ")");
   }
   std::stringstream ss;
   ss << in.rdbuf();
@@ -231,12 +243,16 @@ json::value IntendedWorkloadPolicy(const std::string& ns, int boundary_port) {
       {"metadata",
        {{"name", "openshell-sandbox-workloads"},
         {"namespace", ns},
-        {"labels", {{"openshell.ai/managed-by", "openshell"}, {"openshell.ai/component", "sandbox-workload-fence"}}}}},
+        {"labels",
+         {{"openshell.ai/managed-by", "openshell"},
+          {"openshell.ai/component", "sandbox-workload-fence"}}}}},
       {"spec",
        {{"podSelector", {{"matchLabels", {{"openshell.ai/boundary-role", "workload"}}}}},
         {"policyTypes", json::array{"Ingress", "Egress"}},
         {"ingress",
-         json::array{{{"from", json::array{{{"podSelector", {{"matchLabels", {{"openshell.ai/boundary-role", "supervisor"}}}}}}}},
+         json::array{{{"from", json::array{{{"podSelector",
+                                             {{"matchLabels",
+                                               {{"openshell.ai/boundary-role", "supervisor"}}}}}}}},
                       {"ports", json::array{{{"protocol", "TCP"}, {"port", boundary_port}}}}}}},
         {"egress", json::array{}}}}};
 }
@@ -248,7 +264,9 @@ json::value IntendedSupervisorPolicy(const std::string& ns) {
       {"metadata",
        {{"name", "openshell-sandbox-supervisors"},
         {"namespace", ns},
-        {"labels", {{"openshell.ai/managed-by", "openshell"}, {"openshell.ai/component", "sandbox-supervisor-egress"}}}}},
+        {"labels",
+         {{"openshell.ai/managed-by", "openshell"},
+          {"openshell.ai/component", "sandbox-supervisor-egress"}}}}},
       {"spec",
        {{"podSelector", {{"matchLabels", {{"openshell.ai/boundary-role", "supervisor"}}}}},
         {"policyTypes", json::array{"Egress"}},
@@ -267,10 +285,12 @@ std::string Uid(const json::value& obj) {
 }
 
 json::value Pod(const std::string& ns, const std::string& name, const char* role) {
-  return json::object{{"apiVersion", "v1"},
-                      {"kind", "Pod"},
-                      {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"openshell.ai/boundary-role", role}}}}},
-                      {"spec", {{"containers", json::array{{{"name", "main"}, {"image", "agent:latest"}}}}}}};
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name}, {"namespace", ns}, {"labels", {{"openshell.ai/boundary-role", role}}}}},
+      {"spec", {{"containers", json::array{{{"name", "main"}, {"image", "agent:latest"}}}}}}};
 }
 
 }  // namespace
@@ -282,7 +302,11 @@ Status ApplyScenario(Simulator& sim, const Scenario& sc) {
   const ResourceKind* pods = FindKind("", "pods");
   const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
   for (const ScenarioNamespace& ns : sc.namespaces) {
-    if (auto s = Check(store.Create(*namespaces, "", json::object{{"metadata", {{"name", ns.name}}}}), "namespace " + ns.name); !s.ok()) return s;
+    if (auto s =
+            Check(store.Create(*namespaces, "", json::object{{"metadata", {{"name", ns.name}}}}),
+                  "namespace " + ns.name);
+        !s.ok())
+      return s;
     std::string fence_uid;
     int64_t fence_generation = 0;
     if (ns.fence) {
@@ -290,16 +314,24 @@ Status ApplyScenario(Simulator& sim, const Scenario& sc) {
       // boundary port so that the last edit restores the intended spec:
       // version i (0 = create) carries the intended port iff (edits - i) is even.
       const int edits = std::max(0, ns.fence_generation - 1);
-      auto port_at = [&](int i) { return (edits - i) % 2 == 0 ? ns.boundary_port : ns.boundary_port + 1; };
+      auto port_at = [&](int i) {
+        return (edits - i) % 2 == 0 ? ns.boundary_port : ns.boundary_port + 1;
+      };
       Outcome w = store.Create(*policies, ns.name, IntendedWorkloadPolicy(ns.name, port_at(0)));
       if (auto s = Check(w, ns.name + "/openshell-sandbox-workloads"); !s.ok()) return s;
       for (int i = 1; i <= edits; ++i) {
-        w = store.Mutate(*policies, ns.name, "openshell-sandbox-workloads", [&](json::value& obj) -> std::optional<ApiFailure> {
-          obj.at("spec").at("ingress").at(0).at("ports").at(0).as_object()["port"] = port_at(i);
-          return std::nullopt;
-        }, false);
+        w = store.Mutate(
+            *policies, ns.name, "openshell-sandbox-workloads",
+            [&](json::value& obj) -> std::optional<ApiFailure> {
+              obj.at("spec").at("ingress").at(0).at("ports").at(0).as_object()["port"] = port_at(i);
+              return std::nullopt;
+            },
+            false);
       }
-      if (auto s = Check(store.Create(*policies, ns.name, IntendedSupervisorPolicy(ns.name)), ns.name + "/openshell-sandbox-supervisors"); !s.ok()) return s;
+      if (auto s = Check(store.Create(*policies, ns.name, IntendedSupervisorPolicy(ns.name)),
+                         ns.name + "/openshell-sandbox-supervisors");
+          !s.ok())
+        return s;
       fence_uid = Uid(w.object);
       fence_generation = w.object.at("metadata").at("generation").as_int64();
     }
@@ -312,13 +344,15 @@ Status ApplyScenario(Simulator& sim, const Scenario& sc) {
           if (auto s = Check(p, "pod " + sb.name); !s.ok()) return s;
           workload_uid = Uid(p.object);
         }
-        Outcome sp = store.Create(*pods, ns.name, Pod(ns.name, "os-supervisor-" + id, "supervisor"));
+        Outcome sp =
+            store.Create(*pods, ns.name, Pod(ns.name, "os-supervisor-" + id, "supervisor"));
         if (auto s = Check(sp, "supervisor pod of " + sb.name); !s.ok()) return s;
         supervisor_uid = Uid(sp.object);
       }
-      json::object annotations{{kube::kWorkloadUidAnnotation, workload_uid},
-                               {kube::kSupervisorUidAnnotation, supervisor_uid},
-                               {"openshell.ai/sandbox-runtime-readiness", sb.running ? "ready" : "unavailable"}};
+      json::object annotations{
+          {kube::kWorkloadUidAnnotation, workload_uid},
+          {kube::kSupervisorUidAnnotation, supervisor_uid},
+          {"openshell.ai/sandbox-runtime-readiness", sb.running ? "ready" : "unavailable"}};
       if (ns.fence) {
         annotations[kube::kFenceUidAnnotation] = fence_uid;
         annotations[kube::kFenceGenerationAnnotation] =
@@ -334,8 +368,13 @@ Status ApplyScenario(Simulator& sim, const Scenario& sc) {
             {"annotations", annotations}}},
           {"spec",
            {{"operatingMode", sb.running ? "Running" : "Suspended"},
-            {"podTemplate", {{"spec", {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}}}}}};
-      if (auto s = Check(store.Create(*sandboxes, ns.name, std::move(sandbox)), "sandbox " + sb.name); !s.ok()) return s;
+            {"podTemplate",
+             {{"spec",
+               {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}}}}}};
+      if (auto s =
+              Check(store.Create(*sandboxes, ns.name, std::move(sandbox)), "sandbox " + sb.name);
+          !s.ok())
+        return s;
     }
   }
   for (const json::value& obj : sc.objects) {
@@ -345,18 +384,25 @@ Status ApplyScenario(Simulator& sim, const Scenario& sc) {
     if (!av || !k || !av->is_string() || !k->is_string()) {
       return Status::InvalidArgument("scenario: every object needs apiVersion and kind");
     }
-    const ResourceKind* kind = FindKindByKind(std::string(av->get_string()), std::string(k->get_string()));
+    const ResourceKind* kind =
+        FindKindByKind(std::string(av->get_string()), std::string(k->get_string()));
     if (!kind) {
-      return Status::InvalidArgument("scenario: the simulator does not serve " + std::string(av->get_string()) + " " +
+      return Status::InvalidArgument("scenario: the simulator does not serve " +
+                                     std::string(av->get_string()) + " " +
                                      std::string(k->get_string()));
     }
     std::string ns;
     if (const auto* m = obj.get_object().if_contains("metadata"); m && m->is_object()) {
-      if (const auto* n = m->get_object().if_contains("namespace"); n && n->is_string()) ns = n->get_string();
+      if (const auto* n = m->get_object().if_contains("namespace"); n && n->is_string())
+        ns = n->get_string();
     }
     if (kind->namespaced && ns.empty()) ns = "default";
-    const std::string version = std::string(av->get_string()).substr(std::string(av->get_string()).find('/') + 1);
-    if (auto s = Check(store.Create(*kind, ns, Simulator::FromVersion(*kind, obj, version)), kind->kind); !s.ok()) return s;
+    const std::string version =
+        std::string(av->get_string()).substr(std::string(av->get_string()).find('/') + 1);
+    if (auto s =
+            Check(store.Create(*kind, ns, Simulator::FromVersion(*kind, obj, version)), kind->kind);
+        !s.ok())
+      return s;
   }
   for (const FaultRule& f : sc.faults) sim.AddFault(f);
   return Status::Ok();
