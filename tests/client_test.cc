@@ -901,7 +901,10 @@ TEST_F(InformerTest, DroppedWatchesResumeWithoutLossOrDuplicates) {
     const int watches = informer_->stats().watches;
     sim_->DropWatches();
     ASSERT_TRUE(Eventually(
-        [&] { return informer_->stats().watches > watches && sim_->store().WatchCount() == 1; }));
+        [&] { return informer_->stats().watches > watches && sim_->store().WatchCount() == 1; }))
+        << "step " << step << ": watches " << informer_->stats().watches << " (were " << watches
+        << "), watch errors " << informer_->stats().watch_errors << ", lists "
+        << informer_->stats().lists << ", open on the server " << sim_->store().WatchCount();
   });
   ASSERT_TRUE(
       Eventually([&] { return seen_.size() >= expected.size() && CacheState() == ServerState(); }));
