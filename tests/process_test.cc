@@ -195,6 +195,14 @@ TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending
   Process last(RunArgs(journal), log);
   ASSERT_TRUE(Eventually([&] { return Suspended("big") == 50; }))
       << Suspended("big") << " suspended";
+  // SIGTERM abandons a PATCH whose answer is still on its way (the next start
+  // settles it), so stop only once the last outcome is in the journal.
+  const auto settled = [&] {
+    SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);  // the process may be committing
+    return db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'pending'").getInt() ==
+           0;
+  };
+  EXPECT_TRUE(Eventually(settled));
   EXPECT_EQ(last.Kill(SIGTERM), 0);
 
   for (int i = 0; i < 50; ++i) {
