@@ -900,9 +900,10 @@ TEST_F(InformerTest, DroppedWatchesResumeWithoutLossOrDuplicates) {
     // Drop the watch and let the informer come back before the next writes.
     const int watches = informer_->stats().watches;
     sim_->DropWatches();
-    ASSERT_TRUE(Eventually(
-        [&] { return informer_->stats().watches > watches && sim_->store().WatchCount() == 1; }))
-        << "step " << step << ": watches " << informer_->stats().watches << " (were " << watches
+    ASSERT_TRUE(Eventually([&] {
+      return informer_->stats().watches > watches && sim_->store().WatchCount() == 1;
+    })) << "step "
+        << step << ": watches " << informer_->stats().watches << " (were " << watches
         << "), watch errors " << informer_->stats().watch_errors << ", lists "
         << informer_->stats().lists << ", open on the server " << sim_->store().WatchCount();
   });
