@@ -87,17 +87,8 @@ TEST(Bounded, AnInterruptRunsItsHooksOnceAndAtOnceWhenAlreadyFired) {
 
 // ---- start-up resolution never blocks the others --------------------------
 
-// Three running sandboxes admitted under fence generation 1; the fence is at 2.
-constexpr const char* kThreeStale = R"(
-namespaces:
-  - name: ns
-    fence: {generation: 2}
-    sandboxes:
-      - {name: a, mode: Running, admittedFenceGeneration: 1}
-      - {name: b, mode: Running, admittedFenceGeneration: 1}
-      - {name: c, mode: Running, admittedFenceGeneration: 1}
-)";
-constexpr const char* kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+constexpr const char* kThreeStale = fk::testing::kThreeStaleSandboxes;
+constexpr const char* kSandboxes = fk::testing::kNsSandboxesPath;
 
 class StartupResolution : public ::testing::Test {
  protected:

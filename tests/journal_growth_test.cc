@@ -29,18 +29,9 @@ using namespace std::chrono_literals;
 using Next = ReconcileResult::Next;
 using Kind = fk::testing::MapCache::Kind;
 
-constexpr const char* kCollection = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
-
-// "a" was admitted under fence generation 1; the fence is at 2: suspend it.
-constexpr const char* kScenario = R"(
-namespaces:
-  - name: ns
-    fence: {generation: 2}
-    sandboxes:
-      - {name: a, mode: Running, admittedFenceGeneration: 1}
-      - {name: b, mode: Running, admittedFenceGeneration: 1}
-      - {name: c, mode: Running, admittedFenceGeneration: 1}
-)";
+constexpr const char* kCollection = fk::testing::kNsSandboxesPath;
+// "a" (and b, c) admitted under fence generation 1; the fence is at 2: suspend it.
+constexpr const char* kScenario = fk::testing::kThreeStaleSandboxes;
 
 class JournalGrowthTest : public ::testing::Test {
  protected:

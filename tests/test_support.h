@@ -84,4 +84,18 @@ bool Eventually(Pred pred, std::chrono::milliseconds deadline = std::chrono::sec
   return pred();
 }
 
+// Three running sandboxes in namespace "ns", admitted under fence generation
+// 1 while the fence is at 2: all three are stale (a scenario, sim/scenario.h).
+inline constexpr const char* kThreeStaleSandboxes = R"(
+namespaces:
+  - name: ns
+    fence: {generation: 2}
+    sandboxes:
+      - {name: a, mode: Running, admittedFenceGeneration: 1}
+      - {name: b, mode: Running, admittedFenceGeneration: 1}
+      - {name: c, mode: Running, admittedFenceGeneration: 1}
+)";
+inline constexpr const char* kNsSandboxesPath =
+    "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+
 }  // namespace fk::testing
