@@ -93,12 +93,14 @@ TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
       {"--log-level", "verbose", [](RunOptions& o) { o.log_level = "verbose"; }},
       {"--log-level", "off", [](RunOptions& o) { o.log_level = "off"; }},
       {"--log-format", "xml", [](RunOptions& o) { o.log_format = "xml"; }},
-      {"--kube-api-qps", "0", [](RunOptions& o) { o.kube_api_qps = "0"; }},
       {"--kube-api-qps", "-5", [](RunOptions& o) { o.kube_api_qps = "-5"; }},
       {"--kube-api-qps", "fast", [](RunOptions& o) { o.kube_api_qps = "fast"; }},
       {"--kube-api-qps", "nan", [](RunOptions& o) { o.kube_api_qps = "nan"; }},
       {"--kube-api-burst", "0", [](RunOptions& o) { o.kube_api_burst = "0"; }},
       {"--kube-api-burst", "1.5", [](RunOptions& o) { o.kube_api_burst = "1.5"; }},
+      {"--workers", "0", [](RunOptions& o) { o.workers = "0"; }},
+      {"--workers", "257", [](RunOptions& o) { o.workers = "257"; }},
+      {"--workers", "many", [](RunOptions& o) { o.workers = "many"; }},
   };
   for (const Bad& c : cases) {
     RunOptions o = Valid();
@@ -112,6 +114,22 @@ TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
     EXPECT_EQ(m.rfind(c.flag, 0), 0u) << m;
     EXPECT_NE(m.find("'" + std::string(c.value) + "'"), std::string::npos) << m;
   }
+}
+
+// The API server's priority and fairness is the limit unless the operator
+// asks for a client-side one (issue 10: a hard-coded 50 QPS held a rollout
+// to 0.04 of what the server accepts).
+TEST(RunFlags, NoClientSideRateLimitAndSixteenWorkersByDefault) {
+  auto s = ParseRunFlags(Valid(), FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->kube_api_qps, 0.0);
+  EXPECT_EQ(s->workers, 16);
+  RunOptions o = Valid();
+  o.kube_api_qps = "0";
+  o.workers = "1";
+  s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->workers, 1);
 }
 
 TEST(RunFlags, ACommaInANamespaceHintsAtRepeatingTheFlag) {

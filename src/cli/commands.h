@@ -59,8 +59,12 @@ struct RunOptions {
   std::string boundary_port = "5500";
   std::string log_format = "text";
   std::string log_level = "info";
-  std::string kube_api_qps = "50";     // client-side rate limit: requests per second...
+  std::string kube_api_qps = "0";      // client-side rate limit: requests per second (0: off)...
   std::string kube_api_burst = "100";  // ...and at once (kube::ClientOptions' defaults)
+  // Sandboxes reconciled at once; never two workers on one sandbox. Sized
+  // for the API server's concurrency, not the machine's cores: a worker
+  // mostly waits for an answer (docs/performance.md).
+  std::string workers = "16";
 };
 // Runs until SIGINT or SIGTERM (exit 0); 2 for an unusable journal or config.
 int RunRun(const RunOptions& options, std::ostream& err);

@@ -71,6 +71,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   mo.controller.selector = o.selector;
   mo.controller.resync = o.resync;
   mo.controller.boundary_port = o.boundary_port;
+  mo.controller.workers = o.workers;
   mo.controller.instance = Hostname();
   if (o.leader_elect) {
     reconciler::LeaderOptions lo;

@@ -100,6 +100,10 @@ Status ParseHttpAddr(const RunOptions& f, const HostResolver& resolve, RunSettin
   return Status::Ok();
 }
 
+// More workers than this only queue behind the API server's own limits and
+// the journal's one writer.
+constexpr int kMaxWorkers = 256;
+
 Status ParseNumbers(const RunOptions& f, RunSettings& s) {
   const auto boundary = ParsePort(f.boundary_port);
   if (!boundary)
@@ -108,8 +112,8 @@ Status ParseNumbers(const RunOptions& f, RunSettings& s) {
   double qps = 0;
   const char* qend = f.kube_api_qps.data() + f.kube_api_qps.size();
   auto [qp, qec] = std::from_chars(f.kube_api_qps.data(), qend, qps);
-  if (qec != std::errc() || qp != qend || !std::isfinite(qps) || qps <= 0)
-    return Refuse("--kube-api-qps", f.kube_api_qps, "must be a number above 0");
+  if (qec != std::errc() || qp != qend || !std::isfinite(qps) || qps < 0)
+    return Refuse("--kube-api-qps", f.kube_api_qps, "must be a number of at least 0 (0: no limit)");
   int burst = 0;
   const char* bend = f.kube_api_burst.data() + f.kube_api_burst.size();
   auto [bp, bec] = std::from_chars(f.kube_api_burst.data(), bend, burst);
@@ -117,6 +121,13 @@ Status ParseNumbers(const RunOptions& f, RunSettings& s) {
     return Refuse("--kube-api-burst", f.kube_api_burst, "must be a whole number of at least 1");
   s.kube_api_qps = qps;
   s.kube_api_burst = burst;
+  int workers = 0;
+  const char* wend = f.workers.data() + f.workers.size();
+  auto [wp, wec] = std::from_chars(f.workers.data(), wend, workers);
+  if (wec != std::errc() || wp != wend || workers < 1 || workers > kMaxWorkers)
+    return Refuse("--workers", f.workers,
+                  "must be a whole number from 1 to " + std::to_string(kMaxWorkers));
+  s.workers = workers;
   return Status::Ok();
 }
 

@@ -36,6 +36,7 @@ struct RunSettings {
   std::string log_format, log_level;
   double kube_api_qps = 0;
   int kube_api_burst = 0;
+  int workers = 0;
 };
 
 // A host name or address to a numeric address; nullopt if it does not resolve.

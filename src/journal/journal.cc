@@ -305,6 +305,7 @@ Status Journal::LoadState() {
   } catch (const SQLite::Exception& e) {
     return FromSqlite("cannot load journal state from " + Quote(path_), e);
   }
+  std::unique_lock state_lock(state_mu_);
   state_ = std::move(state);
   return Status::Ok();
 }
@@ -474,6 +475,7 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
     return FromSqlite("cannot append to journal " + Quote(path_), e);
   }
 
+  std::unique_lock state_lock(state_mu_);
   for (auto& [key, r] : scratch.fences) state_.fences[key] = std::move(r);
   for (const std::string& uid : forgotten) {
     if (!scratch.sandboxes.contains(uid)) state_.sandboxes.erase(uid);

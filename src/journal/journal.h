@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,16 @@ class Journal {
   const std::string& path() const { return path_; }
   int schema_version() const { return schema_version_; }
   // State folded from every event so far (loaded from the projections on open).
+  // Only for a caller that is the sole user of the journal (replay, tests):
+  // with concurrent writers, read through Read().
   const domain::JournalState& state() const { return state_; }
+  // Runs `fn` on the state under a shared lock: what it sees is committed and
+  // does not change while it runs. `fn` must not call back into the journal.
+  template <class Fn>
+  auto Read(Fn&& fn) const -> decltype(fn(std::declval<const domain::JournalState&>())) {
+    std::shared_lock lock(state_mu_);
+    return fn(state_);
+  }
 
   // Appends `events` atomically and durably, assigning seq and recorded_at.
   // On error nothing is appended and state() is unchanged.
@@ -124,6 +134,7 @@ class Journal {
   int busy_timeout_ms_ = 0;
   bool wrote_since_checkpoint_ = true;  // unknown at open: a previous run may have left a WAL
   int schema_version_ = 0;
+  mutable std::shared_mutex state_mu_;  // readers share it; merging a commit takes it alone
   domain::JournalState state_;
 };
 

@@ -30,8 +30,11 @@
 namespace fk::kube {
 
 struct ClientOptions {
-  double qps = 50;  // client-side rate limit: sustained requests per second...
-  int burst = 100;  // ...and how many may go at once
+  // Client-side rate limit, off by default (qps 0): the API server's own
+  // priority and fairness is the limit, and its 429s and Retry-After are
+  // honoured. Set it to be a polite guest on a shared control plane.
+  double qps = 0;   // sustained requests per second (0: unlimited)...
+  int burst = 100;  // ...and how many may go at once when limited
   int max_retries = 5;
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{30000};

@@ -33,6 +33,8 @@ struct ControllerOptions {
   std::vector<std::string> namespaces;  // empty: all namespaces
   std::string selector = "openshell.ai/managed-by=openshell";
   std::chrono::milliseconds resync{30000};
+  // Worker threads; the queue never hands one key to two of them.
+  int workers = 1;
   int boundary_port = 5500;
   std::string instance = "fencekeeper";  // reportingInstance of Events
   std::string sandbox_version = "v1beta1";
