@@ -262,7 +262,7 @@ class World {
     lo.time = &time_;
     in->elector = std::make_unique<reconciler::LeaderElector>(*in->client, lo, in->journal.get());
     in->events = std::make_unique<reconciler::EventRecorder>(*in->client, identity, time_,
-                                                             /*own_thread=*/false, 8);
+                                                             /*senders=*/0, 8);
     in->cache = std::make_unique<SimCache>();
     reconciler::ControllerOptions o;
     o.time = &time_;

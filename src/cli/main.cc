@@ -65,7 +65,9 @@ int main(int argc, char** argv) {
   rn->add_option("--log-format", run.log_format, "text or json")->capture_default_str();
   rn->add_option("--log-level", run.log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
-  rn->add_option("--kube-api-qps", run.kube_api_qps, "Client-side limit: sustained API requests per second (0: none; the API server's 429s are honoured either way)")
+  rn->add_option("--kube-api-qps", run.kube_api_qps,
+                 "Client-side limit: sustained API requests per second (0: none; the API server's "
+                 "429s are honoured either way)")
       ->capture_default_str();
   rn->add_option("--workers", run.workers,
                  "Sandboxes reconciled concurrently (never two workers on one sandbox)")

@@ -77,6 +77,7 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Create(const ClusterConfig& config
   t.connect_timeout = options.connect_timeout;
   t.request_timeout = options.request_timeout;
   t.stream_idle_timeout = options.stream_idle_timeout;
+  t.max_idle_connections = options.max_idle_connections;
   auto transport = HttpTransport::Create(t);
   if (!transport.ok()) {
     return Status::InvalidArgument(config.source + ": " + transport.status().message());

@@ -49,6 +49,9 @@ struct ClientOptions {
   std::chrono::milliseconds request_timeout{30000};
   std::chrono::milliseconds call_timeout{120000};
   std::chrono::milliseconds stream_idle_timeout{330000};
+  // Kept-alive connections held for reuse: one per thread that sends
+  // requests at once (workers, Event senders), or each burst reconnects.
+  size_t max_idle_connections = 4;
   // Token refresh timing, the rate limiter and every wait (retry delay, rate
   // limit); the real clock by default. Stop() interrupts the waits.
   TimeSource* time = nullptr;

@@ -46,8 +46,11 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal,
       options_(std::move(options)),
       metrics_(metrics),
       time_(TimeOf(options_)),
+      // As many Event senders as workers: Events keep pace with the
+      // transitions without ever holding one up (DESIGN "Events").
       own_events_(options_.create_events
-                      ? std::make_unique<EventRecorder>(client, options_.instance, time_)
+                      ? std::make_unique<EventRecorder>(client, options_.instance, time_,
+                                                        std::max(1, options_.workers))
                       : nullptr),
       events_(own_events_.get()),
       reconciler_(cache_, client_, journal_, time_, events_, metrics_,
@@ -130,11 +133,12 @@ void Controller::EnqueueAll() {
 }
 
 void Controller::EnqueuePendingIntents() {
-  for (const auto& [seq, intent] : journal_.state().pending_intents)
-    queue_.Add(Key(intent.ns, intent.name));
-  // And every sandbox the journal remembers: one deleted while fencekeeper
-  // was down is never announced by the informer, and must be forgotten.
-  for (const auto& [uid, r] : journal_.state().sandboxes) queue_.Add(Key(r.ns, r.name));
+  journal_.Read([this](const domain::JournalState& s) {
+    for (const auto& [seq, intent] : s.pending_intents) queue_.Add(Key(intent.ns, intent.name));
+    // And every sandbox the journal remembers: one deleted while fencekeeper
+    // was down is never announced by the informer, and must be forgotten.
+    for (const auto& [uid, r] : s.sandboxes) queue_.Add(Key(r.ns, r.name));
+  });
 }
 
 bool Controller::Synced() const { return cache_.Synced(); }
@@ -168,20 +172,22 @@ void Controller::Start() {
   UpdateVerdicts();
   EnqueuePendingIntents();
   if (own_cache_) own_cache_->Start();
-  worker_ = std::thread([this] { Worker(); });
+  for (int i = 0; i < std::max(1, options_.workers); ++i)
+    workers_.emplace_back([this, i] { Worker(/*first=*/i == 0); });
   resyncer_ = std::thread([this] { Resyncer(); });
 }
 
 void Controller::Stop() {
   {
     std::lock_guard lock(mu_);
-    if (stopping_ && !worker_.joinable()) return;
+    if (stopping_ && workers_.empty()) return;
     stopping_ = true;
   }
   stop_.Fire();
   queue_.ShutDown();
-  client_.Stop();  // interrupts calls in flight so the worker finishes its step promptly
-  if (worker_.joinable()) worker_.join();
+  client_.Stop();  // interrupts calls in flight so each worker finishes its step promptly
+  for (auto& w : workers_) w.join();
+  workers_.clear();
   if (resyncer_.joinable()) resyncer_.join();
   if (own_cache_) own_cache_->Stop();
   if (own_events_) own_events_->Stop();
@@ -196,14 +202,15 @@ void Controller::Resyncer() {
   }
 }
 
-void Controller::Worker() {
+void Controller::Worker(bool first) {
   // Nothing is decided before every cache has synced: a half-filled cache
   // would look like missing fences and pods.
   while (!Synced()) {
     if (!time_.SleepFor(std::chrono::milliseconds(20), stop_)) return;
   }
-  spdlog::info("caches synced for {}: {}", ScopeText(options_.namespaces),
-               CacheSummary(cache_, options_.namespaces));
+  if (first)
+    spdlog::info("caches synced for {}: {}", ScopeText(options_.namespaces),
+                 CacheSummary(cache_, options_.namespaces));
   while (ProcessNextWorkItem(/*block=*/true)) {
   }
 }
@@ -211,11 +218,13 @@ void Controller::Worker() {
 std::string Controller::VerdictOf(const std::string& ns, const std::string& name) const {
   kube::ObjectPtr sandbox = cache_.Get(CacheKind::kSandboxes, ns, name);
   if (!sandbox) return "";
-  const auto& sandboxes = journal_.state().sandboxes;
-  auto it = sandboxes.find(kube::MetadataString(*sandbox, "uid"));
-  return it != sandboxes.end() && it->second.decision
-             ? domain::ToString(it->second.decision->verdict)
-             : "";
+  const std::string uid = kube::MetadataString(*sandbox, "uid");
+  return journal_.Read([&](const domain::JournalState& s) -> std::string {
+    auto it = s.sandboxes.find(uid);
+    return it != s.sandboxes.end() && it->second.decision
+               ? domain::ToString(it->second.decision->verdict)
+               : "";
+  });
 }
 
 bool Controller::ProcessNextWorkItem(bool block) {
@@ -258,10 +267,12 @@ bool Controller::ProcessNextWorkItem(bool block) {
 }
 
 void Controller::UpdateVerdicts() {
-  std::map<std::string, int> counts;
-  for (const auto& [uid, r] : journal_.state().sandboxes) {
-    if (r.decision) ++counts[domain::ToString(r.decision->verdict)];
-  }
+  std::map<std::string, int> counts = journal_.Read([](const domain::JournalState& s) {
+    std::map<std::string, int> out;
+    for (const auto& [uid, r] : s.sandboxes)
+      if (r.decision) ++out[domain::ToString(r.decision->verdict)];
+    return out;
+  });
   if (metrics_) metrics_->SandboxesByVerdict(counts);
   std::lock_guard lock(mu_);
   verdicts_ = std::move(counts);

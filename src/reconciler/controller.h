@@ -1,7 +1,8 @@
 // The controller (DESIGN §3, after controller-runtime and kube-runtime): the
 // caches' change handlers and a periodic resync feed a work queue of sandbox
-// keys; a worker takes one key at a time (processNextWorkItem) and hands it to
-// the SandboxReconciler, then requeues it as the reconciler asks (done,
+// keys; `workers` threads each take one key at a time (processNextWorkItem) —
+// never the same key at once — and hand it to the SandboxReconciler, then
+// requeue it as the reconciler asks (done,
 // retry with per-key backoff, or after a delay, e.g. when an admitting
 // window ends). At start every key with a pending intent is queued, so
 // intents left by a crash are settled without holding up other sandboxes.
@@ -71,9 +72,9 @@ class Controller {
   Controller& operator=(const Controller&) = delete;
 
   // Queues the pending intents' keys, starts the informers (if its own), the
-  // worker and the resync loop.
+  // workers and the resync loop.
   void Start();
-  // Stops the worker after its current step, then the informers and Events.
+  // Stops the workers after their current step, then the informers and Events.
   // Idempotent. It also stops `client` (interrupting calls in flight), so
   // every controller gets a client of its own.
   void Stop();
@@ -99,7 +100,7 @@ class Controller {
   const std::vector<std::unique_ptr<kube::Informer>>& informers() const;
 
  private:
-  void Worker();
+  void Worker(bool first);
   void Resyncer();
   void EnqueueNamespace(const std::string& ns);
   void OnPod(const std::string& ns, const std::string& name);
@@ -118,7 +119,8 @@ class Controller {
   EventSink* events_;
   SandboxReconciler reconciler_;
   WorkQueue queue_;
-  std::thread worker_, resyncer_;
+  std::vector<std::thread> workers_;
+  std::thread resyncer_;
   mutable std::mutex mu_;
   Interrupt stop_;
   bool stopping_ = false;

@@ -40,9 +40,9 @@ std::string EventJson(const FailClosedEvent& e, const std::string& instance, Wal
 }
 
 EventRecorder::EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time,
-                             bool own_thread, size_t capacity)
+                             int senders, size_t capacity)
     : client_(client), instance_(std::move(instance)), time_(time), capacity_(capacity) {
-  if (own_thread) thread_ = std::thread([this] { Run(); });
+  for (int i = 0; i < senders; ++i) threads_.emplace_back([this] { Run(); });
 }
 
 EventRecorder::~EventRecorder() { Stop(); }
@@ -53,7 +53,8 @@ void EventRecorder::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 void EventRecorder::Publish(FailClosedEvent event) {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "kube/client.h"
@@ -38,10 +39,10 @@ struct EventStats {
 
 class EventRecorder final : public EventSink {
  public:
-  // With `own_thread` the queue is drained in the background; without it
-  // (the deterministic simulation) SendQueued() drains it on the caller's thread.
-  EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time,
-                bool own_thread = true, size_t capacity = 1000);
+  // `senders` threads drain the queue in the background; with none (the
+  // deterministic simulation) SendQueued() drains it on the caller's thread.
+  EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time, int senders = 1,
+                size_t capacity = 10000);
   ~EventRecorder() override;
   void Publish(FailClosedEvent event) override;
   void SendQueued();
@@ -62,7 +63,7 @@ class EventRecorder final : public EventSink {
   bool stopping_ = false;
   EventStats stats_;
   uint64_t sequence_ = 0;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 // The events.k8s.io/v1 Event body (DESIGN §5).

@@ -13,6 +13,9 @@ Manager::Manager(journal::Journal& journal, Metrics& metrics, ManagerOptions opt
       options_(std::move(options)),
       time_(options_.time ? *options_.time : RealTimeSource::Instance()) {
   options_.client.time = &time_;
+  // Every worker and every Event sender may have a request in flight.
+  options_.client.max_idle_connections = std::max<size_t>(
+      options_.client.max_idle_connections, 2 * static_cast<size_t>(options_.controller.workers));
   options_.controller.time = &time_;
   if (options_.leader) options_.leader->time = &time_;
 }

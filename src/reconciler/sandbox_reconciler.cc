@@ -126,30 +126,29 @@ bool SandboxReconciler::MayWrite() {
 
 ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::string& name) {
   Count(&ReconcilerStats::reconciles);
-  pass_deadline_ = time_.MonotonicNow() + options_.pass_budget;
-  retry_after_.reset();
-  ReconcileResult result = Pass(ns, name);
-  if (result.next == ReconcileResult::Next::kRetry) result.retry_after_seconds = retry_after_;
+  Pass p{time_.MonotonicNow() + options_.pass_budget, std::nullopt};
+  ReconcileResult result = Run(p, ns, name);
+  if (result.next == ReconcileResult::Next::kRetry) result.retry_after_seconds = p.retry_after;
   return result;
 }
 
-kube::ApiResponse SandboxReconciler::Noted(kube::ApiResponse r) {
+kube::ApiResponse SandboxReconciler::Pass::Noted(kube::ApiResponse r) {
   if (r.error.retry_after_seconds)
-    retry_after_ = std::max<int64_t>(retry_after_.value_or(0), *r.error.retry_after_seconds);
+    retry_after = std::max<int64_t>(retry_after.value_or(0), *r.error.retry_after_seconds);
   return r;
 }
 
-ReconcileResult SandboxReconciler::Pass(const std::string& ns, const std::string& name) {
-  if (!ResolvePending(ns, name)) return ReconcileResult::Retry();
+ReconcileResult SandboxReconciler::Run(Pass& p, const std::string& ns, const std::string& name) {
+  if (!ResolvePending(p, ns, name)) return ReconcileResult::Retry();
   if (Status s = kube::CheckObjectName(ns, name); !s.ok()) {
     spdlog::error("skipping sandbox {}/{}: {}; nothing is sent for it", ns, name, s.message());
     return ReconcileResult::Done();
   }
   kube::ObjectPtr sandbox = cache_.Get(CacheKind::kSandboxes, ns, name);
-  if (!sandbox) return ForgetIfGone(ns, name);
+  if (!sandbox) return ForgetIfGone(p, ns, name);
   for (int round = 0; round < options_.max_rounds; ++round) {
     if (!sandbox) return ReconcileResult::Done();  // gone: nothing to fence
-    Round r = Evaluate(ns, name, sandbox);
+    Round r = Evaluate(p, ns, name, sandbox);
     if (!r.fresh) return r.result;
     sandbox = r.fresh;  // 409: the object changed under us; decide again on what it is now
   }
@@ -159,20 +158,24 @@ ReconcileResult SandboxReconciler::Pass(const std::string& ns, const std::string
 // Intents of this key still without an outcome (a crash, a lost response, a
 // journal that refused the outcome) are settled before the sandbox is
 // evaluated again, so the intent rule sees the truth.
-bool SandboxReconciler::ResolvePending(const std::string& ns, const std::string& name) {
-  std::vector<IntentRecord> pending;  // a copy: settling changes the state
-  for (const auto& [seq, intent] : journal_.state().pending_intents) {
-    if (intent.ns == ns && intent.name == name) pending.push_back(intent);
-  }
+bool SandboxReconciler::ResolvePending(Pass& p, const std::string& ns, const std::string& name) {
+  // A copy: settling changes the state.
+  const std::vector<IntentRecord> pending = journal_.Read([&](const domain::JournalState& s) {
+    std::vector<IntentRecord> out;
+    for (const auto& [seq, intent] : s.pending_intents)
+      if (intent.ns == ns && intent.name == name) out.push_back(intent);
+    return out;
+  });
   for (const IntentRecord& intent : pending) {
-    Round r = Drive(intent, /*send_first=*/false);
+    Round r = Drive(p, intent, /*send_first=*/false);
     if (r.result.next != ReconcileResult::Next::kDone) return false;
     Count(&ReconcilerStats::resolved_intents);
   }
   return true;
 }
 
-domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool live, bool* ok) {
+domain::Snapshot SandboxReconciler::Observe(Pass& p, const kube::ParsedSandbox& sb, bool live,
+                                            bool* ok) {
   const std::string& ns = sb.observation.ns;
   auto fetch = [&](CacheKind kind, const std::string& object_name) -> kube::ObjectPtr {
     if (object_name.empty()) return nullptr;
@@ -186,7 +189,7 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool 
                    path.status().message());
       return nullptr;
     }
-    kube::ApiResponse r = Noted(client_.Get(*path, Call()));
+    kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
     if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
     kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
     if (!obj) *ok = false;
@@ -214,23 +217,28 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb, bool 
   // Only the workload pod's gate is decision-relevant (row 1a); keeping the
   // supervisor's would record an observation when OpenShell un-gates it.
   snap.supervisor_pod.scheduling_gated = false;
-  snap.history = domain::history_for(journal_.state(), snap.sandbox.uid);
+  snap.history = journal_.Read(
+      [&](const domain::JournalState& s) { return domain::history_for(s, snap.sandbox.uid); });
   return snap;
 }
 
 // The cache no longer has this sandbox. If the journal still remembers one
 // under this name, a live read confirms it is gone (or re-created with a new
 // uid) before it is forgotten: a lagging cache must not erase a history.
-ReconcileResult SandboxReconciler::ForgetIfGone(const std::string& ns, const std::string& name) {
-  std::vector<std::string> remembered;
-  for (const auto& [uid, r] : journal_.state().sandboxes)
-    if (r.ns == ns && r.name == name) remembered.push_back(uid);
+ReconcileResult SandboxReconciler::ForgetIfGone(Pass& p, const std::string& ns,
+                                                const std::string& name) {
+  const std::vector<std::string> remembered = journal_.Read([&](const domain::JournalState& s) {
+    std::vector<std::string> out;
+    for (const auto& [uid, r] : s.sandboxes)
+      if (r.ns == ns && r.name == name) out.push_back(uid);
+    return out;
+  });
   if (remembered.empty()) return ReconcileResult::Done();
   // A name the API server cannot have issued names nothing in the cluster:
   // no request, nothing lives under it.
   std::string live_uid;
   if (const auto path = SandboxPath(VersionOf(options_.sandbox_version), ns, name); path.ok()) {
-    kube::ApiResponse r = Noted(client_.Get(*path, Call()));
+    kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
     if (r.ok()) {
       kube::ObjectPtr obj = ParseObject(r.body);
       live_uid = obj ? kube::MetadataString(*obj, "uid") : "";
@@ -249,7 +257,8 @@ ReconcileResult SandboxReconciler::ForgetIfGone(const std::string& ns, const std
   return ReconcileResult::Done();
 }
 
-SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, const std::string& name,
+SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string& ns,
+                                                     const std::string& name,
                                                      const kube::ObjectPtr& sandbox) {
   auto parsed = kube::ParseSandbox(*sandbox, VersionOf(options_.sandbox_version));
   if (!parsed.ok()) {
@@ -257,11 +266,11 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, cons
     return {ReconcileResult::Done(), nullptr};  // its next change re-enqueues it
   }
   bool ok = true;
-  domain::Snapshot snap = Observe(*parsed, /*live=*/false, &ok);
+  domain::Snapshot snap = Observe(p, *parsed, /*live=*/false, &ok);
   domain::Decision decision = domain::decide(snap);
   if (NeedsLiveConfirmation(snap, decision)) {
     Count(&ReconcilerStats::confirmations);
-    domain::Snapshot live = Observe(*parsed, /*live=*/true, &ok);
+    domain::Snapshot live = Observe(p, *parsed, /*live=*/true, &ok);
     if (!ok)
       return {ReconcileResult::Retry(), nullptr};  // cannot confirm: nothing recorded, nothing sent
     domain::Decision live_decision = domain::decide(live);
@@ -289,7 +298,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, cons
   }
   // A refusal that persists: the refused intent is sent again (read first,
   // so a resend that landed before a crash is found applied, not resent).
-  if (recorded->retry) return Drive(*recorded->retry, /*send_first=*/false);
+  if (recorded->retry) return Drive(p, *recorded->retry, /*send_first=*/false);
   if (!recorded->intent_seq) {
     if (decision.verdict == Verdict::kAdmitting && decision.reevaluate_at_ms) {
       const int64_t wait_ms = std::max<int64_t>(1, *decision.reevaluate_at_ms - time_.NowMs());
@@ -297,13 +306,15 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(const std::string& ns, cons
     }
     return {ReconcileResult::Done(), nullptr};
   }
-  const IntentRecord intent = journal_.state().pending_intents.at(*recorded->intent_seq);
-  return Drive(intent, /*send_first=*/true);
+  const IntentRecord intent = journal_.Read(
+      [&](const domain::JournalState& s) { return s.pending_intents.at(*recorded->intent_seq); });
+  return Drive(p, intent, /*send_first=*/true);
 }
 
 // Sends the intent's PATCH (or, for a pending one, reads first) until its
 // result is known: DESIGN "Never resend blindly".
-SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bool send_first) {
+SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& intent,
+                                                  bool send_first) {
   const auto path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
   if (!path.ok()) {
     // A name the API server cannot have issued (a damaged journal): no such
@@ -319,7 +330,7 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
         return {ReconcileResult::Retry(), nullptr};
       ++sends;
       Count(&ReconcilerStats::patches);
-      kube::ApiResponse r = Noted(client_.MergePatch(*path, IntentBody(intent), Call()));
+      kube::ApiResponse r = p.Noted(client_.MergePatch(*path, IntentBody(intent), p.Call()));
       if (r.ok()) return Settle(intent, {Outcome::kApplied, GenerationOf(r.body), ""}, nullptr);
       if (DefiniteRefusal(r)) {
         const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;
@@ -332,7 +343,7 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
       spdlog::info("suspend of {}/{} (journal seq {}): result unknown ({}); reading the sandbox",
                    intent.ns, intent.name, intent.seq, r.error.ToString());
     }
-    ReadBack rb = Read(intent);
+    ReadBack rb = Read(p, intent);
     if (rb.kind == ReadBack::Kind::kUnknown)
       return {ReconcileResult::Retry(), nullptr};  // stays pending
     if (rb.kind == ReadBack::Kind::kSendAgain) {
@@ -343,10 +354,10 @@ SandboxReconciler::Round SandboxReconciler::Drive(const IntentRecord& intent, bo
   }
 }
 
-SandboxReconciler::ReadBack SandboxReconciler::Read(const IntentRecord& intent) {
+SandboxReconciler::ReadBack SandboxReconciler::Read(Pass& p, const IntentRecord& intent) {
   const auto path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
   if (!path.ok()) return {};  // Drive settles these before reading
-  kube::ApiResponse r = Noted(client_.Get(*path, Call()));
+  kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
   if (r.error.kind == kube::ApiErrorKind::kNotFound) {
     return {ReadBack::Kind::kSettled,
             {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"},

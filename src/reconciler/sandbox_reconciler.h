@@ -16,8 +16,11 @@
 // same way the next time its key comes up — after a restart or as soon as
 // the journal takes writes again — without holding up any other sandbox.
 //
-// Not thread-safe: the journal has one writer. The controller runs it on one
-// worker.
+// Thread-safe: the controller's workers call Reconcile concurrently, never
+// for the same key at once (the work queue guarantees it). What one pass
+// needs of its own (its deadline, the Retry-After it heard) lives in a Pass
+// object on that worker's stack; the journal commits concurrent workers'
+// events together (group commit) and each waits only for its own.
 #pragma once
 
 #include <chrono>
@@ -46,8 +49,8 @@ struct ReconcilerOptions {
   int max_rounds = 3;             // 409 -> re-read -> decide again, per pass
   // The API calls of one pass (settling, confirming, patching, reading back)
   // end within this, retries included; whatever is left open is retried with
-  // the key's backoff. So one sandbox whose calls hang holds the (single)
-  // worker this long at most, and the other sandboxes go on (issue 9).
+  // the key's backoff. So one sandbox whose calls hang holds its worker this
+  // long at most, and the other sandboxes go on (issue 9).
   std::chrono::milliseconds pass_budget{30000};
 };
 
@@ -103,22 +106,28 @@ class SandboxReconciler {
     ReconcileResult result;
     kube::ObjectPtr fresh;  // set: a conflict; decide again on this object
   };
+  // One pass's own state, on its worker's stack.
+  struct Pass {
+    MonoTime deadline{};                 // this pass's API calls end by then
+    std::optional<int64_t> retry_after;  // the longest Retry-After heard in this pass
+    kube::CallOptions Call() const { return {deadline, nullptr}; }
+    kube::ApiResponse Noted(kube::ApiResponse r);  // remembers its Retry-After
+  };
 
-  ReconcileResult Pass(const std::string& ns, const std::string& name);
-  kube::ApiResponse Noted(kube::ApiResponse r);  // remembers its Retry-After
-  bool ResolvePending(const std::string& ns, const std::string& name);
-  ReconcileResult ForgetIfGone(const std::string& ns, const std::string& name);
-  Round Evaluate(const std::string& ns, const std::string& name, const kube::ObjectPtr& sandbox);
-  domain::Snapshot Observe(const kube::ParsedSandbox& sb, bool live, bool* ok);
-  Round Drive(const domain::IntentRecord& intent, bool send_first);
-  ReadBack Read(const domain::IntentRecord& intent);
+  ReconcileResult Run(Pass& p, const std::string& ns, const std::string& name);
+  bool ResolvePending(Pass& p, const std::string& ns, const std::string& name);
+  ReconcileResult ForgetIfGone(Pass& p, const std::string& ns, const std::string& name);
+  Round Evaluate(Pass& p, const std::string& ns, const std::string& name,
+                 const kube::ObjectPtr& sandbox);
+  domain::Snapshot Observe(Pass& p, const kube::ParsedSandbox& sb, bool live, bool* ok);
+  Round Drive(Pass& p, const domain::IntentRecord& intent, bool send_first);
+  ReadBack Read(Pass& p, const domain::IntentRecord& intent);
   Round Settle(const domain::IntentRecord& intent, const domain::SuspendOutcome& outcome,
                kube::ObjectPtr fresh);
   bool MayWrite();
   Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome);
   void Count(int ReconcilerStats::*field);
-  kube::CallOptions Call() const { return {pass_deadline_, nullptr}; }  // bounded by the pass
 
   const ClusterCache& cache_;
   kube::ApiClient& client_;
@@ -127,9 +136,7 @@ class SandboxReconciler {
   EventSink* events_;
   Metrics* metrics_;
   const ReconcilerOptions options_;
-  MonoTime pass_deadline_{};            // this pass's API calls end by then
-  std::optional<int64_t> retry_after_;  // the longest Retry-After seen in this pass
-  mutable std::mutex mu_;               // stats_ and journal_ok_, read from other threads
+  mutable std::mutex mu_;  // stats_ and journal_ok_, read from other threads
   ReconcilerStats stats_;
   bool journal_ok_ = true;
 };
