@@ -74,9 +74,14 @@ class LeaderTest : public ::testing::Test {
 TEST_F(LeaderTest, MayWriteOnlyWithinTheRenewDeadlineOfTheLastSuccess) {
   LeaderElector& e = Elector("a");
   EXPECT_FALSE(e.MayWrite());  // never acquired
+  EXPECT_FALSE(e.WriteFenceUntil());
+  const MonoTime started = time_.MonotonicNow();
   ASSERT_TRUE(e.TryAcquireOrRenew());
   EXPECT_EQ(Holder(), "a");
   EXPECT_TRUE(e.MayWrite());
+  // A write sent now must be on the wire by then (its deadline): the
+  // simulation's seed 365 sent one 9 s late, after the lease had lapsed.
+  EXPECT_EQ(e.WriteFenceUntil(), started + 10s);
   time_.Advance(9999ms);
   EXPECT_TRUE(e.MayWrite());
   time_.Advance(1ms);  // renew deadline (10 s) since the acquisition started, no renewal

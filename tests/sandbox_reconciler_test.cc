@@ -76,7 +76,10 @@ class SandboxReconcilerTest : public ::testing::Test {
     co.qps = 0;
     client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
     ReconcilerOptions o;
-    o.may_write = [this] { return may_write_; };
+    o.write_fence = [this]() -> std::optional<MonoTime> {
+      if (!may_write_) return std::nullopt;
+      return MonoTime::max();
+    };
     reconciler_ = std::make_unique<SandboxReconciler>(cache_, *client_, *journal_, time_, &events_,
                                                       nullptr, o);
     SyncCache();

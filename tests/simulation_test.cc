@@ -8,7 +8,12 @@
 // write refusals; process crashes at any step (all memory dropped, journal
 // reopened); lease renewals that stall; OpenShell's create and resume flows
 // acted out step by step (gated pods, late annotations); users resuming
-// sandboxes with a stale fence; fence changes and recreations.
+// sandboxes with a stale fence; fence changes and recreations. Three seeds
+// in four run the controller with 2 to 4 workers (1 + seed % 4) on
+// SteppedWorkers: real threads, one running at a time, each parked at every
+// request, so passes over different sandboxes interleave at every request
+// boundary in a seeded order; a request parked past its deadline is
+// abandoned unsent, as the real transport abandons it.
 //
 // Invariants, checked at every PATCH and at the end of every run:
 //   I1  no PATCH without a durable intent carrying the same seq and precondition;
@@ -51,6 +56,7 @@
 #include "sim/handler.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "stepped_workers.h"
 #include "test_support.h"
 
 namespace fk::simulation {
@@ -91,6 +97,9 @@ struct Instance {
   std::unique_ptr<reconciler::EventRecorder> events;
   std::unique_ptr<SimCache> cache;
   std::unique_ptr<reconciler::Controller> controller;
+  // With more than one worker, the controller's work items run on these
+  // (destroyed first: a crash ends the items in flight, writing nothing).
+  std::unique_ptr<fk::testing::SteppedWorkers> workers;
 };
 
 std::optional<CacheKind> KindOf(const sim::ResourceKind* k) {
@@ -111,7 +120,7 @@ struct Flow {
 
 class World {
  public:
-  explicit World(uint64_t seed) : seed_(seed), rng_(seed) {
+  explicit World(uint64_t seed) : seed_(seed), rng_(seed), workers_(1 + seed % 4) {
     sim::SimOptions so;
     so.emulate_agent_sandbox = false;  // the agent-sandbox controller is an actor below
     so.history_limit = 16;             // no watches here: the cache reads the log below
@@ -135,6 +144,7 @@ class World {
   // The whole run: set-up, the fault phase, the quiet phase, the final checks.
   // Returns "" or the first violation.
   std::string Run(int fault_steps) {
+    Note("workers: " + std::to_string(workers_));
     Setup();
     Restart();
     for (step_ = 0; step_ < fault_steps && violation_.empty(); ++step_) Step();
@@ -233,18 +243,22 @@ class World {
   // ---- the fencekeeper instance -------------------------------------------
 
   void Restart() {
+    crashing_ = true;   // what the dying instance's workers still try is never durable
     instance_.reset();  // a crash: nothing in memory survives
+    crashing_ = false;
     auto in = std::make_unique<Instance>();
     in->identity = "fencekeeper_" + std::to_string(++incarnation_);
     journal::OpenOptions jo;
     jo.clock = &time_;
-    jo.refuse_writes = [this] { return journal_refuses_; };
+    jo.refuse_writes = [this] { return journal_refuses_ || crashing_; };
     auto j = journal::Journal::Open(journal_path_, jo);
     if (!j.ok()) return Fail("journal reopen failed: " + j.status().ToString());
     in->journal = std::move(*j);
     const std::string identity = in->identity;
     auto transport = std::make_unique<kube::FakeTransport>(
-        [this, identity](const kube::HttpRequest& r) { return FromFencekeeper(identity, r); });
+        [this, identity](const kube::HttpRequest& r, std::chrono::milliseconds timeout) {
+          return FromFencekeeper(identity, r, timeout);
+        });
     in->transport = transport.get();
     kube::ClientOptions co;
     co.time = &time_;
@@ -269,9 +283,13 @@ class World {
     o.retry_base = 100ms;
     o.retry_max = 20s;
     auto* elector = in->elector.get();
-    o.may_write = [elector] { return elector->MayWrite(); };
+    o.write_fence = [elector] { return elector->WriteFenceUntil(); };
     in->controller = std::make_unique<reconciler::Controller>(*in->cache, *in->client, *in->journal,
                                                               o, nullptr, in->events.get());
+    if (workers_ > 1) {
+      in->workers = std::make_unique<fk::testing::SteppedWorkers>(
+          workers_, [c = in->controller.get()] { return c->ProcessNextWorkItem(false); });
+    }
     instance_ = std::move(in);
     for (int k = 0; k < 3; ++k) Relist(static_cast<CacheKind>(k));
     instance_->controller->EnqueuePendingIntents();
@@ -329,7 +347,17 @@ class World {
   }
 
   Result<kube::HttpResponse> FromFencekeeper(const std::string& identity,
-                                             const kube::HttpRequest& r) {
+                                             const kube::HttpRequest& r,
+                                             std::chrono::milliseconds timeout) {
+    // A worker's request waits here while other workers run: the
+    // interleaving. Waiting past its timeout, it is abandoned unsent, as the
+    // real transport abandons a request whose deadline passes before it is
+    // written.
+    const MonoTime handed_over = time_.MonotonicNow();
+    if (!fk::testing::SteppedWorkers::ParkIfWorker())
+      return Status::IOError("the process died before sending (crash injected)");
+    if (time_.MonotonicNow() - handed_over >= timeout)
+      return Status::IOError("timeout: the deadline passed before the request was sent");
     const bool lease = r.target.find("/leases") != std::string::npos;
     const bool event = r.target.find("/events") != std::string::npos;
     const bool sandbox_patch = r.method == "PATCH" && r.target.rfind(kSandboxes, 0) == 0;
@@ -655,7 +683,7 @@ class World {
                                                        : "policy") +
              " event");
     } else if (roll < 40) {
-      if (in.controller->ProcessNextWorkItem(false)) Note("controller: one work item");
+      RunWorker(in);
     } else if (roll < 48) {
       time_.Advance(std::chrono::milliseconds(rng_() % 3000));
     } else if (roll < 49) {
@@ -706,6 +734,27 @@ class World {
     }
   }
 
+  // One worker runs: to its next request, or through a work item.
+  void RunWorker(Instance& in) {
+    if (!in.workers) {
+      if (in.controller->ProcessNextWorkItem(false)) Note("controller: one work item");
+      return;
+    }
+    const int w = static_cast<int>(rng_() % in.workers->size());
+    const bool resumed = in.workers->parked(w);
+    Note("controller: worker " + std::to_string(w) + (resumed ? " resumes" : " starts"));
+    switch (in.workers->Run(w)) {
+      case fk::testing::SteppedWorkers::Slice::kParked:
+        Note("  worker " + std::to_string(w) + " waits for its request");
+        break;
+      case fk::testing::SteppedWorkers::Slice::kFinished:
+        Note("  worker " + std::to_string(w) + " finished its work item");
+        break;
+      case fk::testing::SteppedWorkers::Slice::kIdle:
+        break;
+    }
+  }
+
   // Faults stop; OpenShell finishes its flows; everything runs until nothing is left to do.
   void Quiesce() {
     Note("---- faults stop ----");
@@ -725,7 +774,12 @@ class World {
       }
       Renew();
       if (i % 10 == 0) instance_->controller->EnqueueAll();
-      for (int n = 0; n < 50 && instance_->controller->ProcessNextWorkItem(false); ++n) busy = true;
+      if (instance_->workers) {
+        busy |= instance_->workers->Drain(200);
+      } else {
+        for (int n = 0; n < 50 && instance_->controller->ProcessNextWorkItem(false); ++n)
+          busy = true;
+      }
       busy |= instance_->controller->queue().NextDue().has_value() || log_.size() != events_before;
       instance_->events->SendQueued();
       idle = busy ? 0 : idle + 1;
@@ -789,6 +843,8 @@ class World {
 
   const uint64_t seed_;
   std::mt19937_64 rng_;
+  const int workers_;      // 1: work items on the scheduler's thread; more: SteppedWorkers
+  bool crashing_ = false;  // the instance is being torn down
   ManualTimeSource time_;
   fk::testing::TempDir dir_;
   fk::testing::TempDir shm_dir_{"/dev/shm"};

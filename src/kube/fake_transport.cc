@@ -14,7 +14,15 @@ class EndedStream final : public Transport::Stream {
 
 }  // namespace
 
-FakeTransport::FakeTransport(Handler handler, std::string host)
+FakeTransport::FakeTransport(Handler handler, std::string host) : host_(std::move(host)) {
+  if (handler) {
+    handler_ = [h = std::move(handler)](const HttpRequest& r, std::chrono::milliseconds) {
+      return h(r);
+    };
+  }
+}
+
+FakeTransport::FakeTransport(TimedHandler handler, std::string host)
     : handler_(std::move(handler)), host_(std::move(host)) {}
 
 void FakeTransport::Record(const HttpRequest& request, std::chrono::milliseconds timeout,
@@ -33,7 +41,7 @@ Result<HttpResponse> FakeTransport::RoundTrip(const HttpRequest& request,
   if (!handler_)
     return Status::IOError("FakeTransport: no handler for " + request.method + " " +
                            request.target);
-  return handler_(request);
+  return handler_(request, timeout);
 }
 
 std::unique_ptr<Transport::Stream> FakeTransport::OpenStream(const HttpRequest& request,

@@ -21,6 +21,10 @@ class FakeTransport final : public Transport {
   // answer" (a timeout, a reset). Called on the caller's thread, without any
   // lock held, so it may block, call requests(), or advance a manual clock.
   using Handler = std::function<Result<HttpResponse>(const HttpRequest& request)>;
+  // The same, also told the time the caller allowed the round trip (a test
+  // that delays a request can time it out as a real transport would).
+  using TimedHandler = std::function<Result<HttpResponse>(const HttpRequest& request,
+                                                          std::chrono::milliseconds timeout)>;
   // Opens a stream. Without one, every stream ends at once with an error.
   using StreamHandler =
       std::function<std::unique_ptr<Stream>(const HttpRequest& request, StreamCallbacks callbacks)>;
@@ -37,6 +41,7 @@ class FakeTransport final : public Transport {
   };
 
   explicit FakeTransport(Handler handler, std::string host = "fake.invalid");
+  explicit FakeTransport(TimedHandler handler, std::string host = "fake.invalid");
 
   // Recorded before the handler runs: inside the handler, requests().back()
   // is the request being answered. A `cancel` that has fired answers with an
@@ -57,7 +62,7 @@ class FakeTransport final : public Transport {
  private:
   void Record(const HttpRequest& request, std::chrono::milliseconds timeout, bool stream);
 
-  Handler handler_;
+  TimedHandler handler_;
   std::string host_;
   mutable std::mutex mu_;
   StreamHandler stream_handler_;

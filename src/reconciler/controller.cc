@@ -21,7 +21,7 @@ ReconcilerOptions ReconcilerOptionsFrom(const ControllerOptions& o) {
   ReconcilerOptions r;
   r.sandbox_version = o.sandbox_version;
   r.boundary_port = o.boundary_port;
-  r.may_write = o.may_write;
+  r.write_fence = o.write_fence;
   return r;
 }
 

@@ -47,8 +47,8 @@ struct ControllerOptions {
   std::chrono::milliseconds retry_base{50};
   std::chrono::milliseconds retry_max{300000};
   TimeSource* time = nullptr;  // the real clock by default
-  // The leadership fence (LeaderElector::MayWrite); null: always allowed.
-  std::function<bool()> may_write;
+  // The leadership fence (LeaderElector::WriteFenceUntil); null: always allowed.
+  std::function<std::optional<MonoTime>()> write_fence;
 };
 
 // What the reconciler counted, plus the loop's own counters.

@@ -71,7 +71,15 @@ MonoTime::duration LeaderElector::FenceRemaining() const {
   return MonoTime(MonoTime::duration(until)) - time_.MonotonicNow();
 }
 
-bool LeaderElector::MayWrite() const { return FenceRemaining() > MonoTime::duration::zero(); }
+bool LeaderElector::MayWrite() const { return WriteFenceUntil().has_value(); }
+
+std::optional<MonoTime> LeaderElector::WriteFenceUntil() const {
+  const MonoTime::rep until = fence_until_.load();
+  if (until == kNoFence) return std::nullopt;
+  const MonoTime t{MonoTime::duration(until)};
+  if (t <= time_.MonotonicNow()) return std::nullopt;
+  return t;
+}
 
 void LeaderElector::Journal(const std::string& state) {
   spdlog::info("leader election: {} lease {}/{} as {}", state, options_.ns, options_.name,

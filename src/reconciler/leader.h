@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -81,6 +82,9 @@ class LeaderElector {
 
   // Whether writes are allowed now: the write fence. Thread-safe.
   bool MayWrite() const;
+  // Until when writes are allowed (nullopt: not now). A write's request must
+  // be on the wire by then, so its deadline is at most this. Thread-safe.
+  std::optional<MonoTime> WriteFenceUntil() const;
   const std::string& identity() const { return options_.identity; }
 
  private:

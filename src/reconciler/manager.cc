@@ -122,9 +122,8 @@ ManagerExit Manager::Run(Interrupt& stop) {
 
   options_.leader->cancel = &stop;  // a renewal in flight does not hold up SIGTERM
   LeaderElector elector(**client, *options_.leader, &journal_);
-  options_.controller.may_write = [&elector] {
-    return elector.MayWrite();
-  };  // no write once the fence lapses
+  // No write once the fence lapses, and none that could leave after it.
+  options_.controller.write_fence = [&elector] { return elector.WriteFenceUntil(); };
   const LeaderExit exit = elector.Run(
       [&]() -> Status {
         leading_ = true;

@@ -118,10 +118,11 @@ void SandboxReconciler::Count(int ReconcilerStats::*field) {
   ++(stats_.*field);
 }
 
-bool SandboxReconciler::MayWrite() {
-  if (!options_.may_write || options_.may_write()) return true;
+std::optional<MonoTime> SandboxReconciler::WriteDeadline(const Pass& p) {
+  if (!options_.write_fence) return p.deadline;
+  if (const auto until = options_.write_fence()) return std::min(p.deadline, *until);
   Count(&ReconcilerStats::fenced);
-  return false;
+  return std::nullopt;
 }
 
 ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::string& name) {
@@ -286,7 +287,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
     decision = std::move(live_decision);
   }
   // An intent is recorded only when it can be sent at once.
-  if (decision.action == Action::kPatchSuspend && !MayWrite())
+  if (decision.action == Action::kPatchSuspend && !WriteDeadline(p))
     return {ReconcileResult::Retry(), nullptr};
 
   domain::Evaluation eval{snap, decision, parsed->resource_version};
@@ -326,11 +327,13 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
   bool send = send_first;
   for (int sends = 0;;) {
     if (send) {
-      if (sends >= options_.max_identical_patches || !MayWrite())
-        return {ReconcileResult::Retry(), nullptr};
+      if (sends >= options_.max_identical_patches) return {ReconcileResult::Retry(), nullptr};
+      const std::optional<MonoTime> deadline = WriteDeadline(p);
+      if (!deadline) return {ReconcileResult::Retry(), nullptr};
       ++sends;
       Count(&ReconcilerStats::patches);
-      kube::ApiResponse r = p.Noted(client_.MergePatch(*path, IntentBody(intent), p.Call()));
+      kube::ApiResponse r =
+          p.Noted(client_.MergePatch(*path, IntentBody(intent), {*deadline, nullptr}));
       if (r.ok()) return Settle(intent, {Outcome::kApplied, GenerationOf(r.body), ""}, nullptr);
       if (DefiniteRefusal(r)) {
         const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;

@@ -43,8 +43,12 @@ namespace fk::reconciler {
 struct ReconcilerOptions {
   std::string sandbox_version = "v1beta1";
   int boundary_port = 5500;
-  // The leadership fence: no write is sent unless it says yes. Null: always.
-  std::function<bool()> may_write;
+  // The leadership fence: until when writes may be sent (nullopt: not now;
+  // LeaderElector::WriteFenceUntil). A suspend PATCH's deadline is at most
+  // that, so a request held up on its way out (a slow connect, a stalled
+  // worker) is abandoned rather than written after the lease may have
+  // lapsed. Null: always allowed.
+  std::function<std::optional<MonoTime>()> write_fence;
   int max_identical_patches = 3;  // sends of one intent's PATCH while its result stays unknown
   int max_rounds = 3;             // 409 -> re-read -> decide again, per pass
   // The API calls of one pass (settling, confirming, patching, reading back)
@@ -124,7 +128,9 @@ class SandboxReconciler {
   ReadBack Read(Pass& p, const domain::IntentRecord& intent);
   Round Settle(const domain::IntentRecord& intent, const domain::SuspendOutcome& outcome,
                kube::ObjectPtr fresh);
-  bool MayWrite();
+  // The deadline for a write sent now: the pass's, cut to the fence's end;
+  // nullopt when the fence does not hold (counted in `fenced`).
+  std::optional<MonoTime> WriteDeadline(const Pass& p);
   Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome);
   void Count(int ReconcilerStats::*field);
