@@ -69,32 +69,45 @@ void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r) {
 }
 
 // Rewrites the projection rows of every record the batch changed.
-void WriteProjections(SQLite::Database& db, const BatchState& batch) {
-  SQLite::Statement fence(
-      db,
-      "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
-      "policy_uid, generation, intact, seq, updated_at) VALUES (?,?,?,?,?,?,?,?)");
-  for (const auto& key : batch.changed_fences()) WriteFence(fence, batch.scratch().fences.at(key));
-  SQLite::Statement sandbox(
-      db,
-      "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
-      "verdict, reason, action, observed_generation, observation, "
-      "observation_seq, decision, decision_seq, pending_intent_seq, "
-      "applied_generation, updated_at, refused_intent_seq) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  SQLite::Statement forget(db, "DELETE FROM sandbox_projection WHERE sandbox_uid = ?");
+void WriteProjections(BatchStatements& st, const BatchState& batch) {
+  for (const auto& key : batch.changed_fences())
+    WriteFence(st.upsert_fence, batch.scratch().fences.at(key));
   for (const std::string& uid : batch.changed_sandboxes()) {
     if (auto it = batch.scratch().sandboxes.find(uid); it != batch.scratch().sandboxes.end()) {
-      WriteSandbox(sandbox, it->second);
+      WriteSandbox(st.upsert_sandbox, it->second);
     } else {  // forgotten
-      forget.reset();
-      forget.bind(1, uid);
-      forget.exec();
+      st.delete_sandbox.reset();
+      st.delete_sandbox.bind(1, uid);
+      st.delete_sandbox.exec();
     }
   }
 }
 
+int64_t MaxSeq(SQLite::Statement& max_seq) {
+  max_seq.reset();
+  max_seq.executeStep();
+  const int64_t seq = max_seq.getColumn(0).getInt64();
+  max_seq.reset();  // a statement left on a row would hold a read transaction open
+  return seq;
+}
+
 }  // namespace
+
+BatchStatements::BatchStatements(SQLite::Database& db)
+    : max_seq(db, "SELECT COALESCE(max(seq), 0) FROM events"),
+      insert_event(db,
+                   "INSERT INTO events (seq, recorded_at, kind, namespace, name, uid, ref_seq, "
+                   "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+      upsert_fence(db,
+                   "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
+                   "policy_uid, generation, intact, seq, updated_at) VALUES (?,?,?,?,?,?,?,?)"),
+      upsert_sandbox(db,
+                     "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
+                     "verdict, reason, action, observed_generation, observation, "
+                     "observation_seq, decision, decision_seq, pending_intent_seq, "
+                     "applied_generation, updated_at, refused_intent_seq) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+      delete_sandbox(db, "DELETE FROM sandbox_projection WHERE sandbox_uid = ?") {}
 
 Status Journal::Submit(Member& member) {
   std::unique_lock lock(queue_mu_);
@@ -175,22 +188,20 @@ Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& 
   auto& db = impl_->db;
   try {
     SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t on_disk = db.execAndGet("SELECT COALESCE(max(seq), 0) FROM events").getInt64();
+    if (!impl_->statements) impl_->statements = std::make_unique<BatchStatements>(db);
+    BatchStatements& st = *impl_->statements;
+    const int64_t on_disk = MaxSeq(st.max_seq);
     if (on_disk != state_.last_seq) {
       return Status::Busy("journal " + Quote(path_) + " was written by another process (last seq " +
                           std::to_string(on_disk) + ", expected " +
                           std::to_string(state_.last_seq) +
                           "); only one fencekeeper may write a journal");
     }
-    SQLite::Statement insert(
-        db,
-        "INSERT INTO events (seq, recorded_at, kind, namespace, name, uid, ref_seq, "
-        "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     for (const Member* m : members) {
       if (!m->status.ok()) continue;
-      for (const Event& e : m->events) InsertEvent(insert, e);
+      for (const Event& e : m->events) InsertEvent(st.insert_event, e);
     }
-    WriteProjections(db, batch);
+    WriteProjections(st, batch);
     tx.commit();
   } catch (const SQLite::Exception& e) {
     return FromSqlite("cannot append to journal " + Quote(path_), e);

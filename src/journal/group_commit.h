@@ -4,9 +4,11 @@
 #pragma once
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,11 +18,23 @@
 
 namespace fk::journal {
 
+// The statements of a batch's transaction, prepared once: parsing them again
+// for every batch would cost more than a small batch's inserts.
+struct BatchStatements {
+  explicit BatchStatements(SQLite::Database& db);
+  SQLite::Statement max_seq;
+  SQLite::Statement insert_event;
+  SQLite::Statement upsert_fence;
+  SQLite::Statement upsert_sandbox;
+  SQLite::Statement delete_sandbox;
+};
+
 struct Journal::Impl {
   Impl(const std::string& path, int flags, const std::string& vfs, const TimeSource* c)
       : db(path, flags, 0, vfs), clock(c) {}
   SQLite::Database db;
   const TimeSource* clock;
+  std::unique_ptr<BatchStatements> statements;  // made by the first batch (after migrations)
 };
 
 // One call waiting in the group-commit queue. Everything but `done` and `cv`
