@@ -1,5 +1,7 @@
 #include "journal/batch_state.h"
 
+#include <utility>
+
 namespace fk::journal {
 using namespace fk::domain;
 
@@ -95,18 +97,19 @@ void BatchState::Fold(const Event& e) {
   fold(scratch_, e);
 }
 
-void BatchState::MergeInto(JournalState& committed) const {
-  for (const FenceKey& key : changed_fences_) committed.fences[key] = scratch_.fences.at(key);
+void BatchState::MergeInto(JournalState& committed) && {
+  for (const FenceKey& key : changed_fences_)
+    committed.fences[key] = std::move(scratch_.fences.at(key));
   for (const std::string& uid : changed_sandboxes_) {
     if (auto it = scratch_.sandboxes.find(uid); it != scratch_.sandboxes.end()) {
-      committed.sandboxes[uid] = it->second;
+      committed.sandboxes[uid] = std::move(it->second);
     } else {
       committed.sandboxes.erase(uid);
     }
   }
   for (int64_t seq : changed_intents_) {
     if (auto it = scratch_.pending_intents.find(seq); it != scratch_.pending_intents.end()) {
-      committed.pending_intents[seq] = it->second;
+      committed.pending_intents[seq] = std::move(it->second);
     } else {
       committed.pending_intents.erase(seq);
     }

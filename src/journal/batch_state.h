@@ -46,8 +46,9 @@ class BatchState {
   const std::set<FenceKey>& changed_fences() const { return changed_fences_; }
   const std::set<std::string>& changed_sandboxes() const { return changed_sandboxes_; }
 
-  // Applies every change to `committed` (the state this batch was built on).
-  void MergeInto(domain::JournalState& committed) const;
+  // Applies every change to `committed` (the state this batch was built on),
+  // moving the changed records out of the batch: call it last.
+  void MergeInto(domain::JournalState& committed) &&;
 
  private:
   void ImportFence(const FenceKey& key);

@@ -174,7 +174,7 @@ Journal::BatchOutcome Journal::CommitBatch(const std::vector<Member*>& batch) {
   }
   {
     std::unique_lock state_lock(state_mu_);
-    state.MergeInto(state_);
+    std::move(state).MergeInto(state_);
   }
   wrote_since_checkpoint_ = true;
   outcome.committed = true;
