@@ -12,11 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 
+#include "journal/batch_state.h"
 #include "journal/codec.h"
+#include "journal/group_commit.h"
 #include "journal/migrations.h"
 #include "journal/read_only.h"
+#include "journal/sqlite_status.h"
 #include "journal/text_bound.h"
 
 namespace fk::journal {
@@ -25,34 +27,8 @@ using namespace fk::domain;
 
 namespace {
 
-// Maps an SQLite failure to a Status; disk-full and I/O errors stay
-// distinguishable because the reconciler reacts to them (readiness off).
-Status FromSqlite(const std::string& context, const SQLite::Exception& e) {
-  const int primary = e.getErrorCode() & 0xff;
-  std::string msg = context + ": " + e.what();
-  switch (primary) {
-    case SQLITE_FULL:
-      return Status::IOError(msg + " (disk full)");
-    case SQLITE_IOERR:
-    case SQLITE_READONLY:
-    case SQLITE_CANTOPEN:
-    case SQLITE_PERM:
-      return Status::IOError(msg);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return Status::Busy(msg);
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return Status::Corruption(msg);
-    default:
-      return Status::Internal(msg);
-  }
-}
-
 constexpr char kSqliteMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
                                    'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
-
-std::string Quote(const std::string& path) { return "'" + path + "'"; }
 
 // Creates the journal file with mode 0600 before SQLite touches it, so it is
 // never readable by others, not even for an instant. The -wal and -shm files
@@ -138,13 +114,6 @@ Result<FileInfo> InspectJournalFile(const std::string& path) {
   }
   return info;
 }
-
-struct Journal::Impl {
-  Impl(const std::string& path, int flags, const std::string& vfs, const TimeSource* c)
-      : db(path, flags, 0, vfs), clock(c) {}
-  SQLite::Database db;
-  const TimeSource* clock;
-};
 
 Journal::Journal(std::string path, std::unique_ptr<Impl> impl)
     : path_(std::move(path)), impl_(std::move(impl)) {}
@@ -234,6 +203,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
 }
 
 Status Journal::LoadState() {
+  std::lock_guard db_lock(db_mu_);
   JournalState state;
   try {
     auto& db = impl_->db;
@@ -290,7 +260,7 @@ Status Journal::LoadState() {
     for (const auto& [uid, r] : state.sandboxes) {
       if (!r.history.pending_intent_seq) continue;
       const int64_t seq = *r.history.pending_intent_seq;
-      Status s = ForEachEvent(seq, seq, [&](const Event& e) {
+      Status s = ForEachEventLocked(seq, seq, [&](const Event& e) {
         if (const auto* intent = std::get_if<SuspendIntent>(&e.body)) {
           state.pending_intents[seq] = IntentRecord{seq, e.ns, e.name, e.uid, *intent};
           return Status::Ok();
@@ -332,8 +302,8 @@ Result<RefusedIntent> Journal::LoadRefused(int64_t seq) const {
     q.executeStep();
     return q.getColumn(0).getInt64();
   }();
-  if (Status s = ForEachEvent(seq, seq, take); !s.ok()) return s;
-  if (Status s = ForEachEvent(outcome_seq, outcome_seq, take); !s.ok()) return s;
+  if (Status s = ForEachEventLocked(seq, seq, take); !s.ok()) return s;
+  if (Status s = ForEachEventLocked(outcome_seq, outcome_seq, take); !s.ok()) return s;
   if (found != 2 || refused.outcome.outcome != Outcome::kFailed) {
     return Status::Corruption("sandbox_projection names seq " + std::to_string(seq) +
                               " as a refused intent, but it is not an intent whose latest "
@@ -353,154 +323,34 @@ static bool OutcomeHasIntent(const JournalState& state, const Event& e) {
 
 Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   if (events.empty()) return events;
-  if (refuse_writes_ && refuse_writes_())
-    return Status::IOError(path_ + ": write refused (injected fault)");
-  // Fold into a scratch state holding only the records these events touch,
-  // write those to the projections, and merge into state_ only after COMMIT:
-  // a failed append leaves state_ exactly as it was, at O(events) cost.
-  JournalState scratch;
-  scratch.last_seq = state_.last_seq;
-  std::set<int64_t> touched_intents;
-  std::set<std::string> forgotten;
-  for (Event& e : events) {
-    BoundEventText(e);
-    if (e.kind() == EventKind::kForgotten) forgotten.insert(e.uid);
-    if (const auto* f = std::get_if<FenceObserved>(&e.body)) {
-      if (auto it = state_.fences.find({e.ns, f->policy}); it != state_.fences.end())
-        scratch.fences.insert(*it);
-    } else if (auto it = state_.sandboxes.find(e.uid); it != state_.sandboxes.end()) {
-      scratch.sandboxes.insert(*it);
-    }
-    if (e.kind() == EventKind::kSuspendOutcome) {
-      touched_intents.insert(e.ref_seq);
-      if (!OutcomeHasIntent(state_, e)) {
+  Member member([&](BatchState& batch) -> Result<std::vector<Event>> {
+    const JournalState& state = batch.For(events);
+    for (const Event& e : events) {
+      if (e.kind() == EventKind::kSuspendOutcome && !OutcomeHasIntent(state, e)) {
         return Status::InvalidArgument("outcome for seq " + std::to_string(e.ref_seq) +
                                        ", which is neither a pending nor a refused intent");
       }
-      if (auto it = state_.pending_intents.find(e.ref_seq); it != state_.pending_intents.end())
-        scratch.pending_intents.insert(*it);
     }
-  }
-
-  const std::string now = FormatRfc3339(impl_->clock->Now());
-  auto& db = impl_->db;
-  try {
-    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t on_disk = db.execAndGet("SELECT COALESCE(max(seq), 0) FROM events").getInt64();
-    if (on_disk != state_.last_seq) {
-      return Status::Busy("journal " + Quote(path_) + " was written by another process (last seq " +
-                          std::to_string(on_disk) + ", expected " +
-                          std::to_string(state_.last_seq) +
-                          "); only one fencekeeper may write a journal");
-    }
-    SQLite::Statement insert(
-        db,
-        "INSERT INTO events (recorded_at, kind, namespace, name, uid, ref_seq, "
-        "payload) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    for (Event& e : events) {
-      e.recorded_at = now;
-      insert.reset();
-      insert.bind(1, e.recorded_at);
-      insert.bind(2, ToString(e.kind()));
-      insert.bind(3, e.ns);
-      insert.bind(4, e.name);
-      insert.bind(5, e.uid);
-      if (e.ref_seq != 0)
-        insert.bind(6, e.ref_seq);
-      else
-        insert.bind(6);
-      insert.bind(7, EncodePayload(e.body));
-      insert.exec();
-      e.seq = db.getLastInsertRowid();
-      if (e.kind() == EventKind::kSuspendIntent) touched_intents.insert(e.seq);
-      fold(scratch, e);
-    }
-
-    SQLite::Statement fence(
-        db,
-        "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
-        "policy_uid, generation, intact, seq, updated_at) VALUES (?,?,?,?,?,?,?,?)");
-    for (const auto& [key, r] : scratch.fences) {
-      fence.reset();
-      fence.bind(1, r.ns);
-      fence.bind(2, r.policy);
-      fence.bind(3, r.observation.present ? 1 : 0);
-      fence.bind(4, r.observation.uid);
-      fence.bind(5, r.observation.generation);
-      fence.bind(6, r.observation.intact ? 1 : 0);
-      fence.bind(7, r.seq);
-      fence.bind(8, r.updated_at);
-      fence.exec();
-    }
-    SQLite::Statement sandbox(
-        db,
-        "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
-        "verdict, reason, action, observed_generation, observation, "
-        "observation_seq, decision, decision_seq, pending_intent_seq, "
-        "applied_generation, updated_at, refused_intent_seq) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    for (const auto& [uid, r] : scratch.sandboxes) {
-      sandbox.reset();
-      sandbox.clearBindings();
-      sandbox.bind(1, r.uid);
-      sandbox.bind(2, r.ns);
-      sandbox.bind(3, r.name);
-      if (r.decision) {
-        sandbox.bind(4, ToString(r.decision->verdict));
-        sandbox.bind(5, ToString(r.decision->reason));
-        sandbox.bind(6, ToString(r.decision->action));
-        sandbox.bind(10, EncodeDecision(*r.decision));
-        sandbox.bind(11, r.decision_seq);
-      }
-      if (r.observation) {
-        sandbox.bind(7, r.observation->sandbox.generation);
-        sandbox.bind(8, EncodeSnapshot(*r.observation));
-        sandbox.bind(9, r.observation_seq);
-      }
-      if (r.history.pending_intent_seq) sandbox.bind(12, *r.history.pending_intent_seq);
-      if (r.history.applied_generation) sandbox.bind(13, *r.history.applied_generation);
-      sandbox.bind(14, r.updated_at);
-      if (r.refused) sandbox.bind(15, r.refused->intent.seq);
-      sandbox.exec();
-    }
-    SQLite::Statement forget(db, "DELETE FROM sandbox_projection WHERE sandbox_uid = ?");
-    for (const std::string& uid : forgotten) {
-      if (scratch.sandboxes.contains(uid)) continue;  // seen again after it was forgotten
-      forget.reset();
-      forget.bind(1, uid);
-      forget.exec();
-    }
-    tx.commit();
-  } catch (const SQLite::Exception& e) {
-    return FromSqlite("cannot append to journal " + Quote(path_), e);
-  }
-
-  std::unique_lock state_lock(state_mu_);
-  for (auto& [key, r] : scratch.fences) state_.fences[key] = std::move(r);
-  for (const std::string& uid : forgotten) {
-    if (!scratch.sandboxes.contains(uid)) state_.sandboxes.erase(uid);
-  }
-  for (auto& [uid, r] : scratch.sandboxes) state_.sandboxes[uid] = std::move(r);
-  for (int64_t seq : touched_intents) {
-    if (auto it = scratch.pending_intents.find(seq); it != scratch.pending_intents.end()) {
-      state_.pending_intents[seq] = it->second;
-    } else {
-      state_.pending_intents.erase(seq);
-    }
-  }
-  state_.last_seq = scratch.last_seq;
-  wrote_since_checkpoint_ = true;
-  return events;
+    return std::move(events);
+  });
+  if (Status s = Submit(member); !s.ok()) return s;
+  return std::move(member.events);
 }
 
 Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
-  auto appended = Append(plan_events(state_, evaluation));
-  if (!appended.ok()) return appended.status();
   Recorded r;
-  r.appended = appended->size();
-  r.retry = refused_to_retry(state_, evaluation);
-  for (const Event& e : *appended) {
-    if (e.kind() == EventKind::kSuspendIntent) r.intent_seq = e.seq;
+  Member member([&](BatchState& batch) -> Result<std::vector<Event>> {
+    const JournalState& state = batch.For(evaluation);
+    r.retry = refused_to_retry(state, evaluation);
+    return plan_events(state, evaluation);
+  });
+  if (Status s = Submit(member); !s.ok()) return s;
+  r.appended = member.events.size();
+  for (const Event& e : member.events) {
+    if (const auto* intent = std::get_if<SuspendIntent>(&e.body)) {
+      r.intent_seq = e.seq;
+      r.intent = IntentRecord{e.seq, e.ns, e.name, e.uid, *intent};
+    }
   }
   return r;
 }
@@ -513,16 +363,19 @@ static const RefusedIntent* FindRefused(const JournalState& state, int64_t inten
   return nullptr;
 }
 
-Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome) {
+// The event recording `outcome` of `intent_seq`; none when it repeats the
+// refusal already recorded for that intent.
+static Result<std::vector<Event>> PlanOutcome(const JournalState& state, int64_t intent_seq,
+                                              const SuspendOutcome& outcome) {
   const IntentRecord* intent = nullptr;
-  if (auto it = state_.pending_intents.find(intent_seq); it != state_.pending_intents.end()) {
+  if (auto it = state.pending_intents.find(intent_seq); it != state.pending_intents.end()) {
     intent = &it->second;
-  } else if (const RefusedIntent* refused = FindRefused(state_, intent_seq)) {
+  } else if (const RefusedIntent* refused = FindRefused(state, intent_seq)) {
     // The same refusal again appends nothing; the text is compared as it
     // would be stored.
     SuspendOutcome bounded = outcome;
     bounded.detail = BoundText(bounded.detail);
-    if (bounded == refused->outcome) return int64_t{0};
+    if (bounded == refused->outcome) return std::vector<Event>{};
     intent = &refused->intent;
   } else {
     return Status::InvalidArgument("journal seq " + std::to_string(intent_seq) +
@@ -534,14 +387,24 @@ Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome&
   e.uid = intent->uid;
   e.ref_seq = intent_seq;
   e.body = outcome;
-  auto appended = Append({std::move(e)});
-  if (!appended.ok()) return appended.status();
-  return appended->front().seq;
+  std::vector<Event> events;
+  events.push_back(std::move(e));
+  return events;
 }
 
-Result<size_t> Journal::Forget(const std::string& uid, const std::string& detail) {
-  auto it = state_.sandboxes.find(uid);
-  if (it == state_.sandboxes.end()) return size_t{0};
+Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome) {
+  Member member([&](BatchState& batch) {
+    return PlanOutcome(batch.ForIntent(intent_seq), intent_seq, outcome);
+  });
+  if (Status s = Submit(member); !s.ok()) return s;
+  return member.events.empty() ? int64_t{0} : member.events.front().seq;
+}
+
+// `superseded` for each pending intent of sandbox `uid`, then `forgotten`.
+static std::vector<Event> PlanForget(const JournalState& state, const std::string& uid,
+                                     const std::string& detail) {
+  auto it = state.sandboxes.find(uid);
+  if (it == state.sandboxes.end()) return {};
   const SandboxRecord& r = it->second;
   std::vector<Event> events;
   auto subject = [&](EventBody body, int64_t ref_seq) {
@@ -555,18 +418,25 @@ Result<size_t> Journal::Forget(const std::string& uid, const std::string& detail
   };
   // A PATCH of a pending intent carries the old object's resourceVersion, so
   // it can never land on a sandbox that is gone or re-created: superseded.
-  for (const auto& [seq, intent] : state_.pending_intents) {
+  for (const auto& [seq, intent] : state.pending_intents) {
     if (intent.uid == uid)
       subject(SuspendOutcome{Outcome::kSuperseded, std::nullopt, "sandbox deleted: " + detail},
               seq);
   }
   subject(Forgotten{detail}, 0);
-  auto appended = Append(std::move(events));
-  if (!appended.ok()) return appended.status();
-  return appended->size();
+  return events;
+}
+
+Result<size_t> Journal::Forget(const std::string& uid, const std::string& detail) {
+  Member member([&](BatchState& batch) -> Result<std::vector<Event>> {
+    return PlanForget(batch.ForSandbox(uid), uid, detail);
+  });
+  if (Status s = Submit(member); !s.ok()) return s;
+  return member.events.size();
 }
 
 Status Journal::Checkpoint() {
+  std::lock_guard db_lock(db_mu_);
   if (!wrote_since_checkpoint_) return Status::Ok();
   // TRUNCATE waits for readers through the busy handler; a worker must not
   // wait on an operator's long `replay`, so give up at once instead (the
@@ -587,6 +457,12 @@ Status Journal::Checkpoint() {
 
 Status Journal::ForEachEvent(int64_t from_seq, int64_t until_seq,
                              const std::function<Status(const Event&)>& fn) const {
+  std::lock_guard db_lock(db_mu_);
+  return ForEachEventLocked(from_seq, until_seq, fn);
+}
+
+Status Journal::ForEachEventLocked(int64_t from_seq, int64_t until_seq,
+                                   const std::function<Status(const Event&)>& fn) const {
   try {
     SQLite::Statement q(
         impl_->db,
@@ -622,6 +498,7 @@ Status Journal::ForEachEvent(int64_t from_seq, int64_t until_seq,
 }
 
 Result<std::string> Journal::IntegrityCheck() const {
+  std::lock_guard db_lock(db_mu_);
   try {
     SQLite::Statement q(impl_->db, "PRAGMA integrity_check");
     std::string out;

@@ -7,12 +7,29 @@
 // durable on return (WAL + synchronous=FULL): a transition intent is on disk
 // before the PATCH it announces is sent.
 //
-// Not thread-safe: callers serialize access.
+// Thread-safe, with group commit (in the manner of LevelDB's DBImpl::Write):
+// Append, Record, RecordOutcome and Forget may be called from many threads at
+// once. Callers queue; the caller at the front commits itself and every
+// caller queued behind it as one batch — one transaction, one fsync — while
+// later callers queue for the next batch. A batch closes when the writer is
+// free: no timer, so an idle journal adds no latency. Each call returns only
+// once the transaction holding its own events is durable, so an intent is
+// still on disk before the PATCH it announces is sent. Within a batch each
+// call is planned against the committed state plus the events of the calls
+// ahead of it (two sandboxes seeing one new fence generation record it once;
+// seqs stay contiguous). A call whose own planning fails (an outcome for an
+// unknown intent) fails alone; a batch whose commit fails fails every call in
+// it, appends nothing, and leaves state() unchanged. Read() never sees an
+// event before its commit. Checkpoint, ForEachEvent and IntegrityCheck take
+// the connection in turn with the batches: SQLite is never used by two
+// threads at once.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -58,6 +75,19 @@ struct FileInfo {
 // schema is newer than this binary knows.
 Result<FileInfo> InspectJournalFile(const std::string& path);
 
+class BatchState;
+
+// Counters of the group commit, for metrics and benchmarks.
+struct JournalStats {
+  uint64_t commits = 0;         // transactions committed: one WAL fsync each
+  uint64_t failed_commits = 0;  // batches whose transaction failed (every call in it failed)
+  uint64_t batches = 0;         // batches led, including those with nothing to append
+  uint64_t calls = 0;           // calls served by those batches
+  uint64_t events = 0;          // events committed
+  uint64_t largest_batch = 0;   // most calls in one batch
+  uint64_t queued = 0;          // calls queued or being committed right now
+};
+
 class Journal {
  public:
   // Creates (mode 0600) and migrates a missing or empty file, upgrades an older
@@ -88,6 +118,8 @@ class Journal {
   struct Recorded {
     size_t appended = 0;
     std::optional<int64_t> intent_seq;  // set when the evaluation issued an intent
+    // The intent recorded (seq intent_seq), as state() holds it while pending.
+    std::optional<domain::IntentRecord> intent;
     // Set instead when the evaluation repeats a refused intent (see
     // domain::refused_to_retry): send that intent's PATCH again, nothing new
     // was recorded.
@@ -116,25 +148,44 @@ class Journal {
 
   // Calls `fn` for each event with from_seq <= seq <= until_seq, in order.
   // A row that does not decode stops the walk with kCorruption naming its seq.
+  // `fn` must not call back into the journal (it runs holding the connection).
   Status ForEachEvent(int64_t from_seq, int64_t until_seq,
                       const std::function<Status(const domain::Event&)>& fn) const;
 
   // PRAGMA integrity_check: "ok", or the problems it lists. Costs O(file).
   Result<std::string> IntegrityCheck() const;
 
+  JournalStats stats() const;
+
  private:
   struct Impl;
+  struct Member;  // one call waiting in the group-commit queue (group_commit.cc)
+  struct BatchOutcome;
   Journal(std::string path, std::unique_ptr<Impl> impl);
   Status LoadState();
   Result<domain::RefusedIntent> LoadRefused(int64_t seq) const;
+  Status ForEachEventLocked(int64_t from_seq, int64_t until_seq,
+                            const std::function<Status(const domain::Event&)>& fn) const;
+  // Queues `member` and returns once its batch is committed (or failed).
+  Status Submit(Member& member);
+  BatchOutcome CommitBatch(const std::vector<Member*>& batch);
+  Status WriteBatch(const BatchState& batch, const std::vector<Member*>& members);
 
   std::string path_;
   std::unique_ptr<Impl> impl_;
   std::function<bool()> refuse_writes_;
   int busy_timeout_ms_ = 0;
-  bool wrote_since_checkpoint_ = true;  // unknown at open: a previous run may have left a WAL
   int schema_version_ = 0;
+  // The connection: held by the batch being committed, a checkpoint or a read.
+  mutable std::mutex db_mu_;
+  bool wrote_since_checkpoint_ =
+      true;  // under db_mu_; unknown at open: a previous run may have left a WAL
+  // The group-commit queue: its front member leads the next batch.
+  mutable std::mutex queue_mu_;
+  std::deque<Member*> queue_;
+  JournalStats stats_;                  // under queue_mu_
   mutable std::shared_mutex state_mu_;  // readers share it; merging a commit takes it alone
+  // Written only by the leader of a batch (one at a time), under state_mu_.
   domain::JournalState state_;
 };
 

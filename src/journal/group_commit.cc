@@ -1,0 +1,219 @@
+// Group commit: the queue of calls and the one transaction per batch
+// (journal.h says what callers can rely on).
+#include "journal/group_commit.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "journal/codec.h"
+#include "journal/sqlite_status.h"
+#include "journal/text_bound.h"
+
+namespace fk::journal {
+using namespace fk::domain;
+
+namespace {
+
+void InsertEvent(SQLite::Statement& insert, const Event& e) {
+  insert.reset();
+  insert.clearBindings();
+  insert.bind(1, e.seq);
+  insert.bind(2, e.recorded_at);
+  insert.bind(3, ToString(e.kind()));
+  insert.bind(4, e.ns);
+  insert.bind(5, e.name);
+  insert.bind(6, e.uid);
+  if (e.ref_seq != 0) insert.bind(7, e.ref_seq);
+  insert.bind(8, EncodePayload(e.body));
+  insert.exec();
+}
+
+void WriteFence(SQLite::Statement& fence, const FenceRecord& r) {
+  fence.reset();
+  fence.bind(1, r.ns);
+  fence.bind(2, r.policy);
+  fence.bind(3, r.observation.present ? 1 : 0);
+  fence.bind(4, r.observation.uid);
+  fence.bind(5, r.observation.generation);
+  fence.bind(6, r.observation.intact ? 1 : 0);
+  fence.bind(7, r.seq);
+  fence.bind(8, r.updated_at);
+  fence.exec();
+}
+
+void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r) {
+  sandbox.reset();
+  sandbox.clearBindings();
+  sandbox.bind(1, r.uid);
+  sandbox.bind(2, r.ns);
+  sandbox.bind(3, r.name);
+  if (r.decision) {
+    sandbox.bind(4, ToString(r.decision->verdict));
+    sandbox.bind(5, ToString(r.decision->reason));
+    sandbox.bind(6, ToString(r.decision->action));
+    sandbox.bind(10, EncodeDecision(*r.decision));
+    sandbox.bind(11, r.decision_seq);
+  }
+  if (r.observation) {
+    sandbox.bind(7, r.observation->sandbox.generation);
+    sandbox.bind(8, EncodeSnapshot(*r.observation));
+    sandbox.bind(9, r.observation_seq);
+  }
+  if (r.history.pending_intent_seq) sandbox.bind(12, *r.history.pending_intent_seq);
+  if (r.history.applied_generation) sandbox.bind(13, *r.history.applied_generation);
+  sandbox.bind(14, r.updated_at);
+  if (r.refused) sandbox.bind(15, r.refused->intent.seq);
+  sandbox.exec();
+}
+
+// Rewrites the projection rows of every record the batch changed.
+void WriteProjections(BatchStatements& st, const BatchState& batch) {
+  for (const auto& key : batch.changed_fences())
+    WriteFence(st.upsert_fence, batch.scratch().fences.at(key));
+  for (const std::string& uid : batch.changed_sandboxes()) {
+    if (auto it = batch.scratch().sandboxes.find(uid); it != batch.scratch().sandboxes.end()) {
+      WriteSandbox(st.upsert_sandbox, it->second);
+    } else {  // forgotten
+      st.delete_sandbox.reset();
+      st.delete_sandbox.bind(1, uid);
+      st.delete_sandbox.exec();
+    }
+  }
+}
+
+int64_t MaxSeq(SQLite::Statement& max_seq) {
+  max_seq.reset();
+  max_seq.executeStep();
+  const int64_t seq = max_seq.getColumn(0).getInt64();
+  max_seq.reset();  // a statement left on a row would hold a read transaction open
+  return seq;
+}
+
+}  // namespace
+
+BatchStatements::BatchStatements(SQLite::Database& db)
+    : max_seq(db, "SELECT COALESCE(max(seq), 0) FROM events"),
+      insert_event(db,
+                   "INSERT INTO events (seq, recorded_at, kind, namespace, name, uid, ref_seq, "
+                   "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+      upsert_fence(db,
+                   "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
+                   "policy_uid, generation, intact, seq, updated_at) VALUES (?,?,?,?,?,?,?,?)"),
+      upsert_sandbox(db,
+                     "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
+                     "verdict, reason, action, observed_generation, observation, "
+                     "observation_seq, decision, decision_seq, pending_intent_seq, "
+                     "applied_generation, updated_at, refused_intent_seq) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+      delete_sandbox(db, "DELETE FROM sandbox_projection WHERE sandbox_uid = ?") {}
+
+Status Journal::Submit(Member& member) {
+  std::unique_lock lock(queue_mu_);
+  queue_.push_back(&member);
+  member.cv.wait(lock, [&] { return member.done || queue_.front() == &member; });
+  if (member.done) return member.status;  // an earlier leader committed it
+
+  // This member leads: it commits itself and every member queued behind it.
+  // Members arriving meanwhile queue for the next batch.
+  const std::vector<Member*> batch(queue_.begin(), queue_.end());
+  lock.unlock();
+  BatchOutcome outcome;
+  try {
+    outcome = CommitBatch(batch);
+  } catch (const std::exception& e) {  // never leave the queue without a leader
+    for (Member* m : batch) m->status = Status::Internal(std::string("journal batch: ") + e.what());
+    outcome.failed = true;
+  }
+  lock.lock();
+  stats_.batches += 1;
+  stats_.calls += batch.size();
+  stats_.commits += outcome.committed ? 1 : 0;
+  stats_.failed_commits += outcome.failed ? 1 : 0;
+  stats_.events += outcome.committed ? outcome.events : 0;
+  stats_.largest_batch = std::max<uint64_t>(stats_.largest_batch, batch.size());
+  for (Member* m : batch) {
+    queue_.pop_front();
+    m->done = true;
+    if (m != &member) m->cv.notify_one();
+  }
+  if (!queue_.empty()) queue_.front()->cv.notify_one();  // the next leader
+  return member.status;
+}
+
+Journal::BatchOutcome Journal::CommitBatch(const std::vector<Member*>& batch) {
+  std::lock_guard db_lock(db_mu_);
+  // No other thread writes state_ while this leader runs: reading it unlocked is safe.
+  BatchState state(state_);
+  const std::string now = FormatRfc3339(impl_->clock->Now());
+  BatchOutcome outcome;
+  for (Member* m : batch) {
+    auto planned = m->plan(state);
+    if (!planned.ok()) {
+      m->status = planned.status();
+      continue;
+    }
+    m->events = std::move(*planned);
+    for (Event& e : m->events) {
+      BoundEventText(e);
+      e.seq = state.scratch().last_seq + 1;
+      e.recorded_at = now;
+      state.Fold(e);
+    }
+    outcome.events += m->events.size();
+  }
+  if (outcome.events == 0) return outcome;  // nothing to commit: no transaction, no fsync
+
+  if (Status s = WriteBatch(state, batch); !s.ok()) {
+    for (Member* m : batch) {
+      if (m->status.ok()) m->status = s;
+    }
+    outcome.failed = true;
+    return outcome;
+  }
+  {
+    std::unique_lock state_lock(state_mu_);
+    std::move(state).MergeInto(state_);
+  }
+  wrote_since_checkpoint_ = true;
+  outcome.committed = true;
+  return outcome;
+}
+
+// One transaction: every member's events, then the projections they change.
+Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& members) {
+  if (refuse_writes_ && refuse_writes_())
+    return Status::IOError(path_ + ": write refused (injected fault)");
+  auto& db = impl_->db;
+  try {
+    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    if (!impl_->statements) impl_->statements = std::make_unique<BatchStatements>(db);
+    BatchStatements& st = *impl_->statements;
+    const int64_t on_disk = MaxSeq(st.max_seq);
+    if (on_disk != state_.last_seq) {
+      return Status::Busy("journal " + Quote(path_) + " was written by another process (last seq " +
+                          std::to_string(on_disk) + ", expected " +
+                          std::to_string(state_.last_seq) +
+                          "); only one fencekeeper may write a journal");
+    }
+    for (const Member* m : members) {
+      if (!m->status.ok()) continue;
+      for (const Event& e : m->events) InsertEvent(st.insert_event, e);
+    }
+    WriteProjections(st, batch);
+    tx.commit();
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("cannot append to journal " + Quote(path_), e);
+  }
+  return Status::Ok();
+}
+
+JournalStats Journal::stats() const {
+  std::lock_guard lock(queue_mu_);
+  JournalStats stats = stats_;
+  stats.queued = queue_.size();
+  return stats;
+}
+
+}  // namespace fk::journal

@@ -1,0 +1,62 @@
+// The journal's insides shared by journal.cc (opening, reading, planning each
+// call) and group_commit.cc (the queue and the batch transaction). Included by
+// those two files only: it pulls in SQLiteCpp.
+#pragma once
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "journal/batch_state.h"
+#include "journal/journal.h"
+
+namespace fk::journal {
+
+// The statements of a batch's transaction, prepared once: parsing them again
+// for every batch would cost more than a small batch's inserts.
+struct BatchStatements {
+  explicit BatchStatements(SQLite::Database& db);
+  SQLite::Statement max_seq;
+  SQLite::Statement insert_event;
+  SQLite::Statement upsert_fence;
+  SQLite::Statement upsert_sandbox;
+  SQLite::Statement delete_sandbox;
+};
+
+struct Journal::Impl {
+  Impl(const std::string& path, int flags, const std::string& vfs, const TimeSource* c)
+      : db(path, flags, 0, vfs), clock(c) {}
+  SQLite::Database db;
+  const TimeSource* clock;
+  std::unique_ptr<BatchStatements> statements;  // made by the first batch (after migrations)
+};
+
+// One call waiting in the group-commit queue. Everything but `done` and `cv`
+// is touched by the batch's leader only, while the caller waits.
+struct Journal::Member {
+  using Plan = std::function<Result<std::vector<domain::Event>>(BatchState&)>;
+  explicit Member(Plan p) : plan(std::move(p)) {}
+
+  // Plans this call's events against the batch's state (which includes the
+  // events of the members ahead of it). An error fails this member only.
+  Plan plan;
+  std::vector<domain::Event> events;  // as appended: seq and recorded_at set
+  Status status;
+  bool done = false;  // under queue_mu_
+  std::condition_variable cv;
+};
+
+// What one batch did, for the stats.
+struct Journal::BatchOutcome {
+  bool committed = false;
+  bool failed = false;
+  size_t events = 0;
+};
+
+}  // namespace fk::journal
