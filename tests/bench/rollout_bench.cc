@@ -26,10 +26,6 @@ namespace fk::bench {
 namespace {
 using namespace std::chrono_literals;
 
-// One namespace, one fence: the operator of the issue rolls one fence over
-// all their sandboxes.
-constexpr int kNamespaces = 1;
-
 // Enough retained watch events that no watch of the run expires (a 410
 // would make an informer list everything again).
 size_t History(int n) { return 10 * static_cast<size_t>(n) + 10000; }
@@ -82,8 +78,8 @@ struct Ceiling {
 
 // The server double's ceiling: `threads` threads over one HttpTransport
 // client (as the controller's workers share one), nothing but the API work.
-Ceiling MeasureCeiling(int n, int threads) {
-  SimCluster cluster(Fleet(n, kNamespaces, /*stale=*/true), History(n));
+Ceiling MeasureCeiling(int n, int namespaces, int threads) {
+  SimCluster cluster(Fleet(n, namespaces, /*stale=*/true), History(n));
   if (!cluster.status().ok()) return {0, 0, cluster.status().ToString()};
   const std::vector<Target> targets = Targets(cluster.sim());
   auto client = HttpClient(cluster.url());
@@ -111,10 +107,10 @@ Ceiling MeasureCeiling(int n, int threads) {
 // The real controller against its own freshly populated server.
 class RolloutRun {
  public:
-  RolloutRun(int n, int workers)
+  RolloutRun(int n, int namespaces, int workers)
       : n_(n),
         workers_(workers),
-        cluster_(Fleet(n, kNamespaces, /*stale=*/true), History(n)),
+        cluster_(Fleet(n, namespaces, /*stale=*/true), History(n)),
         dir_(BenchDir()) {}
   ~RolloutRun() {
     if (controller_) controller_->Stop();
@@ -245,13 +241,14 @@ void BM_Rollout(benchmark::State& state) {
   LogToFile();
   const int n = static_cast<int>(state.range(0));
   const int workers = static_cast<int>(state.range(1));
+  const int namespaces = static_cast<int>(state.range(2));
   for (auto _ : state) {
-    const Ceiling ceiling = MeasureCeiling(n, workers);
+    const Ceiling ceiling = MeasureCeiling(n, namespaces, workers);
     if (!ceiling.error.empty()) {
       state.SkipWithError(ceiling.error.c_str());
       break;
     }
-    RolloutRun run(n, workers);
+    RolloutRun run(n, namespaces, workers);
     if (std::string error = RunRollout(run); !error.empty()) {
       state.SkipWithError(error.c_str());
       break;
@@ -264,9 +261,13 @@ void BM_Rollout(benchmark::State& state) {
     state.counters["goal_ratio"] = 0.9;
   }
 }
+// One namespace, one fence: the operator of the issue rolls one fence over
+// all their sandboxes. The 100-namespace case separates the cost of pod
+// events that scales with the sandboxes of a namespace.
 BENCHMARK(BM_Rollout)
-    ->ArgNames({"sandboxes", "workers"})
-    ->ArgsProduct({{2000, 10000}, {16, 1, 64}})
+    ->ArgNames({"sandboxes", "workers", "namespaces"})
+    ->ArgsProduct({{2000, 10000}, {16, 1, 64}, {1}})
+    ->Args({10000, 16, 100})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
