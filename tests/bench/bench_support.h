@@ -8,6 +8,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -128,11 +129,14 @@ class SimCluster {
 };
 
 // An API client over HttpTransport with the production defaults (no
-// client-side rate limit).
-inline std::unique_ptr<kube::ApiClient> HttpClient(const std::string& url) {
+// client-side rate limit), keeping a connection for each of `concurrency`
+// threads (as the Manager does for its workers and Event senders).
+inline std::unique_ptr<kube::ApiClient> HttpClient(const std::string& url, int concurrency = 4) {
   kube::ClusterConfig cfg;
   cfg.server = url;
-  auto c = kube::ApiClient::Create(cfg, kube::ClientOptions{});
+  kube::ClientOptions o;
+  o.max_idle_connections = static_cast<size_t>(std::max(concurrency, 4));
+  auto c = kube::ApiClient::Create(cfg, o);
   return c.ok() ? std::move(*c) : nullptr;
 }
 

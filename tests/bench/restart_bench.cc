@@ -29,14 +29,17 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kSandboxes = 1000;
-constexpr int kRounds = 5;  // of each kind of start, alternated; medians reported
+constexpr int kWorkers = 16;  // `fencekeeper run`'s default
+constexpr int kRounds = 5;    // of each kind of start, alternated; medians reported
 
 // The journal the controller writes over one pass of the cluster.
 std::string JournalOnePass(SimCluster& cluster, const std::string& path) {
   auto j = journal::Journal::Open(path);
   if (!j.ok()) return j.status().ToString();
-  auto client = HttpClient(cluster.url());
-  reconciler::Controller c(*client, **j, reconciler::ControllerOptions{});
+  auto client = HttpClient(cluster.url(), 2 * kWorkers);
+  reconciler::ControllerOptions o;
+  o.workers = kWorkers;
+  reconciler::Controller c(*client, **j, o);
   c.Start();
   const bool done = WaitUntil(
       [&] {
@@ -134,6 +137,7 @@ Start TimeStart(const std::string& journal_path, const std::string& url) {
   reconciler::Metrics metrics;
   reconciler::ManagerOptions o;
   o.cluster.server = url;
+  o.controller.workers = kWorkers;
   reconciler::Manager manager(**j, metrics, o);
   Interrupt stop;
   std::thread run([&] { manager.Run(stop); });

@@ -82,7 +82,7 @@ Ceiling MeasureCeiling(int n, int namespaces, int threads) {
   SimCluster cluster(Fleet(n, namespaces, /*stale=*/true), History(n));
   if (!cluster.status().ok()) return {0, 0, cluster.status().ToString()};
   const std::vector<Target> targets = Targets(cluster.sim());
-  auto client = HttpClient(cluster.url());
+  auto client = HttpClient(cluster.url(), threads);
   std::atomic<size_t> next{0};
   std::atomic<int> failures{0};
   const int requests_before = cluster.NonWatchRequests();
@@ -122,7 +122,7 @@ class RolloutRun {
     auto j = journal::Journal::Open(dir_.File("journal.db"));
     if (!j.ok()) return j.status().ToString();
     journal_ = std::move(*j);
-    client_ = HttpClient(cluster_.url());
+    client_ = HttpClient(cluster_.url(), 2 * workers_);  // workers and Event senders
     reconciler::ControllerOptions o;
     o.workers = workers_;
     controller_ = std::make_unique<reconciler::Controller>(*client_, *journal_, o);
@@ -268,6 +268,7 @@ BENCHMARK(BM_Rollout)
     ->ArgNames({"sandboxes", "workers", "namespaces"})
     ->ArgsProduct({{2000, 10000}, {16, 1, 64}, {1}})
     ->Args({10000, 16, 100})
+    ->Args({10000, 1, 100})
     ->Iterations(1)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
