@@ -20,6 +20,7 @@
 #include "journal/journal.h"
 #include "reconciler/controller.h"
 #include "reconciler/event_recorder.h"
+#include "reconciler/metrics.h"
 #include "reconciler/sandbox_reconciler.h"
 
 namespace fk::bench {
@@ -125,7 +126,7 @@ class RolloutRun {
     client_ = HttpClient(cluster_.url(), 2 * workers_);  // workers and Event senders
     reconciler::ControllerOptions o;
     o.workers = workers_;
-    controller_ = std::make_unique<reconciler::Controller>(*client_, *journal_, o);
+    controller_ = std::make_unique<reconciler::Controller>(*client_, *journal_, o, &metrics_);
     controller_->Start();
     if (!WaitUntil([&] { return controller_->Synced(); }, Deadline(n_))) return "caches not synced";
     return "";
@@ -185,6 +186,11 @@ class RolloutRun {
     state.counters["requests_per_transition"] =
         double(cluster_.NonWatchRequests() - requests_at_sync_) / n_;
     state.counters["rows_per_transition"] = double(Rows() - rows_at_sync_) / n_;
+    // What bounds a worker: its durable commits (each one fsync, on its path).
+    const double commits = Metric("fencekeeper_journal_commit_seconds_count");
+    state.counters["commits_per_transition"] = commits / n_;
+    state.counters["commit_ms"] =
+        commits > 0 ? 1e3 * Metric("fencekeeper_journal_commit_seconds_sum") / commits : 0;
     state.counters["events_created"] = s.events_created;
     state.counters["events_failed"] = s.events_failed;
     state.counters["conflicts"] = s.conflicts;
@@ -197,6 +203,12 @@ class RolloutRun {
  private:
   int64_t Rows() const {
     return journal_->Read([](const domain::JournalState& s) { return s.last_seq; });
+  }
+  // A sample's value from the controller's Prometheus text (0 if absent).
+  double Metric(const std::string& name) const {
+    const std::string text = metrics_.Render();
+    const size_t at = text.find("\n" + name + " ");
+    return at == std::string::npos ? 0 : std::stod(text.substr(at + name.size() + 2));
   }
   // Every informer has seen the server's current resourceVersion (bookmarks carry it).
   bool CaughtUp() {
@@ -221,6 +233,7 @@ class RolloutRun {
   const int n_, workers_;
   SimCluster cluster_;
   fk::testing::TempDir dir_;
+  reconciler::Metrics metrics_;
   std::unique_ptr<journal::Journal> journal_;
   std::unique_ptr<kube::ApiClient> client_;
   std::unique_ptr<reconciler::Controller> controller_;
