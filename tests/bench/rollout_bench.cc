@@ -128,8 +128,11 @@ class RolloutRun {
     o.workers = workers_;
     controller_ = std::make_unique<reconciler::Controller>(*client_, *journal_, o, &metrics_);
     controller_->Start();
-    if (!WaitUntil([&] { return controller_->Synced(); }, Deadline(n_))) return "caches not synced";
-    return "";
+    if (WaitUntil([&] { return controller_->Synced(); }, Deadline(n_))) return "";
+    std::string unsynced;
+    for (const auto& check : controller_->CacheChecks())
+      if (!check.ok) unsynced += " " + check.name;
+    return "caches not synced within " + std::to_string(Deadline(n_).count()) + " ms:" + unsynced;
   }
 
   // From caches synced until every sandbox is suspended on the server.
