@@ -177,6 +177,25 @@ TEST_F(GroupCommitTest, ManyThreadsRecordManyIntentsInFewerCommits) {
       EXPECT_LE(seen, Count("SELECT COALESCE(max(seq), 0) FROM events"));
     }
   });
+  // A reader that touches nothing but Read(): it sees whole batches only
+  // (each sandbox with an intent has its intent pending, within last_seq),
+  // and never a state going back.
+  std::thread reader([&] {
+    int64_t last = 0;
+    while (writing) {
+      std::this_thread::yield();
+      journal_->Read([&](const JournalState& s) {
+        EXPECT_GE(s.last_seq, last);
+        last = s.last_seq;
+        for (const auto& [uid, r] : s.sandboxes) {
+          if (!r.history.pending_intent_seq) continue;
+          EXPECT_TRUE(s.pending_intents.contains(*r.history.pending_intent_seq)) << uid;
+          EXPECT_LE(*r.history.pending_intent_seq, s.last_seq) << uid;
+        }
+        return 0;
+      });
+    }
+  });
   std::vector<std::function<void()>> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -188,6 +207,7 @@ TEST_F(GroupCommitTest, ManyThreadsRecordManyIntentsInFewerCommits) {
   FirstThenBatch(threads.front(), {threads.begin() + 1, threads.end()});
   writing = false;
   checkpointer.join();
+  reader.join();
 
   ASSERT_EQ(results_.size(), size_t{kThreads * kPerThread});
   for (const auto& [name, r] : results_) {

@@ -57,8 +57,9 @@ struct OpenOptions {
   // register fault-injecting VFSes (disk full, I/O errors, power loss).
   std::string vfs;
   // Fault injection (the deterministic simulation): consulted before every
-  // append; returning true makes that append fail as an I/O error would,
-  // changing nothing.
+  // batch that has something to append (by the thread committing it);
+  // returning true makes that batch fail as an I/O error would, changing
+  // nothing. With one caller at a time, a batch is one call.
   std::function<bool()> refuse_writes;
 };
 
@@ -178,8 +179,8 @@ class Journal {
   int schema_version_ = 0;
   // The connection: held by the batch being committed, a checkpoint or a read.
   mutable std::mutex db_mu_;
-  bool wrote_since_checkpoint_ =
-      true;  // under db_mu_; unknown at open: a previous run may have left a WAL
+  // Under db_mu_. Unknown at open: a previous run may have left a WAL.
+  bool wrote_since_checkpoint_ = true;
   // The group-commit queue: its front member leads the next batch.
   mutable std::mutex queue_mu_;
   std::deque<Member*> queue_;
