@@ -300,16 +300,14 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   // A refusal that persists: the refused intent is sent again (read first,
   // so a resend that landed before a crash is found applied, not resent).
   if (recorded->retry) return Drive(p, *recorded->retry, /*send_first=*/false);
-  if (!recorded->intent_seq) {
+  if (!recorded->intent) {
     if (decision.verdict == Verdict::kAdmitting && decision.reevaluate_at_ms) {
       const int64_t wait_ms = std::max<int64_t>(1, *decision.reevaluate_at_ms - time_.NowMs());
       return {ReconcileResult::After(std::chrono::milliseconds(wait_ms)), nullptr};
     }
     return {ReconcileResult::Done(), nullptr};
   }
-  const IntentRecord intent = journal_.Read(
-      [&](const domain::JournalState& s) { return s.pending_intents.at(*recorded->intent_seq); });
-  return Drive(p, intent, /*send_first=*/true);
+  return Drive(p, *recorded->intent, /*send_first=*/true);
 }
 
 // Sends the intent's PATCH (or, for a pending one, reads first) until its
