@@ -108,7 +108,8 @@ class SandboxReconciler {
   kube::ApiResponse Noted(kube::ApiResponse r);  // remembers its Retry-After
   bool ResolvePending(const std::string& ns, const std::string& name);
   ReconcileResult ForgetIfGone(const std::string& ns, const std::string& name);
-  Round Evaluate(const std::string& ns, const std::string& name, const kube::ObjectPtr& sandbox);
+  Round Evaluate(const std::string& ns, const std::string& name,
+                 const kube::CachedSandbox& sandbox);
   domain::Snapshot Observe(const kube::ParsedSandbox& sb, bool live, bool* ok);
   Round Drive(const domain::IntentRecord& intent, bool send_first);
   ReadBack Read(const domain::IntentRecord& intent);
