@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
 #include <boost/json.hpp>
 #include <deque>
 #include <random>
@@ -270,6 +271,11 @@ bool Informer::List() {
   for (const BadObject& bad : listing->bad) ReportBad("list item", bad);
   CarryOverUnreadable(&*listing);
   ReplaceCache(*listing);
+  // The pages' bodies (500 items: MiBs each) are freed, but glibc keeps freed
+  // heap in its arenas (and raises its mmap threshold after the first large
+  // free, so later bodies come from the heap too): hand the pages back, so
+  // the steady state is what the caches hold, not the last list's peak.
+  malloc_trim(0);
   SetSynced(true, "");
   return true;
 }
