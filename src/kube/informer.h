@@ -5,7 +5,8 @@
 // resourceVersion; a watch that ends is resumed from it; an ERROR 410
 // (Expired) or an HTTP 410 leads to a relist; failures back off
 // exponentially with jitter, honouring Retry-After. The cache (ObjectStore)
-// is kept equal to the server, and subscribers hear every change once.
+// is kept equal to the server — as what the transform keeps of each object —
+// and subscribers hear every change once.
 // A garbage line or an undecodable object is logged with whatever identity
 // can be read, counted and skipped: it never stops the informer or empties a
 // list (DESIGN §2 "Bad objects stay local"; decoding is kube/json.h). An
@@ -74,8 +75,8 @@ struct InformerOptions {
   std::chrono::milliseconds initial_backoff{800};
   std::chrono::milliseconds max_backoff{30000};
   // What is cached of each object (null: the whole object, as CachedJson).
-  // Applied to each list item as it is decoded, so a list's peak is one page
-  // of trees at most.
+  // Applied to each list item as it is decoded, so a list's peak is its page
+  // body and one item's tree, whatever the size of the cluster.
   Transform transform;
   // Backoff waits go through this (the real clock by default); Stop()
   // interrupts them.

@@ -170,8 +170,6 @@ const json::value* JsonOf(const CachedPtr& cached) {
   return j ? j->json.get() : nullptr;
 }
 
-Result<DecodedObject> IdentifyObject(ObjectPtr object) { return Identify(std::move(object)); }
-
 Result<CachedPtr> Transformed(const Transform& transform, ObjectPtr object) {
   auto decoded = Identify(std::move(object));
   if (!decoded.ok()) return decoded.status();

@@ -78,8 +78,6 @@ struct DecodedObject {
 // (logged, its cached state kept); a null result drops it: not ours to cache
 // (e.g. a NetworkPolicy other than the fences), not an error.
 using Transform = std::function<Result<std::shared_ptr<Cached>>(const DecodedObject&)>;
-// The identity of a parsed object (metadata.name a non-empty string).
-Result<DecodedObject> IdentifyObject(ObjectPtr object);
 // What `transform` keeps of a parsed object (null: dropped), identity filled.
 Result<CachedPtr> Transformed(const Transform& transform, ObjectPtr object);
 // Applies `transform` to `*object`: sets object->cached and releases the tree.
