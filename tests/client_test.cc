@@ -28,6 +28,10 @@
 #include "kube/fake_transport.h"
 #include "kube/http_transport.h"
 #include "kube/informer.h"
+#include "kube/objects.h"
+#include "map_cache.h"
+#include "reconciler/controller.h"
+#include "sim/scenario.h"
 #include "sim/server.h"
 #include "sim/simulator.h"
 #include "test_support.h"
@@ -824,9 +828,10 @@ class InformerTest : public ClientTest {
   }
   std::set<std::string> CacheState() {
     std::set<std::string> out;
-    for (const auto& o : informer_->store().List()) {
-      out.insert(std::string(o->at("metadata").at("name").as_string()) + "@" +
-                 std::string(o->at("metadata").at("resourceVersion").as_string()));
+    for (const auto& cached : informer_->store().List()) {
+      const json::value& o = *JsonOf(cached);
+      out.insert(std::string(o.at("metadata").at("name").as_string()) + "@" +
+                 std::string(o.at("metadata").at("resourceVersion").as_string()));
     }
     return out;
   }
@@ -1008,6 +1013,147 @@ TEST_F(InformerTest, BookmarksAdvanceTheResourceVersion) {
                        json::parse(R"({"metadata":{"name":"p"}})"));
   const std::string now = std::to_string(sim_->store().CurrentResourceVersion());
   EXPECT_TRUE(Eventually([&] { return informer_->stats().resource_version == now; }));
+}
+
+// ---- trimmed caches (issue 10) ---------------------------------------------------
+
+// A page decoded with a transform holds one tree at a time: each item's tree
+// is gone before the next item is parsed, so a list's peak is its body plus
+// compact items, never a page (let alone a cluster) of trees.
+TEST(DecodeListPage, EachTransformedItemsTreeIsFreedBeforeTheNextIsParsed) {
+  std::string body = R"({"metadata":{"resourceVersion":"9"},"items":[)";
+  for (int i = 0; i < 50; ++i) {
+    body += std::string(i ? "," : "") + R"({"metadata":{"name":"p)" + std::to_string(i) +
+            R"(","uid":"u)" + std::to_string(i) + R"(","resourceVersion":"3"},"spec":{}})";
+  }
+  body += "]}";
+  std::vector<std::weak_ptr<const json::value>> trees;
+  int alive_at_transform = 0;
+  const Transform transform = [&](const DecodedObject& d) -> Result<std::shared_ptr<Cached>> {
+    for (const auto& t : trees) alive_at_transform += !t.expired();
+    trees.push_back(d.object);
+    return std::shared_ptr<Cached>(std::make_shared<CachedPod>());
+  };
+  auto page = DecodeListPage(body, transform);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->items.size(), 50u);
+  EXPECT_EQ(alive_at_transform, 0);
+  for (const auto& t : trees) EXPECT_TRUE(t.expired());
+  EXPECT_EQ(page->items[7].object, nullptr);
+  EXPECT_EQ(page->items[7].cached->uid, "u7");
+  EXPECT_EQ(page->items[7].cached->resource_version, "3");
+}
+
+// The production cache over a real API: compact structs only (no JSON tree is
+// kept), only the two fence policies, and a pod -> sandbox index that follows
+// the sandboxes' changes.
+TEST_F(ClientTest, TheInformerCacheKeepsCompactStructsOfTheFencesSandboxesAndPods) {
+  sim::SimOptions quiet;
+  quiet.emulate_agent_sandbox = false;
+  StartServer({}, quiet);
+  Client();
+  auto sc = sim::ParseScenario("namespaces: [{name: ns, sandboxes: [{name: a}, {name: b}]}]", "t");
+  ASSERT_TRUE(sc.ok());
+  ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
+  const auto* policies = sim::FindKind("networking.k8s.io", "networkpolicies");
+  ASSERT_TRUE(sim_->store()
+                  .Create(*policies, "ns", json::parse(R"({"metadata":{"name":"allow-dns"}})"))
+                  .ok());
+  reconciler::CacheScope scope;
+  scope.namespaces = {"ns"};
+  scope.informer.initial_backoff = 5ms;
+  reconciler::InformerCache cache(*client_, scope);
+  cache.Start();
+  ASSERT_TRUE(Eventually([&] { return cache.Synced(); }));
+  EXPECT_EQ(cache.informers()[1]->store().size(), 2u);  // the fences, not allow-dns
+  EXPECT_EQ(cache.Policy("ns", "allow-dns"), nullptr);
+  ASSERT_NE(cache.Policy("ns", domain::kWorkloadPolicyName), nullptr);
+  EXPECT_TRUE(cache.Policy("ns", domain::kWorkloadPolicyName)->Observation().intact);
+  for (const auto& informer : cache.informers()) {
+    for (const auto& cached : informer->store().List()) EXPECT_EQ(JsonOf(cached), nullptr);
+  }
+  const auto* sandboxes = sim::FindKind("agents.x-k8s.io", "sandboxes");
+  const std::string uid_a = MetadataString(sim_->store().Get(*sandboxes, "ns", "a").object, "uid");
+  ASSERT_NE(cache.Sandbox("ns", "a"), nullptr);
+  EXPECT_EQ(cache.Sandbox("ns", "a")->Parsed("ns", "a").observation.uid, uid_a);
+  ASSERT_NE(cache.Pod("ns", "os-supervisor-a"), nullptr);
+  EXPECT_TRUE(cache.Pod("ns", "os-supervisor-a")->Observation().present);
+  EXPECT_EQ(cache.SandboxesNamingPod("ns", "a"), std::vector<std::string>{"a"});
+  EXPECT_EQ(cache.SandboxesNamingPod("ns", "os-supervisor-b"), std::vector<std::string>{"b"});
+
+  // Watched changes: a new policy that is not a fence stays out; a sandbox
+  // that now names another workload pod, and one deleted, leave the index.
+  ASSERT_TRUE(sim_->store()
+                  .Create(*policies, "ns", json::parse(R"({"metadata":{"name":"allow-web"}})"))
+                  .ok());
+  sim_->store().Mutate(
+      *sandboxes, "ns", "a",
+      [](json::value& v) -> std::optional<sim::ApiFailure> {
+        v.at("metadata").at("annotations").as_object()["agents.x-k8s.io/pod-name"] = "a-2";
+        return std::nullopt;
+      },
+      false);
+  sim_->store().Delete(*sandboxes, "ns", "b", std::nullopt, std::nullopt);
+  ASSERT_TRUE(Eventually([&] {
+    return cache.Sandbox("ns", "b") == nullptr && cache.SandboxesNamingPod("ns", "a-2").size() == 1;
+  }));
+  EXPECT_TRUE(cache.SandboxesNamingPod("ns", "a").empty());
+  EXPECT_TRUE(cache.SandboxesNamingPod("ns", "os-supervisor-b").empty());
+  EXPECT_EQ(cache.SandboxesNamingPod("ns", "os-supervisor-a"), std::vector<std::string>{"a"});
+  EXPECT_EQ(cache.Policy("ns", "allow-web"), nullptr);
+  EXPECT_EQ(cache.informers()[1]->store().size(), 2u);
+  cache.Stop();
+}
+
+// A pod event reads only the sandboxes that name the pod (the index), not
+// every sandbox of the namespace: a rollout's pod events were quadratic.
+TEST(PodIndex, APodEventReadsOnlyTheSandboxesThatNameIt) {
+  testing::TempDir dir;
+  auto journal = journal::Journal::Open(dir.File("journal.db"));
+  ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+  auto client = ApiClient::CreateWithTransport(
+      {}, {}, std::make_unique<FakeTransport>([](const HttpRequest&) {
+        return Result<HttpResponse>(Status::IOError("no API in this test"));
+      }));
+  fk::testing::MapCache cache;
+  auto sandbox = [](int i, const std::string& extra = "") {
+    const std::string n = std::to_string(i);
+    return std::make_shared<const json::value>(
+        json::parse(R"({"metadata":{"name":"sb-)" + n + R"(","namespace":"ns","uid":"u-)" + n +
+                    R"(","labels":{"openshell.ai/sandbox-id":"Id-)" + n + R"("},"annotations":{)" +
+                    extra + "}}}"));
+  };
+  constexpr int kSandboxes = 1000;
+  for (int i = 0; i < kSandboxes; ++i) {
+    cache.Put(reconciler::CacheKind::kSandboxes, "ns", "sb-" + std::to_string(i), sandbox(i));
+  }
+  ManualTimeSource time;
+  reconciler::ControllerOptions o;
+  o.time = &time;
+  reconciler::Controller controller(cache, *client, **journal, o, nullptr, nullptr);
+  auto on_pod = [&](const std::string& pod) {
+    const size_t reads = cache.sandbox_reads();
+    controller.OnChange(reconciler::CacheKind::kPods, "ns", pod);
+    std::vector<std::string> keys;
+    while (auto key = controller.queue().TryGet()) {
+      controller.queue().Done(*key);
+      keys.push_back(*key);
+    }
+    return std::pair(cache.sandbox_reads() - reads, keys);
+  };
+  using Touched = std::pair<size_t, std::vector<std::string>>;
+  EXPECT_EQ(on_pod("os-supervisor-id-7"), (Touched{1, {"ns/sb-7"}}));
+  EXPECT_EQ(on_pod("sb-8"), (Touched{1, {"ns/sb-8"}}));
+  EXPECT_EQ(on_pod("nobody's"), (Touched{0, {}}));
+  // The workload pod named by annotation: the index follows the change.
+  cache.Put(reconciler::CacheKind::kSandboxes, "ns", "sb-9",
+            sandbox(9, R"("agents.x-k8s.io/pod-name":"custom")"));
+  EXPECT_EQ(on_pod("custom"), (Touched{1, {"ns/sb-9"}}));
+  EXPECT_EQ(on_pod("sb-9"), (Touched{0, {}}));
+  cache.Put(reconciler::CacheKind::kSandboxes, "ns", "sb-9", nullptr);
+  EXPECT_EQ(on_pod("custom"), (Touched{0, {}}));
+  EXPECT_EQ(on_pod("os-supervisor-id-9"), (Touched{0, {}}));
+  EXPECT_EQ(cache.pod_index_size(), 2u * (kSandboxes - 1));
 }
 
 // ---- configuration --------------------------------------------------------------

@@ -500,7 +500,7 @@ TEST(InformerWatch, UndecodableEventsKeepTheLastStateButDeletesApplyByUid) {
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(30s));
   ASSERT_TRUE(Eventually([&] { return api.h.streams.Count("sandboxes") == 1; }));
-  const kube::ObjectPtr a_before = informer.store().Get("ns", "a");
+  const kube::CachedPtr a_before = informer.store().Get("ns", "a");
   auto stream = api.h.streams.Latest("sandboxes");
   const int deep = kMaxObjectDepth + 1;
   stream->Send(Event("MODIFIED", DeepItem("a", deep, "10")));  // keeps a's last state
@@ -547,7 +547,7 @@ TEST(InformerWatch, TenThousandLevelObjectsAreCachedReplacedAndDestroyed) {
   kube::Informer informer(*api.h.client, SandboxRef(), api.h.Options());
   std::atomic<int> deep_changes{0};
   informer.Subscribe([&](const kube::Change& c) {
-    if (kube::DeeperThan(*c.object, kMaxObjectDepth - 1)) ++deep_changes;
+    if (kube::DeeperThan(*kube::JsonOf(c.object), kMaxObjectDepth - 1)) ++deep_changes;
   });
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(30s));

@@ -1,6 +1,8 @@
 // A ClusterCache the test fills by hand: what the controller sees, decoupled
 // from what the server holds, so a test (or the simulation's scheduler) can
-// make it lag, reorder or drop changes on purpose.
+// make it lag, reorder or drop changes on purpose. Objects are put as JSON and
+// kept in the compact form the informers keep (the same transforms), with the
+// same pod index.
 #pragma once
 
 #include <map>
@@ -8,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kube/json_fields.h"
 #include "reconciler/cluster_cache.h"
 
 namespace fk::testing {
@@ -16,33 +19,92 @@ class MapCache : public reconciler::ClusterCache {
  public:
   using Kind = reconciler::CacheKind;
 
-  kube::ObjectPtr Get(Kind kind, const std::string& ns, const std::string& name) const override {
-    const auto& m = objects_[static_cast<int>(kind)];
-    auto it = m.find({ns, name});
-    return it == m.end() ? nullptr : it->second;
+  reconciler::SandboxPtr Sandbox(const std::string& ns, const std::string& name) const override {
+    ++sandbox_reads_;
+    return As<kube::CachedSandbox>(Kind::kSandboxes, ns, name);
   }
-  std::vector<kube::ObjectPtr> List(Kind kind, const std::string& ns) const override {
-    std::vector<kube::ObjectPtr> out;
-    for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) {
-      if (ns.empty() || key.first == ns) out.push_back(obj);
-    }
+  std::vector<reconciler::ObjectKey> SandboxKeys(const std::string& ns) const override {
+    auto keys = Keys(Kind::kSandboxes, ns);
+    sandbox_reads_ += keys.size();
+    return keys;
+  }
+  reconciler::PolicyPtr Policy(const std::string& ns, const std::string& name) const override {
+    return As<kube::CachedPolicy>(Kind::kPolicies, ns, name);
+  }
+  reconciler::PodPtr Pod(const std::string& ns, const std::string& name) const override {
+    return As<kube::CachedPod>(Kind::kPods, ns, name);
+  }
+  std::map<std::string, size_t> CountByNamespace(Kind kind) const override {
+    std::map<std::string, size_t> out;
+    for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) ++out[key.first];
     return out;
   }
   bool Synced() const override { return true; }
 
-  // Stores `obj` (null: forgets the object).
+  // Stores what the informer would keep of `obj` (null, or an object the
+  // informer drops or cannot decode: forgets the object).
   void Put(Kind kind, const std::string& ns, const std::string& name, kube::ObjectPtr obj) {
-    auto& m = objects_[static_cast<int>(kind)];
+    kube::CachedPtr cached;
     if (obj) {
-      m[{ns, name}] = std::move(obj);
-    } else {
-      m.erase({ns, name});
+      auto t = kube::Transformed(TransformOf(kind), std::move(obj));
+      if (t.ok()) cached = std::move(*t);
+    }
+    auto& m = objects_[static_cast<int>(kind)];
+    auto it = m.find({ns, name});
+    if (kind == Kind::kSandboxes) {
+      index_.Update(ns, name, it == m.end() ? nullptr : Cast<kube::CachedSandbox>(it->second),
+                    Cast<kube::CachedSandbox>(cached));
+    }
+    if (cached) {
+      m[{ns, name}] = std::move(cached);
+    } else if (it != m.end()) {
+      m.erase(it);
     }
   }
-  void Clear(Kind kind) { objects_[static_cast<int>(kind)].clear(); }
+  void Clear(Kind kind) {
+    for (const auto& [ns, name] : Keys(kind, "")) Put(kind, ns, name, nullptr);
+  }
+  std::vector<reconciler::ObjectKey> Keys(Kind kind, const std::string& ns) const {
+    std::vector<reconciler::ObjectKey> out;
+    for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) {
+      if (ns.empty() || key.first == ns) out.push_back(key);
+    }
+    return out;
+  }
+  // Sandboxes read so far (one per Sandbox() call, one per key listed).
+  size_t sandbox_reads() const { return sandbox_reads_; }
+  size_t pod_index_size() const { return index_.size(); }
 
  private:
-  std::map<std::pair<std::string, std::string>, kube::ObjectPtr> objects_[3];
+  const reconciler::PodIndex& pod_index() const override { return index_; }
+  static kube::Transform TransformOf(Kind kind) {
+    switch (kind) {
+      case Kind::kSandboxes:
+        return [](const kube::DecodedObject& d) {
+          return kube::CompactSandbox(d, domain::ApiVersion::kV1beta1);
+        };
+      case Kind::kPolicies:
+        return [](const kube::DecodedObject& d) {
+          return kube::CompactPolicy(d, kube::kDefaultBoundaryPort);
+        };
+      default:
+        return [](const kube::DecodedObject& d) { return kube::CompactPod(d); };
+    }
+  }
+  template <class T>
+  static const T* Cast(const kube::CachedPtr& p) {
+    return dynamic_cast<const T*>(p.get());
+  }
+  template <class T>
+  std::shared_ptr<const T> As(Kind kind, const std::string& ns, const std::string& name) const {
+    const auto& m = objects_[static_cast<int>(kind)];
+    auto it = m.find({ns, name});
+    return it == m.end() ? nullptr : std::dynamic_pointer_cast<const T>(it->second);
+  }
+
+  std::map<reconciler::ObjectKey, kube::CachedPtr> objects_[3];
+  reconciler::PodIndex index_;
+  mutable size_t sandbox_reads_ = 0;
 };
 
 }  // namespace fk::testing

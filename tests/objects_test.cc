@@ -380,5 +380,87 @@ TEST(ParsePod, GatedOnlyByANonEmptySchedulingGatesList) {
   EXPECT_FALSE(no_spec->scheduling_gated);
 }
 
+// ---- compact cached forms (what the informers keep) -----------------------
+
+template <class T>
+std::shared_ptr<const T> Compact(const Transform& transform, const std::string& json) {
+  auto doc = ParseJson(json);
+  EXPECT_TRUE(doc.ok()) << json;
+  auto cached = Transformed(transform, *doc);
+  EXPECT_TRUE(cached.ok()) << cached.status().ToString();
+  return cached.ok() ? std::dynamic_pointer_cast<const T>(*cached) : nullptr;
+}
+
+Transform SandboxTransform() {
+  return [](const DecodedObject& d) { return CompactSandbox(d, ApiVersion::kV1beta1); };
+}
+Transform PolicyTransform() {
+  return [](const DecodedObject& d) { return CompactPolicy(d, kDefaultBoundaryPort); };
+}
+
+// The compact form holds no name, namespace or uid of its own (the cache key
+// and kube::Cached do), yet gives back exactly what ParseSandbox reads.
+TEST(CompactCache, ASandboxComesBackWholeFromItsCompactForm) {
+  for (const std::string& json :
+       {SandboxJson(R"({"operatingMode":"Running"})"),
+        SandboxJson("{}", R"(,"agents.x-k8s.io/pod-name":"custom-pod")"),
+        SandboxJson(R"({"operatingMode":"Suspended"})",
+                    R"(,"openshell.ai/sandbox-runtime-bootstrapping":"true")")}) {
+    auto full = ParseSandboxJson(json, ApiVersion::kV1beta1);
+    ASSERT_TRUE(full.ok());
+    auto compact = Compact<CachedSandbox>(SandboxTransform(), json);
+    ASSERT_NE(compact, nullptr);
+    EXPECT_EQ(compact->error, "");
+    EXPECT_EQ(compact->compact.observation.name, "");  // identity is stored once
+    EXPECT_EQ(compact->compact.observation.uid, "");
+    const ParsedSandbox back = compact->Parsed("agents", "sb-1");
+    EXPECT_EQ(back.observation, full->observation);
+    EXPECT_EQ(back.resource_version, full->resource_version);
+    EXPECT_EQ(back.workload_pod_name, full->workload_pod_name);
+    EXPECT_EQ(back.supervisor_pod_name, full->supervisor_pod_name);
+    EXPECT_TRUE(compact->Names("sb-1", full->workload_pod_name));
+    EXPECT_TRUE(compact->Names("sb-1", "os-supervisor-abc-123"));
+    EXPECT_FALSE(compact->Names("sb-1", "sb-2"));
+  }
+}
+
+// One that does not parse is still cached, with its reason: it is reported
+// (warn + skip) as before, not silently missing.
+TEST(CompactCache, ASandboxThatDoesNotParseKeepsItsReason) {
+  auto bad = Compact<CachedSandbox>(SandboxTransform(), R"({"metadata":{"name":"sb-1"}})");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_NE(bad->error.find("no metadata.uid"), std::string::npos) << bad->error;
+  EXPECT_FALSE(bad->Names("sb-1", "sb-1"));
+}
+
+TEST(CompactCache, OnlyTheTwoFencePoliciesAreKept) {
+  const std::string intact = R"({"metadata":{"name":"openshell-sandbox-supervisors","uid":"p-1",
+      "generation":3},"spec":{"podSelector":{"matchLabels":{"openshell.ai/boundary-role":
+      "supervisor"}},"policyTypes":["Egress"],"egress":[{}]}})";
+  auto kept = Compact<CachedPolicy>(PolicyTransform(), intact);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->Observation(), (domain::PolicyObservation{true, "p-1", 3, true}));
+  auto other = ParseJson(Replace(intact, "openshell-sandbox-supervisors", "allow-dns"));
+  auto dropped = Transformed(PolicyTransform(), *other);
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(*dropped, nullptr);
+  // A fence without a uid is present but not intact (fail closed), as a live read says.
+  auto odd = Compact<CachedPolicy>(
+      PolicyTransform(), R"({"metadata":{"name":"openshell-sandbox-workloads"},"spec":{}})");
+  ASSERT_NE(odd, nullptr);
+  EXPECT_EQ(odd->Observation(), (domain::PolicyObservation{true, "", 0, false}));
+}
+
+TEST(CompactCache, APodKeepsItsUidAndGateAndAnUnreadableOneIsAbsent) {
+  const Transform pods = [](const DecodedObject& d) { return CompactPod(d); };
+  auto gated = Compact<CachedPod>(pods, R"({"metadata":{"name":"p","uid":"u"},
+      "spec":{"schedulingGates":[{"name":"g"}]}})");
+  ASSERT_NE(gated, nullptr);
+  EXPECT_EQ(gated->Observation(), (domain::PodObservation{true, "u", true}));
+  auto unreadable = Compact<CachedPod>(pods, R"({"metadata":{"name":"p"}})");
+  ASSERT_NE(unreadable, nullptr);
+  EXPECT_EQ(unreadable->Observation(), domain::PodObservation{});
+}
+
 }  // namespace
 }  // namespace fk::kube

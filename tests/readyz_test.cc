@@ -198,7 +198,9 @@ TEST(ScopeLog, CacheSummaryCountsPerNamespaceIncludingEmptyOnes) {
   using Kind = reconciler::CacheKind;
   cache.Put(Kind::kSandboxes, "a", "s1", obj("a", "s1"));
   cache.Put(Kind::kSandboxes, "a", "s2", obj("a", "s2"));
-  cache.Put(Kind::kPolicies, "a", "p", obj("a", "p"));
+  cache.Put(Kind::kPolicies, "a", domain::kWorkloadPolicyName,
+            obj("a", domain::kWorkloadPolicyName));
+  cache.Put(Kind::kPolicies, "a", "other", obj("a", "other"));  // not a fence: not cached
   cache.Put(Kind::kPods, "a", "p1", obj("a", "p1"));
   EXPECT_EQ(reconciler::CacheSummary(cache, {"a", "typo-ns"}),
             "2 sandboxes, 1 policies, 1 pods in 2 namespace(s) (a: 2 sandboxes, 1 policies, 1 "

@@ -383,6 +383,29 @@ TEST(Scenario, IncidentFileBuildsTheCluster) {
             pod.object.at("metadata").at("uid"));
 }
 
+// A benchmark fleet: `generate` names N running sandboxes, `podBytes` grows
+// every pod to about that much JSON.
+TEST(Scenario, GeneratesAFleetWithPodsOfTheRequestedSize) {
+  auto sc = ParseScenario(
+      "namespaces: [{name: n, podBytes: 9500, generate: {count: 12, prefix: x-}, "
+      "sandboxes: [{name: named}]}]",
+      "test");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  Simulator sim(sc->options);
+  ASSERT_TRUE(ApplyScenario(sim, *sc).ok());
+  const auto* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
+  EXPECT_EQ(sim.store().List(*sandboxes, "n", Selector(), Selector()).items.size(), 13u);
+  EXPECT_TRUE(sim.store().Get(*sandboxes, "n", "x-00011").ok());
+  for (const char* pod : {"x-00000", "os-supervisor-x-00000"}) {
+    Outcome p = sim.store().Get(*FindKind("", "pods"), "n", pod);
+    ASSERT_TRUE(p.ok()) << pod;
+    const size_t bytes = json::serialize(p.object).size();
+    EXPECT_GE(bytes, 9500u) << pod;
+    EXPECT_LT(bytes, 10500u) << pod;
+  }
+  EXPECT_FALSE(ParseScenario("namespaces: [{name: n, generate: {count: -1}}]", "t").ok());
+}
+
 TEST(Scenario, FenceGenerationAndErrors) {
   auto sc = ParseScenario(R"(
 namespaces:

@@ -299,8 +299,7 @@ class World {
   void Relist(CacheKind kind) {
     SimCache& cache = *instance_->cache;
     std::set<std::pair<std::string, std::string>> keys;
-    for (const auto& o : cache.List(kind, ""))
-      keys.insert({kube::MetadataString(*o, "namespace"), kube::MetadataString(*o, "name")});
+    for (const auto& key : cache.Keys(kind, "")) keys.insert(key);
     cache.Clear(kind);
     const char* collection = kind == CacheKind::kSandboxes ? kSandboxes
                              : kind == CacheKind::kPods    ? kPods

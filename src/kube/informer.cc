@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
 #include <boost/json.hpp>
 #include <deque>
 #include <random>
@@ -22,17 +23,26 @@ std::string Excerpt(std::string_view line) {
 
 }  // namespace
 
-ObjectPtr ObjectStore::Get(const std::string& ns, const std::string& name) const {
+CachedPtr ObjectStore::Get(const std::string& ns, const std::string& name) const {
   std::lock_guard lock(mu_);
   auto it = objects_.find({ns, name});
   return it == objects_.end() ? nullptr : it->second;
 }
 
-std::vector<ObjectPtr> ObjectStore::List(const std::string& ns) const {
+std::vector<CachedPtr> ObjectStore::List(const std::string& ns) const {
   std::lock_guard lock(mu_);
-  std::vector<ObjectPtr> out;
+  std::vector<CachedPtr> out;
   for (const auto& [key, obj] : objects_) {
     if (ns.empty() || key.first == ns) out.push_back(obj);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> ObjectStore::Keys(const std::string& ns) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, obj] : objects_) {
+    if (ns.empty() || key.first == ns) out.push_back(key);
   }
   return out;
 }
@@ -45,6 +55,11 @@ size_t ObjectStore::size() const {
 Informer::Informer(ApiClient& client, ResourceRef resource, InformerOptions options)
     : client_(client), resource_(std::move(resource)), options_(std::move(options)) {
   if (!options_.time) options_.time = &RealTimeSource::Instance();
+  if (!options_.transform) {
+    options_.transform = [](const DecodedObject& o) -> Result<std::shared_ptr<Cached>> {
+      return std::shared_ptr<Cached>(std::make_shared<CachedJson>(o.object));
+    };
+  }
 }
 
 Informer::~Informer() { Stop(); }
@@ -177,7 +192,7 @@ Result<Informer::Listing> Informer::FetchAllPages() {
       continue;
     }
     if (!r.ok()) return Status::IOError("listing failed: " + r.error.ToString());
-    auto page = DecodeListPage(r.body);
+    auto page = DecodeListPage(r.body, options_.transform);
     if (!page.ok()) {
       std::lock_guard lock(mu_);
       ++stats_.decode_errors;
@@ -199,17 +214,19 @@ void Informer::CarryOverUnreadable(Listing* listing) const {
   for (const BadObject& bad : listing->bad) {
     if (bad.name.empty() || bad.uid.empty() || listing->objects.contains({bad.ns, bad.name}))
       continue;
-    ObjectPtr cached = store_.Get(bad.ns, bad.name);
-    if (!cached || MetadataString(*cached, "uid") != bad.uid) continue;
-    listing->objects[{bad.ns, bad.name}] = DecodedObject{
-        bad.ns, bad.name, bad.uid, MetadataString(*cached, "resourceVersion"), cached};
+    CachedPtr cached = store_.Get(bad.ns, bad.name);
+    if (!cached || cached->uid != bad.uid) continue;
+    listing->objects[{bad.ns, bad.name}] =
+        DecodedObject{bad.ns,  bad.name,
+                      bad.uid, cached->resource_version,
+                      nullptr, std::const_pointer_cast<Cached>(cached)};
   }
 }
 
 // Replaces the cache with a fresh list, notifying what changed since.
 void Informer::ReplaceCache(const Listing& listing) {
-  std::map<Key, ObjectPtr> fresh;
-  for (const auto& [key, item] : listing.objects) fresh[key] = item.object;
+  std::map<Key, CachedPtr> fresh;
+  for (const auto& [key, item] : listing.objects) fresh[key] = item.cached;
   std::vector<Change> changes;
   {
     std::lock_guard lock(store_.mu_);
@@ -217,16 +234,16 @@ void Informer::ReplaceCache(const Listing& listing) {
       auto it = store_.objects_.find(key);
       if (it == store_.objects_.end()) {
         changes.push_back({ChangeType::kAdded, key.first, key.second, item.resource_version,
-                           item.object, nullptr});
-      } else if (MetadataString(*it->second, "resourceVersion") != item.resource_version) {
+                           item.cached, nullptr});
+      } else if (it->second->resource_version != item.resource_version) {
         changes.push_back({ChangeType::kModified, key.first, key.second, item.resource_version,
-                           item.object, it->second});
+                           item.cached, it->second});
       }
     }
     for (const auto& [key, obj] : store_.objects_) {
       if (!fresh.contains(key)) {
-        changes.push_back({ChangeType::kDeleted, key.first, key.second,
-                           MetadataString(*obj, "resourceVersion"), obj, obj});
+        changes.push_back(
+            {ChangeType::kDeleted, key.first, key.second, obj->resource_version, obj, obj});
       }
     }
     store_.objects_ = std::move(fresh);
@@ -254,12 +271,17 @@ bool Informer::List() {
   for (const BadObject& bad : listing->bad) ReportBad("list item", bad);
   CarryOverUnreadable(&*listing);
   ReplaceCache(*listing);
+  // The pages' bodies (500 items: MiBs each) are freed, but glibc keeps freed
+  // heap in its arenas (and raises its mmap threshold after the first large
+  // free, so later bodies come from the heap too): hand the pages back, so
+  // the steady state is what the caches hold, not the last list's peak.
+  malloc_trim(0);
   SetSynced(true, "");
   return true;
 }
 
 void Informer::Apply(ChangeType type, const DecodedObject& o) {
-  Change c{type, o.ns, o.name, o.resource_version, o.object, nullptr};
+  Change c{type, o.ns, o.name, o.resource_version, o.cached, nullptr};
   {
     std::lock_guard lock(store_.mu_);
     auto it = store_.objects_.find({o.ns, o.name});
@@ -268,7 +290,7 @@ void Informer::Apply(ChangeType type, const DecodedObject& o) {
       store_.objects_.erase({o.ns, o.name});
     } else {
       if (type == ChangeType::kAdded && c.previous) c.type = ChangeType::kModified;
-      store_.objects_[{o.ns, o.name}] = o.object;
+      store_.objects_[{o.ns, o.name}] = o.cached;
     }
   }
   Notify({c});
@@ -281,15 +303,29 @@ void Informer::Apply(ChangeType type, const DecodedObject& o) {
 // hostile update must never silently take a running sandbox out of
 // evaluation, and what we cannot read we cannot judge healthy). Either way
 // the resourceVersion advances, so the watch resumes after the event.
-void Informer::HandleUndecodable(const WatchEvent& event) {
-  const BadObject& bad = *event.bad;
-  ReportBad(event.type + " watch event", bad);
-  if (event.type == "DELETED" && !bad.name.empty() && !bad.uid.empty()) {
-    ObjectPtr cached = store_.Get(bad.ns, bad.name);
-    if (cached && MetadataString(*cached, "uid") == bad.uid)
-      Apply(ChangeType::kDeleted, {bad.ns, bad.name, bad.uid, bad.resource_version, cached});
+void Informer::HandleUndecodable(const std::string& type, const BadObject& bad) {
+  ReportBad(type + " watch event", bad);
+  if (type == "DELETED" && !bad.name.empty() && !bad.uid.empty()) {
+    CachedPtr cached = store_.Get(bad.ns, bad.name);
+    if (cached && cached->uid == bad.uid)
+      Apply(ChangeType::kDeleted, {bad.ns, bad.name, bad.uid, bad.resource_version, nullptr,
+                                   std::const_pointer_cast<Cached>(cached)});
   }
   AdvanceResourceVersion(bad.resource_version);
+}
+
+// A transform that fails makes the object undecodable (its cached state is
+// kept, a DELETED still applies); one that drops it leaves the cache alone.
+bool Informer::TransformEvent(const std::string& type, DecodedObject* o) {
+  auto kept = TransformObject(options_.transform, o);
+  if (kept.ok() && *kept) return true;
+  if (!kept.ok()) {
+    HandleUndecodable(
+        type, BadObject{o->ns, o->name, o->uid, o->resource_version, kept.status().message()});
+  } else {
+    AdvanceResourceVersion(o->resource_version);
+  }
+  return false;
 }
 
 bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
@@ -303,10 +339,10 @@ bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
   }
   const std::string& t = event->type;
   if (event->bad) {
-    HandleUndecodable(*event);
+    HandleUndecodable(event->type, *event->bad);
     return false;
   }
-  const DecodedObject& o = *event->object;
+  DecodedObject& o = *event->object;
   if (t == "ERROR") {
     // A Status is a few levels deep; a deeper one is not worth serializing
     // (Boost's serializer is quadratic in the depth): a plain error.
@@ -333,6 +369,7 @@ bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
     ++stats_.decode_errors;
     return false;
   }
+  if (!TransformEvent(t, &o)) return false;
   Apply(t == "DELETED" ? ChangeType::kDeleted
         : t == "ADDED" ? ChangeType::kAdded
                        : ChangeType::kModified,

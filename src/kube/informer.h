@@ -5,7 +5,8 @@
 // resourceVersion; a watch that ends is resumed from it; an ERROR 410
 // (Expired) or an HTTP 410 leads to a relist; failures back off
 // exponentially with jitter, honouring Retry-After. The cache (ObjectStore)
-// is kept equal to the server, and subscribers hear every change once.
+// is kept equal to the server — as what the transform keeps of each object —
+// and subscribers hear every change once.
 // A garbage line or an undecodable object is logged with whatever identity
 // can be read, counted and skipped: it never stops the informer or empties a
 // list (DESIGN §2 "Bad objects stay local"; decoding is kube/json.h). An
@@ -39,16 +40,20 @@ struct ResourceRef {
   bool namespaced = true;
 };
 
+// What the informer keeps per object: the transform's compact result (by
+// default the whole object, a CachedJson).
 class ObjectStore {
  public:
-  ObjectPtr Get(const std::string& ns, const std::string& name) const;
-  std::vector<ObjectPtr> List(const std::string& ns = "") const;
+  CachedPtr Get(const std::string& ns, const std::string& name) const;
+  std::vector<CachedPtr> List(const std::string& ns = "") const;
+  // Every cached (namespace, name) in `ns` ("" = all).
+  std::vector<std::pair<std::string, std::string>> Keys(const std::string& ns = "") const;
   size_t size() const;
 
  private:
   friend class Informer;
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, ObjectPtr> objects_;
+  std::map<std::pair<std::string, std::string>, CachedPtr> objects_;
 };
 
 enum class ChangeType { kAdded, kModified, kDeleted };
@@ -58,8 +63,8 @@ struct Change {
   std::string ns;
   std::string name;
   std::string resource_version;
-  ObjectPtr object;    // the new state (the last state for kDeleted)
-  ObjectPtr previous;  // null for kAdded
+  CachedPtr object;    // the new state (the last state for kDeleted)
+  CachedPtr previous;  // null for kAdded
 };
 
 struct InformerOptions {
@@ -69,6 +74,10 @@ struct InformerOptions {
   int page_size = 500;  // the list's `limit`, as client-go's pager and kube-rs use
   std::chrono::milliseconds initial_backoff{800};
   std::chrono::milliseconds max_backoff{30000};
+  // What is cached of each object (null: the whole object, as CachedJson).
+  // Applied to each list item as it is decoded, so a list's peak is its page
+  // body and one item's tree, whatever the size of the cluster.
+  Transform transform;
   // Backoff waits go through this (the real clock by default); Stop()
   // interrupts them.
   TimeSource* time = nullptr;
@@ -131,7 +140,9 @@ class Informer {
   WatchEnd Watch(std::optional<std::chrono::milliseconds>* retry_after);
   // One watch line; sets *end and returns true when the watch must stop.
   bool HandleLine(const std::string& line, WatchEnd* end);
-  void HandleUndecodable(const WatchEvent& event);
+  void HandleUndecodable(const std::string& type, const BadObject& bad);
+  // The event's object, transformed; false when it is dropped or undecodable.
+  bool TransformEvent(const std::string& type, DecodedObject* object);
   void ReportBad(std::string_view context, const BadObject& bad);
   bool Backoff(int* attempt, std::optional<std::chrono::milliseconds> retry_after);
   void Apply(ChangeType type, const DecodedObject& object);

@@ -118,22 +118,33 @@ Result<DecodedObject> Identify(ObjectPtr object) {
   if (!meta) return Status::InvalidArgument("no metadata object");
   auto name = StringField(meta, "name");
   if (!name || name->empty()) return Status::InvalidArgument("no metadata.name string");
-  return DecodedObject{StringField(meta, "namespace").value_or(""), *name,
+  return DecodedObject{StringField(meta, "namespace").value_or(""),
+                       *name,
                        StringField(meta, "uid").value_or(""),
-                       StringField(meta, "resourceVersion").value_or(""), std::move(object)};
+                       StringField(meta, "resourceVersion").value_or(""),
+                       std::move(object),
+                       nullptr};
 }
 
-// One list item: decoded, or the identity salvaged and why it was skipped.
-void DecodeItem(std::string_view text, ListPage* page) {
+// One list item: decoded (and transformed), or the identity salvaged and why
+// it was skipped.
+void DecodeItem(std::string_view text, const Transform& transform, ListPage* page) {
   auto doc = ParseJson(text, "item");
-  Result<DecodedObject> item = doc.ok() ? Identify(*doc) : Result<DecodedObject>(doc.status());
+  // Moved: the item holds the only reference, so the transform frees the tree.
+  Result<DecodedObject> item =
+      doc.ok() ? Identify(std::move(*doc)) : Result<DecodedObject>(doc.status());
+  Status status = item.ok() ? Status::Ok() : item.status();
   if (item.ok()) {
-    page->items.push_back(std::move(*item));
-    return;
+    auto kept = transform ? TransformObject(transform, &*item) : Result<bool>(true);
+    if (kept.ok()) {
+      if (*kept) page->items.push_back(std::move(*item));
+      return;
+    }
+    status = kept.status();
   }
   BadObject bad;
   SalvageIdentity(text, false, &bad);
-  bad.reason = item.status().message();
+  bad.reason = status.message();
   page->bad_items.push_back(std::move(bad));
 }
 
@@ -152,6 +163,30 @@ Result<JsonDoc> ParseJson(std::string_view text, std::string_view what, int enve
   } catch (const std::exception& e) {  // allocation failure
     return Status::InvalidArgument(std::string(what) + " cannot be decoded: " + e.what());
   }
+}
+
+const json::value* JsonOf(const CachedPtr& cached) {
+  const auto* j = dynamic_cast<const CachedJson*>(cached.get());
+  return j ? j->json.get() : nullptr;
+}
+
+Result<CachedPtr> Transformed(const Transform& transform, ObjectPtr object) {
+  auto decoded = Identify(std::move(object));
+  if (!decoded.ok()) return decoded.status();
+  auto kept = TransformObject(transform, &*decoded);
+  if (!kept.ok()) return kept.status();
+  return CachedPtr(std::move(decoded->cached));
+}
+
+Result<bool> TransformObject(const Transform& transform, DecodedObject* object) {
+  auto cached = transform(*object);
+  if (!cached.ok()) return cached.status();
+  object->object.reset();
+  object->cached = std::move(*cached);
+  if (!object->cached) return false;
+  object->cached->uid = object->uid;
+  object->cached->resource_version = object->resource_version;
+  return true;
 }
 
 std::string BadObject::Describe() const {
@@ -281,7 +316,7 @@ std::optional<ItemsLayout> ScanListItems(std::string_view body) {
   return out;
 }
 
-Result<ListPage> DecodeListPage(std::string_view body) {
+Result<ListPage> DecodeListPage(std::string_view body, const Transform& transform) {
   auto layout = ScanListItems(body);
   if (!layout) return Status::InvalidArgument("the list body is not JSON with an items array");
   // The envelope without its items: small, parsed as a whole.
@@ -296,7 +331,7 @@ Result<ListPage> DecodeListPage(std::string_view body) {
   ListPage page;
   page.resource_version = StringField(meta, "resourceVersion").value_or("");
   page.continue_token = StringField(meta, "continue").value_or("");
-  for (std::string_view item : layout->items) DecodeItem(item, &page);
+  for (std::string_view item : layout->items) DecodeItem(item, transform, &page);
   return page;
 }
 
@@ -310,7 +345,8 @@ Result<WatchEvent> DecodeWatchLine(std::string_view line) {
     event.type = type->as_string();
     ObjectPtr inner(*doc, object);
     if (event.type == "ERROR" || event.type == "BOOKMARK") {
-      event.object = DecodedObject{"", "", "", MetadataString(*object, "resourceVersion"), inner};
+      event.object =
+          DecodedObject{"", "", "", MetadataString(*object, "resourceVersion"), inner, nullptr};
       return event;
     }
     auto decoded = Identify(inner);

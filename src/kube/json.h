@@ -17,6 +17,7 @@
 
 #include <boost/json/fwd.hpp>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,11 +50,39 @@ struct BadObject {
   std::string Describe() const;  // "ns/name (uid u, resourceVersion 5): reason"
 };
 
+// What a cache keeps of an object instead of its whole tree (a transform's
+// result, as client-go's SetTransform): a compact struct of the fields the
+// controller reads. The informer fills the identity it needs itself.
+struct Cached {
+  virtual ~Cached() = default;
+  std::string uid, resource_version;
+};
+using CachedPtr = std::shared_ptr<const Cached>;
+
+// The whole object, for callers that keep it (tools, tests).
+struct CachedJson final : Cached {
+  explicit CachedJson(ObjectPtr j) : json(std::move(j)) {}
+  ObjectPtr json;
+};
+// The tree a CachedJson holds (null for anything else).
+const boost::json::value* JsonOf(const CachedPtr& cached);
+
 // An object with a usable identity (metadata.name a non-empty string).
 struct DecodedObject {
   std::string ns, name, uid, resource_version;
-  ObjectPtr object;
+  ObjectPtr object;  // the tree; released once a transform made `cached`
+  std::shared_ptr<Cached> cached;
 };
+
+// Turns a decoded object into what is cached. An error makes it a bad object
+// (logged, its cached state kept); a null result drops it: not ours to cache
+// (e.g. a NetworkPolicy other than the fences), not an error.
+using Transform = std::function<Result<std::shared_ptr<Cached>>(const DecodedObject&)>;
+// What `transform` keeps of a parsed object (null: dropped), identity filled.
+Result<CachedPtr> Transformed(const Transform& transform, ObjectPtr object);
+// Applies `transform` to `*object`: sets object->cached and releases the tree.
+// Returns false when the object is dropped.
+Result<bool> TransformObject(const Transform& transform, DecodedObject* object);
 
 struct ListPage {
   std::string resource_version;  // metadata.resourceVersion
@@ -66,7 +95,11 @@ struct ListPage {
 // the whole page is an error: it is truncated or not a list); each item is
 // then decoded on its own, so an item too deep, of the wrong shape or without
 // a usable identity lands in bad_items and the others are kept.
-Result<ListPage> DecodeListPage(std::string_view body);
+// With a transform, each item is transformed as soon as it is decoded, so its
+// tree is gone before the next item is parsed: a page costs its body and its
+// compact items, never a page of trees (a transform's error makes a bad item;
+// a dropped item is left out).
+Result<ListPage> DecodeListPage(std::string_view body, const Transform& transform = nullptr);
 
 struct WatchEvent {
   std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR, or whatever was sent

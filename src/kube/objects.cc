@@ -1,5 +1,6 @@
 #include "kube/objects.h"
 
+#include "domain/event.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
 
@@ -216,6 +217,77 @@ Result<domain::PodObservation> ParsePod(const json::value* object) {
   const json::value* gates = spec ? spec->if_contains("schedulingGates") : nullptr;
   const bool gated = gates && gates->is_array() && !gates->get_array().empty();
   return domain::PodObservation{true, *StringField(meta, "uid"), gated};
+}
+
+domain::PolicyObservation ObservePolicy(const json::value* object, PolicyRole role,
+                                        int boundary_port) {
+  auto p = ParsePolicy(object, role, boundary_port);
+  if (p.ok()) return *p;
+  return domain::PolicyObservation{true, MetadataString(*object, "uid"), 0, false};
+}
+
+domain::PodObservation ObservePod(const json::value* object) {
+  auto p = ParsePod(object);
+  return p.ok() ? *p : domain::PodObservation{};
+}
+
+std::optional<PolicyRole> FenceRole(std::string_view policy_name) {
+  if (policy_name == domain::kWorkloadPolicyName) return PolicyRole::kWorkload;
+  if (policy_name == domain::kSupervisorPolicyName) return PolicyRole::kSupervisor;
+  return std::nullopt;
+}
+
+ParsedSandbox CachedSandbox::Parsed(const std::string& ns, const std::string& name) const {
+  ParsedSandbox p = compact;
+  p.observation.ns = ns;
+  p.observation.name = name;
+  p.observation.uid = uid;
+  p.resource_version = resource_version;
+  if (p.workload_pod_name.empty()) p.workload_pod_name = name;
+  return p;
+}
+
+bool CachedSandbox::Names(const std::string& sandbox_name, const std::string& pod) const {
+  if (!error.empty() || pod.empty()) return false;
+  const std::string& workload =
+      compact.workload_pod_name.empty() ? sandbox_name : compact.workload_pod_name;
+  return pod == workload || pod == compact.supervisor_pod_name;
+}
+
+Result<std::shared_ptr<Cached>> CompactSandbox(const DecodedObject& object, ApiVersion version) {
+  auto out = std::make_shared<CachedSandbox>();
+  auto parsed = ParseSandbox(*object.object, version);
+  if (!parsed.ok()) {
+    out->error = parsed.status().message();
+    return std::shared_ptr<Cached>(std::move(out));
+  }
+  out->compact = std::move(*parsed);
+  auto& o = out->compact.observation;
+  if (out->compact.workload_pod_name == o.name) out->compact.workload_pod_name.clear();
+  o.ns.clear();
+  o.name.clear();
+  o.uid.clear();
+  out->compact.resource_version.clear();
+  out->compact.workload_pod_name.shrink_to_fit();
+  return std::shared_ptr<Cached>(std::move(out));
+}
+
+Result<std::shared_ptr<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port) {
+  const auto role = FenceRole(object.name);
+  if (!role) return std::shared_ptr<Cached>();
+  const auto p = ObservePolicy(object.object.get(), *role, boundary_port);
+  auto out = std::make_shared<CachedPolicy>();
+  out->generation = p.generation;
+  out->intact = p.intact;
+  return std::shared_ptr<Cached>(std::move(out));
+}
+
+Result<std::shared_ptr<Cached>> CompactPod(const DecodedObject& object) {
+  const auto p = ObservePod(object.object.get());
+  auto out = std::make_shared<CachedPod>();
+  out->readable = p.present;
+  out->scheduling_gated = p.scheduling_gated;
+  return std::shared_ptr<Cached>(std::move(out));
 }
 
 Result<domain::PodObservation> ParsePodJson(std::string_view text) {

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "domain/observation.h"
+#include "kube/json.h"
 
 namespace boost::json {
 class value;
@@ -73,5 +74,49 @@ Result<domain::PolicyObservation> ParsePolicyJson(std::string_view json, PolicyR
 // what lets row 1a wait instead of suspending).
 Result<domain::PodObservation> ParsePod(const boost::json::value* object);
 Result<domain::PodObservation> ParsePodJson(std::string_view json);
+
+// A policy as observed, whatever its body: absent (nullptr) is not present,
+// one that does not parse is present but not intact (fail closed).
+domain::PolicyObservation ObservePolicy(const boost::json::value* object, PolicyRole role,
+                                        int boundary_port);
+// A pod as observed: one that does not parse counts as absent.
+domain::PodObservation ObservePod(const boost::json::value* object);
+// The role of a fence policy by its name; nullopt for any other policy.
+std::optional<PolicyRole> FenceRole(std::string_view policy_name);
+
+// ---- what the caches keep (informer transforms, kube::Cached) ---------------
+// Only what decide() and the PATCH need. Identity lives once: the namespace
+// and name in the cache's key, uid and resourceVersion in kube::Cached.
+
+struct CachedSandbox final : Cached {
+  std::string error;  // why it does not parse ("" = it does): reported, never decided
+  // The observation with ns, name and uid left empty, the resourceVersion
+  // empty, and the workload pod name empty when it is the sandbox's name.
+  ParsedSandbox compact;
+  // The parsed sandbox whole again, under its cache key.
+  ParsedSandbox Parsed(const std::string& ns, const std::string& name) const;
+  // Whether `pod` is its workload or supervisor pod (false if it does not parse).
+  bool Names(const std::string& sandbox_name, const std::string& pod) const;
+};
+struct CachedPolicy final : Cached {
+  int64_t generation = 0;
+  bool intact = false;
+  domain::PolicyObservation Observation() const { return {true, uid, generation, intact}; }
+};
+struct CachedPod final : Cached {
+  bool readable = true;  // false: a pod without the identity we need, observed as absent
+  bool scheduling_gated = false;
+  domain::PodObservation Observation() const {
+    return readable ? domain::PodObservation{true, uid, scheduling_gated}
+                    : domain::PodObservation{};
+  }
+};
+
+// The transforms: a sandbox that does not parse is kept with its error; a
+// policy other than the two fences is dropped (null).
+Result<std::shared_ptr<Cached>> CompactSandbox(const DecodedObject& object,
+                                               domain::ApiVersion version);
+Result<std::shared_ptr<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port);
+Result<std::shared_ptr<Cached>> CompactPod(const DecodedObject& object);
 
 }  // namespace fk::kube

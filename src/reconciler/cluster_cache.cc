@@ -1,23 +1,103 @@
 #include "reconciler/cluster_cache.h"
 
+#include <algorithm>
+
 namespace fk::reconciler {
+namespace {
+
+size_t PodHash(const std::string& ns, const std::string& pod) {
+  const std::hash<std::string> h;
+  return h(ns) * 1000003u ^ h(pod);
+}
+
+// The pod names a sandbox gives (none when it does not parse).
+std::vector<std::string> PodsOf(const std::string& sandbox, const kube::CachedSandbox* sb) {
+  if (!sb || !sb->error.empty()) return {};
+  std::vector<std::string> pods{
+      sb->compact.workload_pod_name.empty() ? sandbox : sb->compact.workload_pod_name};
+  if (!sb->compact.supervisor_pod_name.empty()) pods.push_back(sb->compact.supervisor_pod_name);
+  return pods;
+}
+
+template <class T>
+std::shared_ptr<const T> As(kube::CachedPtr p) {
+  return std::dynamic_pointer_cast<const T>(std::move(p));
+}
+
+}  // namespace
+
+void PodIndex::Update(const std::string& ns, const std::string& sandbox,
+                      const kube::CachedSandbox* before, const kube::CachedSandbox* after) {
+  std::lock_guard lock(mu_);
+  for (const std::string& pod : PodsOf(sandbox, before)) {
+    auto [first, last] = sandboxes_.equal_range(PodHash(ns, pod));
+    auto it = std::find_if(first, last, [&](const auto& e) { return e.second == sandbox; });
+    if (it != last) sandboxes_.erase(it);
+  }
+  for (const std::string& pod : PodsOf(sandbox, after))
+    sandboxes_.emplace(PodHash(ns, pod), sandbox);
+}
+
+std::vector<std::string> PodIndex::Candidates(const std::string& ns, const std::string& pod) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  auto [first, last] = sandboxes_.equal_range(PodHash(ns, pod));
+  for (auto it = first; it != last; ++it) out.push_back(it->second);
+  return out;
+}
+
+size_t PodIndex::size() const {
+  std::lock_guard lock(mu_);
+  return sandboxes_.size();
+}
+
+std::vector<std::string> ClusterCache::SandboxesNamingPod(const std::string& ns,
+                                                          const std::string& pod) const {
+  std::vector<std::string> out;
+  for (std::string& name : pod_index().Candidates(ns, pod)) {
+    SandboxPtr sb = Sandbox(ns, name);
+    if (sb && sb->Names(name, pod) && std::find(out.begin(), out.end(), name) == out.end())
+      out.push_back(std::move(name));
+  }
+  return out;
+}
 
 InformerCache::InformerCache(kube::ApiClient& client, const CacheScope& scope) {
   std::vector<std::string> namespaces = scope.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
+  const auto version = scope.sandbox_version == "v1alpha1" ? domain::ApiVersion::kV1alpha1
+                                                           : domain::ApiVersion::kV1beta1;
+  const int port = scope.boundary_port;
   for (const std::string& ns : namespaces) {
     kube::InformerOptions o = scope.informer;
     o.ns = ns;
     o.label_selector = scope.selector;
+    o.transform = [version](const kube::DecodedObject& d) {
+      return kube::CompactSandbox(d, version);
+    };
     informers_.push_back(std::make_unique<kube::Informer>(
         client, kube::ResourceRef{"agents.x-k8s.io", scope.sandbox_version, "sandboxes", true}, o));
+    // Every NetworkPolicy of the namespace is listed (a field selector cannot
+    // name two), but only the two fences are kept.
     o.label_selector.clear();
+    o.transform = [port](const kube::DecodedObject& d) { return kube::CompactPolicy(d, port); };
     informers_.push_back(std::make_unique<kube::Informer>(
         client, kube::ResourceRef{"networking.k8s.io", "v1", "networkpolicies", true}, o));
     o.label_selector =
         "openshell.ai/boundary-role";  // only the boundary pods, not every pod of the namespace
+    o.transform = [](const kube::DecodedObject& d) { return kube::CompactPod(d); };
     informers_.push_back(
         std::make_unique<kube::Informer>(client, kube::ResourceRef{"", "v1", "pods", true}, o));
+  }
+  // First subscriber: the index is current before any handler hears the change.
+  for (size_t i = 0; i < informers_.size(); i += 3) {
+    informers_[i]->Subscribe([this](const kube::Change& c) {
+      const auto* before = dynamic_cast<const kube::CachedSandbox*>(c.previous.get());
+      const auto* after = c.type == kube::ChangeType::kDeleted
+                              ? nullptr
+                              : dynamic_cast<const kube::CachedSandbox*>(c.object.get());
+      index_.Update(c.ns, c.name, before, after);
+    });
   }
 }
 
@@ -37,7 +117,7 @@ void InformerCache::Stop() {
   for (auto& i : informers_) i->Stop();
 }
 
-kube::ObjectPtr InformerCache::Get(CacheKind kind, const std::string& ns,
+kube::CachedPtr InformerCache::Get(CacheKind kind, const std::string& ns,
                                    const std::string& name) const {
   for (size_t i = static_cast<size_t>(kind); i < informers_.size(); i += 3) {
     if (auto obj = informers_[i]->store().Get(ns, name)) return obj;
@@ -45,10 +125,30 @@ kube::ObjectPtr InformerCache::Get(CacheKind kind, const std::string& ns,
   return nullptr;
 }
 
-std::vector<kube::ObjectPtr> InformerCache::List(CacheKind kind, const std::string& ns) const {
-  std::vector<kube::ObjectPtr> out;
+SandboxPtr InformerCache::Sandbox(const std::string& ns, const std::string& name) const {
+  return As<kube::CachedSandbox>(Get(CacheKind::kSandboxes, ns, name));
+}
+
+PolicyPtr InformerCache::Policy(const std::string& ns, const std::string& name) const {
+  return As<kube::CachedPolicy>(Get(CacheKind::kPolicies, ns, name));
+}
+
+PodPtr InformerCache::Pod(const std::string& ns, const std::string& name) const {
+  return As<kube::CachedPod>(Get(CacheKind::kPods, ns, name));
+}
+
+std::vector<ObjectKey> InformerCache::SandboxKeys(const std::string& ns) const {
+  std::vector<ObjectKey> out;
+  for (size_t i = 0; i < informers_.size(); i += 3) {
+    for (auto& k : informers_[i]->store().Keys(ns)) out.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::map<std::string, size_t> InformerCache::CountByNamespace(CacheKind kind) const {
+  std::map<std::string, size_t> out;
   for (size_t i = static_cast<size_t>(kind); i < informers_.size(); i += 3) {
-    for (auto& o : informers_[i]->store().List(ns)) out.push_back(std::move(o));
+    for (const auto& [ns, name] : informers_[i]->store().Keys()) ++out[ns];
   }
   return out;
 }

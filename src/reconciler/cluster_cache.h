@@ -1,32 +1,72 @@
 // What the reconciler reads about the cluster between API calls: the
-// sandboxes, the namespace fence policies and the boundary pods, as caches.
-// In production the informers keep them (InformerCache); the deterministic
-// simulation feeds a cache of its own, late and out of order on purpose.
+// sandboxes, the namespace fence policies and the boundary pods, as caches of
+// compact structs (kube/objects.h: only what decide() and the PATCH need, so
+// a sandbox costs bytes, not its JSON). In production the informers keep them
+// (InformerCache); the deterministic simulation feeds a cache of its own, late
+// and out of order on purpose.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kube/informer.h"
+#include "kube/objects.h"
 #include "reconciler/readiness.h"
 
 namespace fk::reconciler {
 
 enum class CacheKind { kSandboxes = 0, kPolicies = 1, kPods = 2 };
 
+using SandboxPtr = std::shared_ptr<const kube::CachedSandbox>;
+using PolicyPtr = std::shared_ptr<const kube::CachedPolicy>;
+using PodPtr = std::shared_ptr<const kube::CachedPod>;
+using ObjectKey = std::pair<std::string, std::string>;  // namespace, name
+
+// Which sandboxes name a pod as their workload or supervisor pod, kept up to
+// date as sandboxes change, so a pod event finds its sandboxes without reading
+// every sandbox of the namespace (that was quadratic in a rollout). Keyed by a
+// hash of (namespace, pod): a collision only adds a candidate, and candidates
+// are checked against the cached sandbox.
+class PodIndex {
+ public:
+  // A sandbox changed from `before` to `after` (either null: added, deleted).
+  void Update(const std::string& ns, const std::string& sandbox, const kube::CachedSandbox* before,
+              const kube::CachedSandbox* after);
+  std::vector<std::string> Candidates(const std::string& ns, const std::string& pod) const;
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_multimap<size_t, std::string> sandboxes_;  // hash(ns, pod) -> sandbox name
+};
+
 class ClusterCache {
  public:
   virtual ~ClusterCache() = default;
-  virtual kube::ObjectPtr Get(CacheKind kind, const std::string& ns,
-                              const std::string& name) const = 0;
-  // Every cached object of a kind in `ns` ("" = every namespace).
-  virtual std::vector<kube::ObjectPtr> List(CacheKind kind, const std::string& ns) const = 0;
+  virtual SandboxPtr Sandbox(const std::string& ns, const std::string& name) const = 0;
+  // Every cached sandbox's key in `ns` ("" = every namespace).
+  virtual std::vector<ObjectKey> SandboxKeys(const std::string& ns) const = 0;
+  // Only the two fence policies are cached (null for any other name).
+  virtual PolicyPtr Policy(const std::string& ns, const std::string& name) const = 0;
+  virtual PodPtr Pod(const std::string& ns, const std::string& name) const = 0;
+  // How many objects of a kind each namespace holds.
+  virtual std::map<std::string, size_t> CountByNamespace(CacheKind kind) const = 0;
   // Nothing is decided before every cache has synced: a half-filled cache
   // would look like missing fences and pods.
   virtual bool Synced() const = 0;
+
+  // The sandboxes of `ns` that name `pod` (through the index: O(1), not
+  // O(sandboxes in the namespace)).
+  std::vector<std::string> SandboxesNamingPod(const std::string& ns, const std::string& pod) const;
+
+ protected:
+  virtual const PodIndex& pod_index() const = 0;
 };
 
 struct CacheScope {
@@ -34,6 +74,7 @@ struct CacheScope {
   std::string selector;                 // sandboxes' label selector
   std::string sandbox_version = "v1beta1";
   kube::InformerOptions informer;  // backoff and time; namespace and selector are set per informer
+  int boundary_port = kube::kDefaultBoundaryPort;  // what an intact workload fence admits
 };
 
 // Objects skipped as undecodable so far by these informers, summed per
@@ -41,10 +82,8 @@ struct CacheScope {
 std::map<std::string, int> DecodeErrorTotals(
     const std::vector<std::unique_ptr<kube::Informer>>& informers);
 
-// One readiness check, as /readyz?verbose lists them: "[+]<name> ok" or
-// "[-]<name> not synced: <reason>".
 // Per watched namespace (or one for all): a sandbox, a NetworkPolicy and a
-// boundary-pod informer.
+// boundary-pod informer, each keeping the compact structs only.
 class InformerCache final : public ClusterCache {
  public:
   using Handler = std::function<void(CacheKind, const std::string& ns, const std::string& name)>;
@@ -55,17 +94,23 @@ class InformerCache final : public ClusterCache {
   void Start();
   void Stop();
 
-  kube::ObjectPtr Get(CacheKind kind, const std::string& ns,
-                      const std::string& name) const override;
-  std::vector<kube::ObjectPtr> List(CacheKind kind, const std::string& ns) const override;
+  SandboxPtr Sandbox(const std::string& ns, const std::string& name) const override;
+  std::vector<ObjectKey> SandboxKeys(const std::string& ns) const override;
+  PolicyPtr Policy(const std::string& ns, const std::string& name) const override;
+  PodPtr Pod(const std::string& ns, const std::string& name) const override;
+  std::map<std::string, size_t> CountByNamespace(CacheKind kind) const override;
   bool Synced() const override;
   // One check per informer, in a stable order.
   std::vector<ReadinessCheck> Checks() const;
   const std::vector<std::unique_ptr<kube::Informer>>& informers() const { return informers_; }
 
  private:
+  const PodIndex& pod_index() const override { return index_; }
+  kube::CachedPtr Get(CacheKind kind, const std::string& ns, const std::string& name) const;
+
   // index = 3 * namespace_index + kind
   std::vector<std::unique_ptr<kube::Informer>> informers_;
+  PodIndex index_;
 };
 
 }  // namespace fk::reconciler

@@ -3,8 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "domain/decision.h"
-#include "kube/json_fields.h"
-#include "kube/objects.h"
 #include "reconciler/scope_log.h"
 
 namespace fk::reconciler {
@@ -30,7 +28,7 @@ TimeSource& TimeOf(const ControllerOptions& o) {
 }
 
 std::unique_ptr<InformerCache> MakeCache(kube::ApiClient& client, const ControllerOptions& o) {
-  CacheScope scope{o.namespaces, o.selector, o.sandbox_version, o.informer};
+  CacheScope scope{o.namespaces, o.selector, o.sandbox_version, o.informer, o.boundary_port};
   if (!scope.informer.time) scope.informer.time = &TimeOf(o);
   return std::make_unique<InformerCache>(client, scope);
 }
@@ -109,27 +107,18 @@ void Controller::OnChange(CacheKind kind, const std::string& ns, const std::stri
 }
 
 void Controller::EnqueueNamespace(const std::string& ns) {
-  for (const auto& sb : cache_.List(CacheKind::kSandboxes, ns))
-    queue_.Add(Key(ns, kube::MetadataString(*sb, "name")));
+  for (const auto& [sb_ns, name] : cache_.SandboxKeys(ns)) queue_.Add(Key(sb_ns, name));
 }
 
-// A pod concerns the sandboxes that name it as their workload or supervisor pod.
+// A pod concerns the sandboxes that name it as their workload or supervisor
+// pod: found through the cache's pod index, not by reading every sandbox.
 void Controller::OnPod(const std::string& ns, const std::string& name) {
-  const auto version = options_.sandbox_version == "v1alpha1" ? domain::ApiVersion::kV1alpha1
-                                                              : domain::ApiVersion::kV1beta1;
-  for (const auto& obj : cache_.List(CacheKind::kSandboxes, ns)) {
-    auto parsed = kube::ParseSandbox(*obj, version);
-    if (!parsed.ok()) continue;
-    if (parsed->workload_pod_name == name || parsed->supervisor_pod_name == name) {
-      queue_.Add(Key(ns, parsed->observation.name));
-    }
-  }
+  for (const std::string& sandbox : cache_.SandboxesNamingPod(ns, name))
+    queue_.Add(Key(ns, sandbox));
 }
 
 void Controller::EnqueueAll() {
-  for (const auto& sb : cache_.List(CacheKind::kSandboxes, "")) {
-    queue_.Add(Key(kube::MetadataString(*sb, "namespace"), kube::MetadataString(*sb, "name")));
-  }
+  for (const auto& [ns, name] : cache_.SandboxKeys("")) queue_.Add(Key(ns, name));
 }
 
 void Controller::EnqueuePendingIntents() {
@@ -216,9 +205,9 @@ void Controller::Worker(bool first) {
 }
 
 std::string Controller::VerdictOf(const std::string& ns, const std::string& name) const {
-  kube::ObjectPtr sandbox = cache_.Get(CacheKind::kSandboxes, ns, name);
+  SandboxPtr sandbox = cache_.Sandbox(ns, name);
   if (!sandbox) return "";
-  const std::string uid = kube::MetadataString(*sandbox, "uid");
+  const std::string uid = sandbox->uid;
   return journal_.Read([&](const domain::JournalState& s) -> std::string {
     auto it = s.sandboxes.find(uid);
     return it != s.sandboxes.end() && it->second.decision

@@ -34,6 +34,13 @@ Result<std::string> SandboxPath(domain::ApiVersion version, const std::string& n
   return kube::ObjectPath("agents.x-k8s.io", domain::ToString(version), "sandboxes", ns, name);
 }
 
+// The compact form of a sandbox read live (after a conflict), as the cache keeps it.
+SandboxPtr CompactOf(const kube::ObjectPtr& object, domain::ApiVersion version) {
+  auto c = kube::Transformed(
+      [version](const kube::DecodedObject& d) { return kube::CompactSandbox(d, version); }, object);
+  return c.ok() ? std::dynamic_pointer_cast<const kube::CachedSandbox>(*c) : nullptr;
+}
+
 kube::ObjectPtr ParseObject(const std::string& body) {
   auto v = kube::ParseJson(body, "object");
   return v.ok() && (*v)->is_object() ? *v : nullptr;
@@ -145,13 +152,14 @@ ReconcileResult SandboxReconciler::Run(Pass& p, const std::string& ns, const std
     spdlog::error("skipping sandbox {}/{}: {}; nothing is sent for it", ns, name, s.message());
     return ReconcileResult::Done();
   }
-  kube::ObjectPtr sandbox = cache_.Get(CacheKind::kSandboxes, ns, name);
+  SandboxPtr sandbox = cache_.Sandbox(ns, name);
   if (!sandbox) return ForgetIfGone(p, ns, name);
   for (int round = 0; round < options_.max_rounds; ++round) {
     if (!sandbox) return ReconcileResult::Done();  // gone: nothing to fence
-    Round r = Evaluate(p, ns, name, sandbox);
+    Round r = Evaluate(p, ns, name, *sandbox);
     if (!r.fresh) return r.result;
-    sandbox = r.fresh;  // 409: the object changed under us; decide again on what it is now
+    // 409: the object changed under us; decide again on what it is now
+    sandbox = CompactOf(r.fresh, VersionOf(options_.sandbox_version));
   }
   return ReconcileResult::Retry();
 }
@@ -178,9 +186,9 @@ bool SandboxReconciler::ResolvePending(Pass& p, const std::string& ns, const std
 domain::Snapshot SandboxReconciler::Observe(Pass& p, const kube::ParsedSandbox& sb, bool live,
                                             bool* ok) {
   const std::string& ns = sb.observation.ns;
+  // A live read, parsed fresh (the cached side holds compact structs).
   auto fetch = [&](CacheKind kind, const std::string& object_name) -> kube::ObjectPtr {
     if (object_name.empty()) return nullptr;
-    if (!live) return cache_.Get(kind, ns, object_name);
     const auto path =
         kind == CacheKind::kPods
             ? kube::ObjectPath("", "v1", "pods", ns, object_name)
@@ -197,16 +205,19 @@ domain::Snapshot SandboxReconciler::Observe(Pass& p, const kube::ParsedSandbox& 
     return obj;
   };
   auto policy = [&](const char* policy_name, kube::PolicyRole role) {
+    if (!live) {
+      PolicyPtr cached = cache_.Policy(ns, policy_name);
+      return cached ? cached->Observation() : domain::PolicyObservation{};
+    }
     kube::ObjectPtr obj = fetch(CacheKind::kPolicies, policy_name);
-    auto p = kube::ParsePolicy(obj.get(), role, options_.boundary_port);
-    if (p.ok()) return *p;
-    // A policy we cannot read is present but not the intended one: fail closed.
-    return domain::PolicyObservation{true, kube::MetadataString(*obj, "uid"), 0, false};
+    return kube::ObservePolicy(obj.get(), role, options_.boundary_port);
   };
   auto pod = [&](const std::string& pod_name) {
-    kube::ObjectPtr obj = fetch(CacheKind::kPods, pod_name);
-    auto p = kube::ParsePod(obj.get());
-    return p.ok() ? *p : domain::PodObservation{};
+    if (!live) {
+      PodPtr cached = pod_name.empty() ? nullptr : cache_.Pod(ns, pod_name);
+      return cached ? cached->Observation() : domain::PodObservation{};
+    }
+    return kube::ObservePod(fetch(CacheKind::kPods, pod_name).get());
   };
   domain::Snapshot snap;
   snap.sandbox = sb.observation;
@@ -260,18 +271,18 @@ ReconcileResult SandboxReconciler::ForgetIfGone(Pass& p, const std::string& ns,
 
 SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string& ns,
                                                      const std::string& name,
-                                                     const kube::ObjectPtr& sandbox) {
-  auto parsed = kube::ParseSandbox(*sandbox, VersionOf(options_.sandbox_version));
-  if (!parsed.ok()) {
-    spdlog::warn("skipping sandbox {}/{}: {}", ns, name, parsed.status().message());
+                                                     const kube::CachedSandbox& sandbox) {
+  if (!sandbox.error.empty()) {
+    spdlog::warn("skipping sandbox {}/{}: {}", ns, name, sandbox.error);
     return {ReconcileResult::Done(), nullptr};  // its next change re-enqueues it
   }
+  const kube::ParsedSandbox parsed = sandbox.Parsed(ns, name);
   bool ok = true;
-  domain::Snapshot snap = Observe(p, *parsed, /*live=*/false, &ok);
+  domain::Snapshot snap = Observe(p, parsed, /*live=*/false, &ok);
   domain::Decision decision = domain::decide(snap);
   if (NeedsLiveConfirmation(snap, decision)) {
     Count(&ReconcilerStats::confirmations);
-    domain::Snapshot live = Observe(p, *parsed, /*live=*/true, &ok);
+    domain::Snapshot live = Observe(p, parsed, /*live=*/true, &ok);
     if (!ok)
       return {ReconcileResult::Retry(), nullptr};  // cannot confirm: nothing recorded, nothing sent
     domain::Decision live_decision = domain::decide(live);
@@ -290,7 +301,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   if (decision.action == Action::kPatchSuspend && !WriteDeadline(p))
     return {ReconcileResult::Retry(), nullptr};
 
-  domain::Evaluation eval{snap, decision, parsed->resource_version};
+  domain::Evaluation eval{snap, decision, parsed.resource_version};
   auto recorded = Record(eval);
   if (!recorded.ok())
     return {ReconcileResult::Retry(), nullptr};  // nothing durable, so nothing sent

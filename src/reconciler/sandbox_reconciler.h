@@ -122,7 +122,7 @@ class SandboxReconciler {
   bool ResolvePending(Pass& p, const std::string& ns, const std::string& name);
   ReconcileResult ForgetIfGone(Pass& p, const std::string& ns, const std::string& name);
   Round Evaluate(Pass& p, const std::string& ns, const std::string& name,
-                 const kube::ObjectPtr& sandbox);
+                 const kube::CachedSandbox& sandbox);
   domain::Snapshot Observe(Pass& p, const kube::ParsedSandbox& sb, bool live, bool* ok);
   Round Drive(Pass& p, const domain::IntentRecord& intent, bool send_first);
   ReadBack Read(Pass& p, const domain::IntentRecord& intent);

@@ -3,8 +3,6 @@
 #include <array>
 #include <map>
 
-#include "kube/json_fields.h"
-
 namespace fk::reconciler {
 namespace {
 
@@ -30,9 +28,9 @@ std::string CacheSummary(const ClusterCache& cache, const std::vector<std::strin
   for (const std::string& ns : namespaces) by_ns[ns] = {};
   Counts total{};
   for (int kind = 0; kind < 3; ++kind) {
-    for (const auto& obj : cache.List(static_cast<CacheKind>(kind), "")) {
-      ++by_ns[kube::MetadataString(*obj, "namespace")][kind];
-      ++total[kind];
+    for (const auto& [ns, n] : cache.CountByNamespace(static_cast<CacheKind>(kind))) {
+      by_ns[ns][kind] += n;
+      total[kind] += n;
     }
   }
   std::string text = CountsText(total) + " in " + std::to_string(by_ns.size()) + " namespace(s)";

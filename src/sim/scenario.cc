@@ -48,6 +48,15 @@ constexpr int kMaxDepth = 2000;
 constexpr size_t kMaxNodes = 1'000'000;
 constexpr int kMaxFenceGeneration = 1000;  // a scenario applies one policy edit per generation
 
+constexpr int kMaxGenerated = 1'000'000;
+
+// "sb-" 7 -> "sb-00007": names sort in creation order.
+std::string GeneratedName(const std::string& prefix, int i) {
+  std::string digits = std::to_string(i);
+  if (digits.size() < 5) digits.insert(0, 5 - digits.size(), '0');
+  return prefix + digits;
+}
+
 struct Budget {
   size_t nodes = 0;
 };
@@ -185,6 +194,18 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
               return r.Error("namespaces." + ns.name, "fence.generation must be 1 to 1000");
             }
           }
+          if (n["podBytes"]) ns.pod_bytes = n["podBytes"].as<size_t>();
+          if (const YAML::Node& g = n["generate"]) {
+            const int count = g["count"] ? g["count"].as<int>() : 0;
+            if (count < 0 || count > kMaxGenerated)
+              return r.Error("namespaces." + ns.name, "generate.count must be 0 to 1000000");
+            const std::string prefix = g["prefix"] ? g["prefix"].as<std::string>() : "sb-";
+            for (int i = 0; i < count; ++i) {
+              ScenarioSandbox sb;
+              sb.name = GeneratedName(prefix, i);
+              ns.sandboxes.push_back(sb);
+            }
+          }
           for (const auto& s : n["sandboxes"]) {
             ScenarioSandbox sb;
             if (!s["name"]) return r.Error("namespaces." + ns.name, "every sandbox needs a name");
@@ -284,13 +305,35 @@ std::string Uid(const json::value& obj) {
   return std::string(obj.at("metadata").at("uid").as_string());
 }
 
-json::value Pod(const std::string& ns, const std::string& name, const char* role) {
-  return json::object{
+// Grows a pod to about `bytes` of JSON the way real pods are large: many
+// small fields (environment variables, status conditions), not one string,
+// so a parser builds as many nodes as it would for a real pod.
+void PadPod(json::object& pod, size_t bytes) {
+  json::object& container = pod.at("spec").at("containers").at(0).as_object();
+  json::array& env = container["env"].emplace_array();
+  json::array& conditions = pod["status"].emplace_object()["conditions"].emplace_array();
+  size_t size = json::serialize(pod).size();
+  for (int i = 0; size < bytes; ++i) {
+    json::object item = i % 4 == 3
+                            ? json::object{{"type", "Condition" + std::to_string(i)},
+                                           {"status", "True"},
+                                           {"lastTransitionTime", "2026-01-01T00:00:00Z"}}
+                            : json::object{{"name", "OPENSHELL_SETTING_" + std::to_string(i)},
+                                           {"value", "value-of-setting-" + std::to_string(i)}};
+    size += json::serialize(item).size() + 1;
+    (i % 4 == 3 ? conditions : env).push_back(std::move(item));
+  }
+}
+
+json::value Pod(const std::string& ns, const std::string& name, const char* role, size_t bytes) {
+  json::object pod{
       {"apiVersion", "v1"},
       {"kind", "Pod"},
       {"metadata",
        {{"name", name}, {"namespace", ns}, {"labels", {{"openshell.ai/boundary-role", role}}}}},
       {"spec", {{"containers", json::array{{{"name", "main"}, {"image", "agent:latest"}}}}}}};
+  if (bytes) PadPod(pod, bytes);
+  return pod;
 }
 
 }  // namespace
@@ -340,12 +383,12 @@ Status ApplyScenario(Simulator& sim, const Scenario& sc) {
       std::string workload_uid = "gone-" + sb.name, supervisor_uid = "gone-sup-" + sb.name;
       if (sb.pods) {
         if (sb.running) {
-          Outcome p = store.Create(*pods, ns.name, Pod(ns.name, sb.name, "workload"));
+          Outcome p = store.Create(*pods, ns.name, Pod(ns.name, sb.name, "workload", ns.pod_bytes));
           if (auto s = Check(p, "pod " + sb.name); !s.ok()) return s;
           workload_uid = Uid(p.object);
         }
-        Outcome sp =
-            store.Create(*pods, ns.name, Pod(ns.name, "os-supervisor-" + id, "supervisor"));
+        Outcome sp = store.Create(*pods, ns.name,
+                                  Pod(ns.name, "os-supervisor-" + id, "supervisor", ns.pod_bytes));
         if (auto s = Check(sp, "supervisor pod of " + sb.name); !s.ok()) return s;
         supervisor_uid = Uid(sp.object);
       }

@@ -26,6 +26,12 @@ struct ScenarioNamespace {
   int boundary_port = 5500;
   int fence_generation = 1;  // the workload policy is edited until it reaches this generation
   std::vector<ScenarioSandbox> sandboxes;
+  // `podBytes`: each pod is grown to about this many bytes of JSON, with many
+  // small fields as real pods have (env, conditions), for memory benchmarks.
+  // 0 (default): minimal pods.
+  size_t pod_bytes = 0;
+  // (`generate: {count: N, prefix: sb-}` adds N running sandboxes named
+  // <prefix>00000 ... to `sandboxes`: a large fleet without a line each.)
 };
 
 struct Scenario {

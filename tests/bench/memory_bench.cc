@@ -1,0 +1,297 @@
+// Memory per sandbox (issue 10): steady-state RSS growth <= 1 KiB per sandbox
+// at 10,000 sandboxes with realistic ~9.5 KB pods (a workload and a supervisor
+// pod each), and a start-up peak bounded by the list page, not the cluster.
+//
+// Real processes: `fencekeeper sim` serves a generated fleet, `fencekeeper
+// run` watches it; once every sandbox is evaluated (the verdict gauge on
+// /metrics), VmRSS and VmHWM are read from /proc/<pid>/status. The same is
+// done with an empty namespace in the same run: growth per sandbox =
+// (RSS(N) - RSS(0)) / N, compared with the 1024-byte goal.
+// FK_RUN_BINARY runs another build's `run` (e.g. the code before a change)
+// against this build's simulator.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "domain/decision.h"
+#include "domain/journal_state.h"
+#include "kube/client.h"
+#include "map_cache.h"
+#include "test_support.h"
+
+#include <malloc.h>
+
+extern char** environ;
+
+namespace {
+using namespace std::chrono_literals;
+namespace kube = fk::kube;
+namespace domain = fk::domain;
+namespace reconciler = fk::reconciler;
+
+constexpr double kGoalBytesPerSandbox = 1024;
+constexpr size_t kPodBytes = 9500;
+constexpr int kPageSize = 500;  // the informers' list page (kube::InformerOptions)
+
+// A child process; stdout and stderr go to `log`. Killed when dropped.
+class Child {
+ public:
+  Child(const std::string& binary, std::vector<std::string> args, const std::string& log) {
+    args.insert(args.begin(), binary);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~Child() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// VmRSS and VmHWM of a process, in bytes.
+std::map<std::string, double> MemoryOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::map<std::string, double> out;
+  for (std::string line; std::getline(in, line);) {
+    for (const char* key : {"VmRSS", "VmHWM"}) {
+      if (line.rfind(std::string(key) + ":", 0) == 0)
+        out[key] = std::stod(line.substr(line.find(':') + 1)) * 1024;  // kB
+    }
+  }
+  return out;
+}
+
+// `run`'s health port, from its log line "serving ... on 127.0.0.1:PORT".
+std::optional<std::string> HealthPort(const std::string& log) {
+  const std::string text = fk::testing::ReadBytes(log);
+  const auto at = text.find("/metrics on 127.0.0.1:");
+  if (at == std::string::npos) return std::nullopt;
+  size_t end = at + 22;
+  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+  return text.substr(at + 22, end - at - 22);
+}
+
+struct Sample {
+  double rss = 0, hwm = 0, seconds = 0;
+};
+
+// Serves `n` sandboxes, runs fencekeeper until all are evaluated, samples it.
+std::optional<Sample> Measure(int n, std::string* error) {
+  fk::testing::TempDir dir;
+  const std::string scenario = dir.File("fleet.yaml"), kubeconfig = dir.File("kubeconfig");
+  fk::testing::WriteBytes(scenario, "namespaces:\n  - name: openshell-agents\n    podBytes: " +
+                                        std::to_string(kPodBytes) +
+                                        "\n    generate: {count: " + std::to_string(n) + "}\n");
+  Child sim(
+      FK_BINARY,
+      {"sim", "--scenario", scenario, "--listen", "127.0.0.1:0", "--write-kubeconfig", kubeconfig},
+      dir.File("sim.log"));
+  if (!fk::testing::Eventually([&] { return !fk::testing::ReadBytes(kubeconfig).empty(); }, 600s)) {
+    *error = "the simulator did not start: " + fk::testing::ReadBytes(dir.File("sim.log"));
+    return std::nullopt;
+  }
+  const char* run_binary = std::getenv("FK_RUN_BINARY");
+  const auto start = std::chrono::steady_clock::now();
+  Child run(run_binary ? run_binary : FK_BINARY,
+            {"run", "--journal", dir.File("journal.db"), "--kubeconfig", kubeconfig, "--http-addr",
+             "127.0.0.1:0", "--namespace", "openshell-agents"},
+            dir.File("run.log"));
+  std::optional<std::string> port;
+  if (!fk::testing::Eventually([&] { return (port = HealthPort(dir.File("run.log"))).has_value(); },
+                               60s)) {
+    *error =
+        "fencekeeper run did not serve /metrics: " + fk::testing::ReadBytes(dir.File("run.log"));
+    return std::nullopt;
+  }
+  fk::kube::ClusterConfig health;
+  health.server = "http://127.0.0.1:" + *port;
+  auto client = fk::kube::ApiClient::Create(health);
+  if (!client.ok()) {
+    *error = client.status().ToString();
+    return std::nullopt;
+  }
+  const std::string evaluated =
+      "fencekeeper_sandboxes{verdict=\"healthy\"} " + std::to_string(n) + "\n";
+  const bool done = fk::testing::Eventually(
+      [&] {
+        if ((*client)->Get("/readyz").status != 200) return false;
+        return n == 0 || (*client)->Get("/metrics").body.find(evaluated) != std::string::npos;
+      },
+      900s);
+  if (!done) {
+    *error = "not every sandbox was evaluated: " + (*client)->Get("/metrics").body;
+    return std::nullopt;
+  }
+  Sample s;
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto mem = MemoryOf(run.pid());
+  s.rss = mem["VmRSS"];
+  s.hwm = mem["VmHWM"];
+  return s;
+}
+
+void BM_RssPerSandbox(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  Sample empty, full;
+  for (auto _ : state) {
+    std::string error;
+    auto e = Measure(0, &error);
+    auto f = e ? Measure(n, &error) : std::nullopt;
+    if (!f) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+    empty = *e;
+    full = *f;
+  }
+  const double growth = (full.rss - empty.rss) / n;
+  state.counters["sandboxes"] = n;
+  state.counters["rss_empty_MiB"] = empty.rss / (1 << 20);
+  state.counters["rss_MiB"] = full.rss / (1 << 20);
+  state.counters["peak_MiB"] = full.hwm / (1 << 20);
+  state.counters["rss_per_sandbox_B"] = growth;
+  state.counters["peak_per_sandbox_B"] = (full.hwm - empty.hwm) / n;
+  state.counters["limit_per_sandbox_B"] = kGoalBytesPerSandbox;
+  state.counters["ratio"] = growth / kGoalBytesPerSandbox;
+  // The start-up peak above the steady state, against one page of pods'
+  // JSON (the bound: a page, not the cluster).
+  state.counters["peak_over_rss_MiB"] = (full.hwm - full.rss) / (1 << 20);
+  state.counters["page_body_MiB"] = double(kPageSize) * kPodBytes / (1 << 20);
+  state.counters["seconds_to_evaluated"] = full.seconds;
+}
+BENCHMARK(BM_RssPerSandbox)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime();
+
+// ---- where the bytes go: heap per sandbox, in process --------------------------
+
+// Bytes allocated and not freed (malloc's own view: no page rounding, no
+// retained free memory).
+double HeapInUse() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd);
+}
+
+// A UID as the API server writes it (36 characters).
+std::string Uid(const char* kind, int i) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%.4s-4000-8000-%012d", i, kind, i);
+  return buf;
+}
+
+std::string Name(int i) {
+  std::string digits = std::to_string(i);
+  return "sb-" + std::string(digits.size() < 5 ? 5 - digits.size() : 0, '0') + digits;
+}
+
+// The sandbox as OpenShell annotates it (as the simulator's scenarios do).
+kube::ObjectPtr SandboxJson(int i) {
+  namespace json = boost::json;
+  const std::string name = Name(i);
+  return std::make_shared<const json::value>(json::object{
+      {"metadata",
+       {{"name", name},
+        {"namespace", "openshell-agents"},
+        {"uid", Uid("sand", i)},
+        {"resourceVersion", std::to_string(100000 + i)},
+        {"generation", 1},
+        {"labels", {{"openshell.ai/managed-by", "openshell"}, {kube::kSandboxIdLabel, name}}},
+        {"annotations",
+         {{kube::kWorkloadUidAnnotation, Uid("work", i)},
+          {kube::kSupervisorUidAnnotation, Uid("supe", i)},
+          {kube::kFenceUidAnnotation, Uid("fenc", 0)},
+          {kube::kFenceGenerationAnnotation, "1"}}}}},
+      {"spec", {{"operatingMode", "Running"}}}});
+}
+
+kube::ObjectPtr PodJson(const std::string& name, const std::string& uid) {
+  return std::make_shared<const boost::json::value>(boost::json::object{
+      {"metadata", {{"name", name}, {"namespace", "openshell-agents"}, {"uid", uid}}},
+      {"spec", boost::json::object{}}});
+}
+
+// What the caches keep for N sandboxes and their two pods each (the informer
+// transforms, the pod index and an ordered map per kind, as the informers'
+// stores), per sandbox.
+void BM_CacheHeapPerSandbox(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  double per_sandbox = 0;
+  for (auto _ : state) {
+    auto cache = std::make_unique<fk::testing::MapCache>();
+    const double before = HeapInUse();
+    for (int i = 0; i < n; ++i) {
+      const std::string name = Name(i);
+      cache->Put(reconciler::CacheKind::kSandboxes, "openshell-agents", name, SandboxJson(i));
+      cache->Put(reconciler::CacheKind::kPods, "openshell-agents", name,
+                 PodJson(name, Uid("work", i)));
+      cache->Put(reconciler::CacheKind::kPods, "openshell-agents", "os-supervisor-" + name,
+                 PodJson("os-supervisor-" + name, Uid("supe", i)));
+    }
+    per_sandbox = (HeapInUse() - before) / n;
+  }
+  state.counters["sandboxes"] = n;
+  state.counters["cache_heap_per_sandbox_B"] = per_sandbox;
+  state.counters["limit_per_sandbox_B"] = kGoalBytesPerSandbox;
+}
+BENCHMARK(BM_CacheHeapPerSandbox)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// What the journal's in-memory state (domain::JournalState, folded from the
+// events a healthy evaluation records) keeps per sandbox: part of the same
+// RSS budget.
+void BM_JournalStateHeapPerSandbox(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  double per_sandbox = 0;
+  for (auto _ : state) {
+    auto journal_state = std::make_unique<domain::JournalState>();
+    const double before = HeapInUse();
+    int64_t seq = 0;
+    for (int i = 0; i < n; ++i) {
+      domain::Snapshot s = fk::testing::HealthySnapshot(Name(i), "openshell-agents");
+      s.sandbox.uid = Uid("sand", i);
+      s.sandbox.fence_uid = s.workload_fence.uid = Uid("fenc", 0);
+      s.supervisor_fence.uid = Uid("supf", 0);
+      s.sandbox.workload_uid = s.workload_pod.uid = Uid("work", i);
+      s.sandbox.supervisor_uid = s.supervisor_pod.uid = Uid("supe", i);
+      const domain::Evaluation eval{s, domain::decide(s), std::to_string(100000 + i)};
+      for (domain::Event& e : domain::plan_events(*journal_state, eval)) {
+        e.seq = ++seq;
+        e.recorded_at = "2026-12-01T21:00:00.000Z";
+        domain::fold(*journal_state, e);
+      }
+    }
+    per_sandbox = (HeapInUse() - before) / n;
+  }
+  state.counters["sandboxes"] = n;
+  state.counters["journal_state_heap_per_sandbox_B"] = per_sandbox;
+  state.counters["limit_per_sandbox_B"] = kGoalBytesPerSandbox;
+}
+BENCHMARK(BM_JournalStateHeapPerSandbox)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
