@@ -5,6 +5,7 @@
 // same pod index.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <utility>
@@ -104,7 +105,7 @@ class MapCache : public reconciler::ClusterCache {
 
   std::map<reconciler::ObjectKey, kube::CachedPtr> objects_[3];
   reconciler::PodIndex index_;
-  mutable size_t sandbox_reads_ = 0;
+  mutable std::atomic<size_t> sandbox_reads_{0};  // workers read concurrently
 };
 
 }  // namespace fk::testing
