@@ -192,9 +192,16 @@ TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending
     mid_rollout_kills += Suspended("big") < 50;
   }
   EXPECT_GE(mid_rollout_kills, 3) << "the kills should interrupt the rollout";
+  const size_t log_before = testing::ReadBytes(log).size();
   Process last(RunArgs(journal), log);
   ASSERT_TRUE(Eventually([&] { return Suspended("big") == 50; }))
       << Suspended("big") << " suspended";
+  // Read the journal only once the last instance has opened it and synced:
+  // a reader polling every few ms while it opens the file right after a
+  // SIGKILL (WAL recovery) is not what this test is about.
+  ASSERT_TRUE(Eventually([&] {
+    return testing::ReadBytes(log).find("caches synced", log_before) != std::string::npos;
+  })) << testing::ReadBytes(log);
   // SIGTERM abandons a PATCH whose answer is still on its way (the next start
   // settles it), so stop only once the last outcome is in the journal.
   const auto settled = [&] {
@@ -202,8 +209,8 @@ TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending
     return db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'pending'").getInt() ==
            0;
   };
-  EXPECT_TRUE(Eventually(settled));
-  EXPECT_EQ(last.Kill(SIGTERM), 0);
+  EXPECT_TRUE(Eventually(settled)) << testing::ReadBytes(log);
+  EXPECT_EQ(last.Kill(SIGTERM), 0) << testing::ReadBytes(log);
 
   for (int i = 0; i < 50; ++i) {
     const std::string name = "sb-" + std::to_string(i);
