@@ -216,7 +216,10 @@ TEST_F(GroupCommitTest, ManyThreadsRecordManyIntentsInFewerCommits) {
   }
   const JournalStats stats = journal_->stats();
   EXPECT_LT(stats.commits, uint64_t{kThreads * kPerThread});
-  EXPECT_GE(stats.largest_batch, uint64_t{kThreads});
+  // The other threads' first calls queued behind the held batch are
+  // committed together (whether the first thread's next call joins them is
+  // timing: it did not under ASan in CI).
+  EXPECT_GE(stats.largest_batch, uint64_t{kThreads - 1});
   EXPECT_EQ(stats.failed_commits, 0u);
   journal_.reset();  // reopen and count rows
   EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'suspend_intent'"),
