@@ -191,12 +191,7 @@ class World {
   }
 
   json::value NewPod(const std::string& name, const char* role, bool gated) {
-    json::object pod{
-        {"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"metadata",
-         {{"name", name}, {"namespace", kNs}, {"labels", {{"openshell.ai/boundary-role", role}}}}},
-        {"spec", {{"containers", json::array{{{"name", "c"}, {"image", "i"}}}}}}};
+    json::object pod = sim::BoundaryPod(kNs, name, role).as_object();
     if (gated)
       pod["spec"].as_object()["schedulingGates"] =
           json::array{{{"name", "openshell.ai/admission"}}};

@@ -15,16 +15,17 @@ namespace {
 
 // glibc's malloc_trim. Not under a sanitizer: ASan and TSan replace malloc,
 // and trimming glibc's own (unused, uninitialized) arenas then crashes.
-void ReturnFreedMemory() {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return;
-#elif defined(__has_feature)
+#if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-  return;
-#else
-  malloc_trim(0);
+#define FK_SANITIZED_MALLOC 1  // clang
 #endif
-#else
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FK_SANITIZED_MALLOC 1  // gcc
+#endif
+
+void ReturnFreedMemory() {
+#ifndef FK_SANITIZED_MALLOC
   malloc_trim(0);
 #endif
 }

@@ -325,7 +325,10 @@ void PadPod(json::object& pod, size_t bytes) {
   }
 }
 
-json::value Pod(const std::string& ns, const std::string& name, const char* role, size_t bytes) {
+}  // namespace
+
+json::value BoundaryPod(const std::string& ns, const std::string& name, const char* role,
+                        size_t bytes) {
   json::object pod{
       {"apiVersion", "v1"},
       {"kind", "Pod"},
@@ -335,8 +338,6 @@ json::value Pod(const std::string& ns, const std::string& name, const char* role
   if (bytes) PadPod(pod, bytes);
   return pod;
 }
-
-}  // namespace
 
 Status ApplyScenario(Simulator& sim, const Scenario& sc) {
   Store& store = sim.store();
@@ -383,12 +384,14 @@ Status ApplyScenario(Simulator& sim, const Scenario& sc) {
       std::string workload_uid = "gone-" + sb.name, supervisor_uid = "gone-sup-" + sb.name;
       if (sb.pods) {
         if (sb.running) {
-          Outcome p = store.Create(*pods, ns.name, Pod(ns.name, sb.name, "workload", ns.pod_bytes));
+          Outcome p =
+              store.Create(*pods, ns.name, BoundaryPod(ns.name, sb.name, "workload", ns.pod_bytes));
           if (auto s = Check(p, "pod " + sb.name); !s.ok()) return s;
           workload_uid = Uid(p.object);
         }
-        Outcome sp = store.Create(*pods, ns.name,
-                                  Pod(ns.name, "os-supervisor-" + id, "supervisor", ns.pod_bytes));
+        Outcome sp =
+            store.Create(*pods, ns.name,
+                         BoundaryPod(ns.name, "os-supervisor-" + id, "supervisor", ns.pod_bytes));
         if (auto s = Check(sp, "supervisor pod of " + sb.name); !s.ok()) return s;
         supervisor_uid = Uid(sp.object);
       }

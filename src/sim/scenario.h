@@ -55,5 +55,9 @@ Result<boost::json::value> YamlToJson(const std::string& yaml_text);
 // The intended NetworkPolicy specs of DESIGN §2.
 boost::json::value IntendedWorkloadPolicy(const std::string& ns, int boundary_port);
 boost::json::value IntendedSupervisorPolicy(const std::string& ns);
+// A pod labelled openshell.ai/boundary-role=`role`, padded with realistic
+// fields to about `bytes` of JSON (0: minimal).
+boost::json::value BoundaryPod(const std::string& ns, const std::string& name, const char* role,
+                               size_t bytes = 0);
 
 }  // namespace fk::sim
