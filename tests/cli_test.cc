@@ -101,7 +101,8 @@ int64_t TamperWithFirstDecision(const std::string& path, const std::string& verd
                                 const std::string& json_path, const std::string& value) {
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
   const int64_t seq =
-      db.execAndGet("SELECT min(seq) FROM events WHERE kind = 'decided' AND " + verdict_sql_filter).getInt64();
+      db.execAndGet("SELECT min(seq) FROM events WHERE kind = 'decided' AND " + verdict_sql_filter)
+          .getInt64();
   db.exec("DROP TRIGGER events_append_only_update");
   db.exec("UPDATE events SET payload = json_set(payload, '" + json_path + "', '" + value +
           "') WHERE seq = " + std::to_string(seq));
@@ -111,8 +112,8 @@ int64_t TamperWithFirstDecision(const std::string& path, const std::string& verd
 TEST(ReplayCommand, CheckFailsNamingTheSeqOfAnAlteredDecision) {
   TempDir dir;
   const std::string path = DemoJournal(dir);
-  const int64_t seq =
-      TamperWithFirstDecision(path, "json_extract(payload, '$.verdict') = 'hold'", "$.verdict", "healthy");
+  const int64_t seq = TamperWithFirstDecision(path, "json_extract(payload, '$.verdict') = 'hold'",
+                                              "$.verdict", "healthy");
   ReplayOptions o;
   o.journal = path;
   o.check = true;
@@ -189,17 +190,27 @@ TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {
   ASSERT_EQ(RunDemo(o, out, err), kExitOk) << err.str();
   const std::string report = out.str();
   EXPECT_NE(report.find("5 resync passes: 3 PATCHes, 3 warnings"), std::string::npos) << report;
-  EXPECT_NE(report.find("5 resync passes: 0 PATCHes, 0 warnings, 0 journal rows, 0 API requests"), std::string::npos) << report;
+  EXPECT_NE(report.find("5 resync passes: 0 PATCHes, 0 warnings, 0 journal rows, 0 API requests"),
+            std::string::npos)
+      << report;
   EXPECT_NE(report.find("totals: 3 PATCHes, 3 warnings"), std::string::npos) << report;
 
   SQLite::Database db(dir.File("journal.db"), SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'applied'").getInt(), 3);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'applied'").getInt(),
+            3);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE sandbox LIKE 'stopped-%' "
-                          "OR namespace = 'team-healthy'").getInt(), 0);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'hold'").getInt(), 10);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'healthy'").getInt(), 2);
-  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT generation) FROM fence_observations "
-                          "WHERE namespace = 'openshell-agents' AND policy = 'openshell-sandbox-workloads'").getInt(), 2);
+                          "OR namespace = 'team-healthy'")
+                .getInt(),
+            0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'hold'").getInt(),
+            10);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'healthy'").getInt(),
+            2);
+  EXPECT_EQ(db.execAndGet(
+                  "SELECT count(DISTINCT generation) FROM fence_observations "
+                  "WHERE namespace = 'openshell-agents' AND policy = 'openshell-sandbox-workloads'")
+                .getInt(),
+            2);
 }
 
 }  // namespace

@@ -27,21 +27,25 @@ std::vector<YAML::Node> Render(const std::string& dir) {
   return YAML::LoadAll(out);
 }
 
-const YAML::Node* Find(const std::vector<YAML::Node>& docs, const std::string& kind, const std::string& name) {
+const YAML::Node* Find(const std::vector<YAML::Node>& docs, const std::string& kind,
+                       const std::string& name) {
   for (const auto& d : docs) {
-    if (d["kind"].as<std::string>() == kind && d["metadata"]["name"].as<std::string>() == name) return &d;
+    if (d["kind"].as<std::string>() == kind && d["metadata"]["name"].as<std::string>() == name)
+      return &d;
   }
   return nullptr;
 }
 
-using Rules = std::map<std::pair<std::string, std::string>, std::set<std::string>>;  // (group, resource) -> verbs
+using Rules = std::map<std::pair<std::string, std::string>,
+                       std::set<std::string>>;  // (group, resource) -> verbs
 
 Rules RulesOf(const YAML::Node& role) {
   Rules out;
   for (const auto& rule : role["rules"]) {
     for (const auto& g : rule["apiGroups"]) {
       for (const auto& r : rule["resources"]) {
-        for (const auto& v : rule["verbs"]) out[{g.as<std::string>(), r.as<std::string>()}].insert(v.as<std::string>());
+        for (const auto& v : rule["verbs"])
+          out[{g.as<std::string>(), r.as<std::string>()}].insert(v.as<std::string>());
       }
     }
   }
@@ -51,7 +55,8 @@ Rules RulesOf(const YAML::Node& role) {
 class Deploy : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HaveKubectl()) GTEST_SKIP() << "kubectl is not installed: the rendered manifests were not checked";
+    if (!HaveKubectl())
+      GTEST_SKIP() << "kubectl is not installed: the rendered manifests were not checked";
     docs_ = Render(std::string(FK_SOURCE_DIR) + "/deploy");
     ASSERT_FALSE(docs_.empty());
   }
@@ -69,7 +74,8 @@ TEST_F(Deploy, RbacIsExactlyTheLeastPrivilegeSet) {
   const YAML::Node* role = Find(docs_, "Role", "fencekeeper-leader-election");
   ASSERT_TRUE(role);
   EXPECT_EQ((*role)["metadata"]["namespace"].as<std::string>(), "fencekeeper-system");
-  EXPECT_EQ(RulesOf(*role), (Rules{{{"coordination.k8s.io", "leases"}, {"get", "create", "update"}}}));
+  EXPECT_EQ(RulesOf(*role),
+            (Rules{{{"coordination.k8s.io", "leases"}, {"get", "create", "update"}}}));
   // Nothing else grants anything, and no rule anywhere has a wildcard or secrets.
   int roles = 0;
   for (const auto& d : docs_) {
@@ -143,14 +149,17 @@ TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
   const YAML::Node* svc = Find(docs_, "Service", "fencekeeper-metrics");
   ASSERT_TRUE(svc);
   for (const auto& kv : (*svc)["spec"]["selector"]) {
-    EXPECT_EQ(spec["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(), kv.second.as<std::string>());
+    EXPECT_EQ(spec["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(),
+              kv.second.as<std::string>());
   }
 }
 
 TEST_F(Deploy, ServiceMonitorComponentRenders) {
   testing::TempDir dir;
-  std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"), std::filesystem::copy_options::recursive);
-  testing::WriteBytes(dir.File("kustomization.yaml"), "resources: [base]\ncomponents: [base/components/servicemonitor]\n");
+  std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"),
+                        std::filesystem::copy_options::recursive);
+  testing::WriteBytes(dir.File("kustomization.yaml"),
+                      "resources: [base]\ncomponents: [base/components/servicemonitor]\n");
   const auto docs = Render(dir.path().string());
   const YAML::Node* sm = Find(docs, "ServiceMonitor", "fencekeeper");
   ASSERT_TRUE(sm);

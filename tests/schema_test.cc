@@ -38,7 +38,8 @@ TEST(Schema, MigratingAnEmptyFileYieldsSchemaSql) {
   ASSERT_TRUE(Journal::Open(migrated_path).ok());
   SQLite::Database migrated(migrated_path, SQLite::OPEN_READONLY);
 
-  SQLite::Database reference(dir.File("reference.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  SQLite::Database reference(dir.File("reference.db"),
+                             SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   const std::string schema = testing::ReadBytes(std::string(FK_SOURCE_DIR) + "/schema/schema.sql");
   ASSERT_FALSE(schema.empty());
   reference.exec(schema);

@@ -47,8 +47,8 @@ void AddExt(X509* cert, X509* issuer, int nid, const char* value) {
   X509_EXTENSION_free(ext);
 }
 
-X509* Issue(const std::string& cn, EVP_PKEY* key, X509* issuer, EVP_PKEY* issuer_key, long serial, bool ca,
-            const char* san) {
+X509* Issue(const std::string& cn, EVP_PKEY* key, X509* issuer, EVP_PKEY* issuer_key, long serial,
+            bool ca, const char* san) {
   X509* cert = X509_new();
   X509_set_version(cert, 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert), serial);
@@ -56,11 +56,13 @@ X509* Issue(const std::string& cn, EVP_PKEY* key, X509* issuer, EVP_PKEY* issuer
   X509_gmtime_adj(X509_getm_notAfter(cert), 3600L * 24 * 30);
   X509_set_pubkey(cert, key);
   X509_NAME* name = X509_get_subject_name(cert);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
   X509_set_issuer_name(cert, issuer ? X509_get_subject_name(issuer) : name);
   X509* signer = issuer ? issuer : cert;
   AddExt(cert, signer, NID_basic_constraints, ca ? "critical,CA:TRUE" : "critical,CA:FALSE");
-  AddExt(cert, signer, NID_key_usage, ca ? "critical,keyCertSign,cRLSign" : "critical,digitalSignature");
+  AddExt(cert, signer, NID_key_usage,
+         ca ? "critical,keyCertSign,cRLSign" : "critical,digitalSignature");
   AddExt(cert, signer, NID_subject_key_identifier, "hash");
   if (!ca) AddExt(cert, signer, NID_ext_key_usage, "serverAuth,clientAuth");
   if (san) AddExt(cert, signer, NID_subject_alt_name, san);

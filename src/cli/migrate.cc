@@ -17,12 +17,13 @@ int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& e
   const int from = info->exists && !info->empty ? info->user_version : 0;
   if (options.check) {
     if (!info->exists || info->empty) {
-      out << "journal '" << options.journal << "' " << (info->exists ? "is empty" : "does not exist")
+      out << "journal '" << options.journal << "' "
+          << (info->exists ? "is empty" : "does not exist")
           << "; migrate would create it at schema version " << latest << "\n";
       return kExitOk;
     }
-    out << "journal '" << options.journal << "': schema version " << from << ", this fencekeeper knows "
-        << latest << "\n";
+    out << "journal '" << options.journal << "': schema version " << from
+        << ", this fencekeeper knows " << latest << "\n";
     bool pending = false;
     for (const auto& m : journal::EmbeddedMigrations()) {
       if (m.version > from) {
@@ -50,15 +51,16 @@ int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& e
   return kExitOk;
 }
 
-int RunBackup(const std::string& journal, const std::string& to, std::ostream& out, std::ostream& err) {
+int RunBackup(const std::string& journal, const std::string& to, std::ostream& out,
+              std::ostream& err) {
   auto r = journal::BackupJournal(journal, to);
   if (!r.ok()) {
     err << "fencekeeper backup: " << r.status().ToString() << "\n";
     return kExitUnusable;
   }
-  out << "backup of '" << journal << "' written to '" << to << "': " << r->events << " events (last seq "
-      << r->last_seq << "), schema version " << r->schema_version << ", " << r->bytes
-      << " bytes, integrity_check ok\n";
+  out << "backup of '" << journal << "' written to '" << to << "': " << r->events
+      << " events (last seq " << r->last_seq << "), schema version " << r->schema_version << ", "
+      << r->bytes << " bytes, integrity_check ok\n";
   return kExitOk;
 }
 

@@ -4,10 +4,10 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
-#include <thread>
-#include <tuple>
 #include <ostream>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
 #include "cli/commands.h"
 #include "common/duration.h"
@@ -47,7 +47,8 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
     // VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]]
     std::vector<std::string> parts;
     size_t start = 0;
-    for (size_t c; (c = spec.find(':', start)) != std::string::npos; start = c + 1) parts.push_back(spec.substr(start, c - start));
+    for (size_t c; (c = spec.find(':', start)) != std::string::npos; start = c + 1)
+      parts.push_back(spec.substr(start, c - start));
     parts.push_back(spec.substr(start));
     sim::FaultRule rule;
     try {
@@ -58,14 +59,18 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
       if (parts.size() > 3) rule.retry_after_seconds = std::stoi(parts[3]);
       rule.count = parts.size() > 4 ? std::stoi(parts[4]) : -1;
     } catch (...) {
-      err << "fencekeeper sim: --fault takes VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]], got '" << spec << "'\n";
+      err << "fencekeeper sim: --fault takes VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]], got '"
+          << spec << "'\n";
       return kExitUnusable;
     }
     scenario.faults.push_back(rule);
   }
-  for (auto [flag, value, target] : {std::tuple{"--drop-watches-every", &options.drop_watches_every, &scenario.options.drop_watches_every},
-                                     std::tuple{"--expire-history-every", &options.expire_history_every, &scenario.options.expire_history_every},
-                                     std::tuple{"--latency", &options.latency, &scenario.options.latency}}) {
+  for (auto [flag, value, target] :
+       {std::tuple{"--drop-watches-every", &options.drop_watches_every,
+                   &scenario.options.drop_watches_every},
+        std::tuple{"--expire-history-every", &options.expire_history_every,
+                   &scenario.options.expire_history_every},
+        std::tuple{"--latency", &options.latency, &scenario.options.latency}}) {
     if (!*value) continue;
     auto d = ParseDuration(**value);
     if (!d || (d->count() <= 0 && std::string(flag) != "--latency")) {
@@ -74,7 +79,8 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
     }
     *target = *d;
   }
-  if (options.drop_watch_after_events) scenario.options.drop_watch_after_events = *options.drop_watch_after_events;
+  if (options.drop_watch_after_events)
+    scenario.options.drop_watch_after_events = *options.drop_watch_after_events;
 
   sim::ServerOptions server_options;
   server_options.host = options.listen.substr(0, colon);
@@ -126,9 +132,11 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
   std::condition_variable cv;
   bool stopping = false;
   std::thread periodic([&] {
-    const auto drop = scenario.options.drop_watches_every, expire = scenario.options.expire_history_every;
+    const auto drop = scenario.options.drop_watches_every,
+               expire = scenario.options.expire_history_every;
     if (drop.count() == 0 && expire.count() == 0) return;
-    auto next_drop = std::chrono::steady_clock::now() + drop, next_expire = std::chrono::steady_clock::now() + expire;
+    auto next_drop = std::chrono::steady_clock::now() + drop,
+         next_expire = std::chrono::steady_clock::now() + expire;
     std::unique_lock lock(mu);
     while (!stopping) {
       auto next = std::chrono::steady_clock::time_point::max();

@@ -4,14 +4,22 @@ namespace fk {
 
 const char* CodeName(Code code) {
   switch (code) {
-    case Code::kOk: return "OK";
-    case Code::kInvalidArgument: return "Invalid argument";
-    case Code::kNotFound: return "Not found";
-    case Code::kRefused: return "Refused";
-    case Code::kCorruption: return "Corruption";
-    case Code::kIOError: return "I/O error";
-    case Code::kBusy: return "Busy";
-    case Code::kInternal: return "Internal error";
+    case Code::kOk:
+      return "OK";
+    case Code::kInvalidArgument:
+      return "Invalid argument";
+    case Code::kNotFound:
+      return "Not found";
+    case Code::kRefused:
+      return "Refused";
+    case Code::kCorruption:
+      return "Corruption";
+    case Code::kIOError:
+      return "I/O error";
+    case Code::kBusy:
+      return "Busy";
+    case Code::kInternal:
+      return "Internal error";
   }
   return "Unknown";
 }

@@ -12,20 +12,20 @@ namespace fk::kube {
 // What kind of failure an API call had, as a caller needs to react to it.
 enum class ApiErrorKind {
   kNone,
-  kBadRequest,       // 400
-  kUnauthorized,     // 401
-  kForbidden,        // 403
-  kNotFound,         // 404
-  kMethodNotAllowed, // 405
-  kAlreadyExists,    // 409 AlreadyExists
-  kConflict,         // 409 Conflict: re-read and decide again
-  kExpired,          // 410 Expired/Gone: relist
-  kUnsupportedMedia, // 415
-  kInvalid,          // 422
-  kTooManyRequests,  // 429
-  kServerError,      // 5xx
-  kTransport,        // no HTTP answer: connect, TLS, timeout, reset
-  kDecode,           // an answer we could not understand
+  kBadRequest,        // 400
+  kUnauthorized,      // 401
+  kForbidden,         // 403
+  kNotFound,          // 404
+  kMethodNotAllowed,  // 405
+  kAlreadyExists,     // 409 AlreadyExists
+  kConflict,          // 409 Conflict: re-read and decide again
+  kExpired,           // 410 Expired/Gone: relist
+  kUnsupportedMedia,  // 415
+  kInvalid,           // 422
+  kTooManyRequests,   // 429
+  kServerError,       // 5xx
+  kTransport,         // no HTTP answer: connect, TLS, timeout, reset
+  kDecode,            // an answer we could not understand
   kOther,
 };
 

@@ -50,7 +50,8 @@ std::string Names(const YAML::Node& list) {
 }  // namespace
 
 std::optional<std::string> DecodeBase64(const std::string& text) {
-  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   uint32_t acc = 0;
   int bits = 0, padding = 0;
@@ -86,47 +87,56 @@ Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string&
   }
   if (!root || !root.IsMap()) return Status::InvalidArgument(where + " is not a YAML mapping");
   const fs::path base = fs::path(path).parent_path();
-  auto resolve = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : (base / p).string(); };
+  auto resolve = [&](const std::string& p) {
+    return fs::path(p).is_absolute() ? p : (base / p).string();
+  };
 
   try {
     std::string ctx = context_name;
     if (ctx.empty()) {
       if (!root["current-context"] || root["current-context"].as<std::string>().empty()) {
-        return Status::InvalidArgument(where + ": no current-context is set and no --context was given (contexts: " +
-                                       Names(root["contexts"]) + ")");
+        return Status::InvalidArgument(
+            where + ": no current-context is set and no --context was given (contexts: " +
+            Names(root["contexts"]) + ")");
       }
       ctx = root["current-context"].as<std::string>();
     }
     const std::optional<YAML::Node> context = Named(root["contexts"], ctx);
     if (!context) {
-      return Status::InvalidArgument(where + ": context '" + ctx + "' not found (contexts: " + Names(root["contexts"]) + ")");
+      return Status::InvalidArgument(where + ": context '" + ctx +
+                                     "' not found (contexts: " + Names(root["contexts"]) + ")");
     }
     const YAML::Node c = (*context)["context"];
-    if (!c || !c["cluster"]) return Status::InvalidArgument(where + ": contexts[" + ctx + "].context.cluster is missing");
+    if (!c || !c["cluster"])
+      return Status::InvalidArgument(where + ": contexts[" + ctx + "].context.cluster is missing");
     const std::string cluster_name = c["cluster"].as<std::string>();
     const std::optional<YAML::Node> cluster = Named(root["clusters"], cluster_name);
     if (!cluster || !(*cluster)["cluster"]) {
-      return Status::InvalidArgument(where + ": cluster '" + cluster_name + "' (of context '" + ctx +
-                                     "') not found (clusters: " + Names(root["clusters"]) + ")");
+      return Status::InvalidArgument(where + ": cluster '" + cluster_name + "' (of context '" +
+                                     ctx + "') not found (clusters: " + Names(root["clusters"]) +
+                                     ")");
     }
     const YAML::Node cl = (*cluster)["cluster"];
     ClusterConfig cfg;
     cfg.source = where + " (context " + ctx + ")";
     if (!cl["server"] || cl["server"].as<std::string>().empty()) {
-      return Status::InvalidArgument(where + ": clusters[" + cluster_name + "].cluster.server is missing");
+      return Status::InvalidArgument(where + ": clusters[" + cluster_name +
+                                     "].cluster.server is missing");
     }
     cfg.server = cl["server"].as<std::string>();
     if (cfg.server.rfind("http://", 0) != 0 && cfg.server.rfind("https://", 0) != 0) {
-      return Status::InvalidArgument(where + ": clusters[" + cluster_name + "].cluster.server '" + cfg.server +
-                                     "' must start with http:// or https://");
+      return Status::InvalidArgument(where + ": clusters[" + cluster_name + "].cluster.server '" +
+                                     cfg.server + "' must start with http:// or https://");
     }
-    if (cl["insecure-skip-tls-verify"]) cfg.insecure_skip_tls_verify = cl["insecure-skip-tls-verify"].as<bool>();
+    if (cl["insecure-skip-tls-verify"])
+      cfg.insecure_skip_tls_verify = cl["insecure-skip-tls-verify"].as<bool>();
     if (cl["tls-server-name"]) cfg.tls_server_name = cl["tls-server-name"].as<std::string>();
-    auto data_or_file = [&](const YAML::Node& node, const std::string& key, const std::string& field,
-                            std::string* out) -> Status {
+    auto data_or_file = [&](const YAML::Node& node, const std::string& key,
+                            const std::string& field, std::string* out) -> Status {
       if (node[key + "-data"]) {
         auto decoded = DecodeBase64(node[key + "-data"].as<std::string>());
-        if (!decoded) return Status::InvalidArgument(where + ": " + field + "-data is not valid base64");
+        if (!decoded)
+          return Status::InvalidArgument(where + ": " + field + "-data is not valid base64");
         *out = *decoded;
       } else if (node[key]) {
         auto content = ReadWholeFile(resolve(node[key].as<std::string>()), where + ": " + field);
@@ -135,7 +145,11 @@ Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string&
       }
       return Status::Ok();
     };
-    if (Status s = data_or_file(cl, "certificate-authority", "clusters[" + cluster_name + "].cluster.certificate-authority", &cfg.ca_pem); !s.ok()) return s;
+    if (Status s = data_or_file(cl, "certificate-authority",
+                                "clusters[" + cluster_name + "].cluster.certificate-authority",
+                                &cfg.ca_pem);
+        !s.ok())
+      return s;
 
     if (c["user"]) {
       const std::string user_name = c["user"].as<std::string>();
@@ -153,13 +167,21 @@ Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string&
           auto t = ReadWholeFile(cfg.token_file, where + ": " + field + "tokenFile");
           if (!t.ok()) return t.status();
         }
-        if (Status s = data_or_file(u, "client-certificate", field + "client-certificate", &cfg.client_cert_pem); !s.ok()) return s;
-        if (Status s = data_or_file(u, "client-key", field + "client-key", &cfg.client_key_pem); !s.ok()) return s;
+        if (Status s = data_or_file(u, "client-certificate", field + "client-certificate",
+                                    &cfg.client_cert_pem);
+            !s.ok())
+          return s;
+        if (Status s = data_or_file(u, "client-key", field + "client-key", &cfg.client_key_pem);
+            !s.ok())
+          return s;
         if (cfg.client_cert_pem.empty() != cfg.client_key_pem.empty()) {
-          return Status::InvalidArgument(where + ": " + field + "client-certificate and client-key must be given together");
+          return Status::InvalidArgument(
+              where + ": " + field + "client-certificate and client-key must be given together");
         }
         if (u["exec"] || u["auth-provider"]) {
-          return Status::InvalidArgument(where + ": " + field + "exec and auth-provider credentials are not supported; use a token, tokenFile or client certificate");
+          return Status::InvalidArgument(where + ": " + field +
+                                         "exec and auth-provider credentials are not supported; "
+                                         "use a token, tokenFile or client certificate");
         }
       }
     }
@@ -181,7 +203,9 @@ Result<ClusterConfig> LoadInCluster(const Getenv& env, const std::string& sa_dir
   auto host = env("KUBERNETES_SERVICE_HOST");
   auto port = env("KUBERNETES_SERVICE_PORT");
   if (!host || !port || host->empty() || port->empty()) {
-    return Status::NotFound("not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set");
+    return Status::NotFound(
+        "not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not "
+        "set");
   }
   ClusterConfig cfg;
   cfg.source = "in-cluster service account (" + sa_dir + ")";
@@ -194,14 +218,16 @@ Result<ClusterConfig> LoadInCluster(const Getenv& env, const std::string& sa_dir
   if (ca.ok()) cfg.ca_pem = *ca;  // client-go logs and continues without it
   if (auto ns = env("POD_NAMESPACE"); ns && !ns->empty()) {
     cfg.default_namespace = *ns;
-  } else if (auto nsf = ReadWholeFile(sa_dir + "/namespace", "namespace"); nsf.ok() && !Trim(*nsf).empty()) {
+  } else if (auto nsf = ReadWholeFile(sa_dir + "/namespace", "namespace");
+             nsf.ok() && !Trim(*nsf).empty()) {
     cfg.default_namespace = Trim(*nsf);
   }
   return cfg;
 }
 
-Result<ClusterConfig> ResolveConfig(const std::optional<std::string>& kubeconfig, const std::string& context,
-                                    const Getenv& env, const std::string& sa_dir) {
+Result<ClusterConfig> ResolveConfig(const std::optional<std::string>& kubeconfig,
+                                    const std::string& context, const Getenv& env,
+                                    const std::string& sa_dir) {
   if (kubeconfig) return LoadKubeconfig(*kubeconfig, context);
   if (auto kc = env("KUBECONFIG"); kc && !kc->empty()) {
     return LoadKubeconfig(kc->substr(0, kc->find(':')), context);
@@ -212,7 +238,10 @@ Result<ClusterConfig> ResolveConfig(const std::optional<std::string>& kubeconfig
     return in_cluster;
   }
   auto home = env("HOME");
-  if (!home) return Status::NotFound("no kubeconfig: --kubeconfig not given, $KUBECONFIG unset, not in a cluster, and $HOME unset");
+  if (!home)
+    return Status::NotFound(
+        "no kubeconfig: --kubeconfig not given, $KUBECONFIG unset, not in a cluster, and $HOME "
+        "unset");
   return LoadKubeconfig(*home + "/.kube/config", context);
 }
 

@@ -36,12 +36,14 @@ inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.i
 
 // In-cluster config from KUBERNETES_SERVICE_HOST/PORT and the service-account
 // directory (token, ca.crt, namespace).
-Result<ClusterConfig> LoadInCluster(const Getenv& env, const std::string& sa_dir = kServiceAccountDir);
+Result<ClusterConfig> LoadInCluster(const Getenv& env,
+                                    const std::string& sa_dir = kServiceAccountDir);
 
 // DESIGN §5 order: an explicit kubeconfig, $KUBECONFIG (first file of the
 // list), in-cluster, ~/.kube/config.
-Result<ClusterConfig> ResolveConfig(const std::optional<std::string>& kubeconfig, const std::string& context,
-                                    const Getenv& env, const std::string& sa_dir = kServiceAccountDir);
+Result<ClusterConfig> ResolveConfig(const std::optional<std::string>& kubeconfig,
+                                    const std::string& context, const Getenv& env,
+                                    const std::string& sa_dir = kServiceAccountDir);
 
 // Standard base64 (as kubeconfig *-data fields use); nullopt if malformed.
 std::optional<std::string> DecodeBase64(const std::string& text);

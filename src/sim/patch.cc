@@ -32,7 +32,8 @@ bool ParsePointer(std::string_view path, std::vector<std::string>* tokens) {
   size_t pos = 1;
   while (true) {
     size_t next = path.find('/', pos);
-    std::string_view raw = path.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos);
+    std::string_view raw =
+        path.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos);
     std::string token;
     for (size_t i = 0; i < raw.size(); ++i) {
       if (raw[i] == '~') {
@@ -123,7 +124,8 @@ bool Add(json::value& doc, const std::vector<std::string>& tokens, json::value v
   if (parent->is_array()) {
     size_t idx = 0;
     auto& arr = parent->get_array();
-    if (!ArrayIndex(tokens.back(), arr.size(), true, &idx)) return Fail(err, 422, "bad array index in " + path);
+    if (!ArrayIndex(tokens.back(), arr.size(), true, &idx))
+      return Fail(err, 422, "bad array index in " + path);
     arr.insert(arr.begin() + static_cast<std::ptrdiff_t>(idx), std::move(value));
     return true;
   }
@@ -169,10 +171,12 @@ bool ApplyJsonPatch(json::value& doc, const json::value& ops, JsonPatchError* er
       }
       json::value moved;
       if (kind == "move") {
-        if (!Remove(doc, from_tokens, &moved, error, std::string(from_v->get_string()))) return false;
+        if (!Remove(doc, from_tokens, &moved, error, std::string(from_v->get_string())))
+          return false;
       } else {
         json::value* src = Resolve(doc, from_tokens, from_tokens.size());
-        if (!src) return Fail(error, 422, "path " + std::string(from_v->get_string()) + " does not exist");
+        if (!src)
+          return Fail(error, 422, "path " + std::string(from_v->get_string()) + " does not exist");
         moved = *src;
       }
       if (!Add(doc, tokens, std::move(moved), error, path)) return false;
