@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "common/version.h"
 #include "journal/migrations.h"
 #include "test_support.h"
 
@@ -46,6 +47,16 @@ std::string DemoJournal(const TempDir& dir) {
   o.passes = 3;
   EXPECT_EQ(RunDemo(o, out, err), kExitOk) << err.str();
   return dir.File("journal.db");
+}
+
+TEST(VersionFlag, NamesTheProjectVersionAndTheCommitItWasBuiltFrom) {
+  const auto version = testing::RunShell(std::string(FK_BINARY) + " --version");
+  EXPECT_EQ(version.exit_code, 0);
+  const auto head = testing::RunShell("git -C '" FK_SOURCE_DIR "' rev-parse --short=12 HEAD");
+  const std::string commit = head.exit_code == 0 ? head.out.substr(0, 12) : "unknown";
+  EXPECT_EQ(version.out,
+            std::string("fencekeeper ") + FK_PROJECT_VERSION + " (commit " + commit + ")\n");
+  EXPECT_EQ(fk::GitCommit(), commit);
 }
 
 TEST(MigrateCommand, CreatesThenReportsUpToDate) {

@@ -22,6 +22,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "common/version.h"
 #include "hanging_server.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -504,6 +505,10 @@ class OneAnswerPerConnectionServer {
     return seen_;
   }
   int closed() const { return closed_; }
+  std::string user_agent() {
+    std::lock_guard lock(mu_);
+    return user_agent_;
+  }
 
  private:
   // Waits up to 10 ms for `fd` to be readable; false when stopping.
@@ -539,6 +544,10 @@ class OneAnswerPerConnectionServer {
     const size_t sp1 = data.find(' '), sp2 = data.find(' ', sp1 + 1);
     std::lock_guard lock(mu_);
     seen_.push_back(data.substr(0, sp1) + " " + data.substr(sp1 + 1, sp2 - sp1 - 1));
+    if (auto at = lower.find("\r\nuser-agent: "); at != std::string::npos) {
+      at += 14;
+      user_agent_ = data.substr(at, data.find("\r\n", at) - at);
+    }
     return true;
   }
   void Serve() {
@@ -568,6 +577,7 @@ class OneAnswerPerConnectionServer {
   std::thread thread_;
   std::mutex mu_;
   std::vector<std::string> seen_;
+  std::string user_agent_;
 };
 
 std::unique_ptr<HttpTransport> TransportTo(const std::string& url) {
@@ -586,6 +596,14 @@ TEST(Transport, AWriteOnAReusedConnectionTheServerClosedIsNotResent) {
       transport->RoundTrip({"PATCH", "/apis/x/a", "{}", "application/merge-patch+json", {}}, 10s);
   EXPECT_FALSE(patched.ok());  // the server may have applied it: the caller finds out by reading
   EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "PATCH /apis/x/a"}));
+}
+
+TEST(Transport, TheUserAgentNamesTheVersionAndTheCommit) {
+  OneAnswerPerConnectionServer server;
+  auto transport = TransportTo(server.url());
+  ASSERT_TRUE(transport->RoundTrip({"GET", "/api", "", "", {}}, 10s).ok());
+  EXPECT_EQ(server.user_agent(), std::string("fencekeeper/") + FK_PROJECT_VERSION +
+                                     " (linux/amd64) commit/" + fk::GitCommit());
 }
 
 TEST(Transport, AReadOnAReusedConnectionTheServerClosedIsResentOnANewOne) {

@@ -17,14 +17,9 @@ namespace {
 bool HaveKubectl() { return std::system("command -v kubectl >/dev/null 2>&1") == 0; }
 
 std::vector<YAML::Node> Render(const std::string& dir) {
-  const std::string cmd = "kubectl kustomize '" + dir + "' 2>&1";
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    EXPECT_EQ(pclose(p), 0) << out;
-  }
-  return YAML::LoadAll(out);
+  const auto rendered = testing::RunShell("kubectl kustomize '" + dir + "' 2>&1");
+  EXPECT_EQ(rendered.exit_code, 0) << rendered.out;
+  return YAML::LoadAll(rendered.out);
 }
 
 const YAML::Node* Find(const std::vector<YAML::Node>& docs, const std::string& kind,

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdio>
 
 #include <chrono>
 #include <thread>
@@ -34,6 +37,22 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// What `command` (run by /bin/sh) prints on stdout, and its exit code.
+struct CommandResult {
+  std::string out;
+  int exit_code = -1;
+};
+inline CommandResult RunShell(const std::string& command) {
+  CommandResult r;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  return r;
+}
 
 inline std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kube/objects.h"
+
 namespace fk::cli {
 
 inline constexpr int kExitOk = 0;
@@ -56,7 +58,7 @@ struct RunOptions {
   std::string lease_duration = "15s";
   std::string renew_deadline = "10s";
   std::string retry_period = "2s";
-  std::string boundary_port = "5500";
+  std::string boundary_port = std::to_string(kube::kDefaultBoundaryPort);
   std::string log_format = "text";
   std::string log_level = "info";
   std::string kube_api_qps = "0";      // client-side rate limit: requests per second (0: off)...

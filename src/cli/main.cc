@@ -4,9 +4,11 @@
 
 #include "cli/commands.h"
 #include "cli/logging.h"
+#include "common/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fencekeeper: fail-closed boundary reconciler for OpenShell sandboxes"};
+  app.set_version_flag("--version", fk::VersionLine());
   app.require_subcommand(1);
 
   fk::cli::MigrateOptions migrate;

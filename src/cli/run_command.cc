@@ -10,6 +10,7 @@
 #include "cli/logging.h"
 #include "cli/probes.h"
 #include "cli/run_flags.h"
+#include "common/version.h"
 #include "domain/dns_names.h"
 #include "http/server.h"
 #include "journal/journal.h"
@@ -109,7 +110,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
     return code;
   };
 
-  spdlog::info("fencekeeper {} starting: journal {}, cluster {} ({})", "0.1.0", o.journal,
+  spdlog::info("{} starting: journal {}, cluster {} ({})", fk::VersionLine(), o.journal,
                (*config).server, (*config).source);
   reconciler::Manager manager(**journal, metrics, std::move(mo));
   std::unique_ptr<http::Server> http_server;

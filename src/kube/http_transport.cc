@@ -2,6 +2,7 @@
 // timeouts and streaming responses, as Asio coroutines on one io thread.
 #include "kube/http_transport.h"
 
+#include "common/version.h"
 #include "kube/line_splitter.h"
 
 #include <spdlog/spdlog.h>
@@ -221,7 +222,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     r.version(11);
     const bool default_port = (url.https && url.port == "443") || (!url.https && url.port == "80");
     r.set(http::field::host, default_port ? url.host : url.host + ":" + url.port);
-    r.set(http::field::user_agent, "fencekeeper/0.1");
+    r.set(http::field::user_agent, fk::UserAgent());
     r.set(http::field::accept, "application/json");
     for (const auto& [k, v] : req.headers) r.set(k, v);
     if (!req.content_type.empty()) r.set(http::field::content_type, req.content_type);

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "journal/journal.h"
 #include "kube/client.h"
+#include "kube/objects.h"
 #include "reconciler/cluster_cache.h"
 #include "reconciler/event_recorder.h"
 #include "reconciler/metrics.h"
@@ -36,7 +37,7 @@ struct ControllerOptions {
   std::chrono::milliseconds resync{30000};
   // Worker threads; the queue never hands one key to two of them.
   int workers = 1;
-  int boundary_port = 5500;
+  int boundary_port = kube::kDefaultBoundaryPort;
   std::string instance = "fencekeeper";  // reportingInstance of Events
   std::string sandbox_version = "v1beta1";
   bool create_events = true;

@@ -42,7 +42,7 @@ namespace fk::reconciler {
 
 struct ReconcilerOptions {
   std::string sandbox_version = "v1beta1";
-  int boundary_port = 5500;
+  int boundary_port = kube::kDefaultBoundaryPort;
   // The leadership fence: until when writes may be sent (nullopt: not now;
   // LeaderElector::WriteFenceUntil). A suspend PATCH's deadline is at most
   // that, so a request held up on its way out (a slow connect, a stalled
