@@ -183,7 +183,9 @@ std::vector<std::string> BrokenReferences(const fs::path& root) {
 const fs::path kRoot = FK_SOURCE_DIR;
 
 TEST(DocsLinks, EveryCitedDocAndAnchorExists) {
-  const auto broken = BrokenReferences(kRoot);
+  auto broken = BrokenReferences(kRoot);
+  std::sort(broken.begin(), broken.end());  // a Markdown link is also a root citation: once each
+  broken.erase(std::unique(broken.begin(), broken.end()), broken.end());
   std::string all;
   for (const auto& b : broken) all += b + "\n";
   EXPECT_TRUE(broken.empty()) << all;
