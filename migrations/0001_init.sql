@@ -5,7 +5,7 @@
 -- `seq`. The *_projection tables are derived from it in the same transaction
 -- as each append, so a restart reads O(sandboxes) rows, not the whole journal.
 -- The views `transitions`, `fence_observations` and `sandbox_state` are a
--- contract with audit scripts (DESIGN §4): change them only compatibly.
+-- contract with audit scripts (docs/design.md#tables-and-views): change them only compatibly.
 
 CREATE TABLE schema_migrations (
   version    INTEGER PRIMARY KEY,

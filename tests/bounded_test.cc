@@ -34,9 +34,9 @@ void TakeWhenDue(WorkQueue& q, ManualTimeSource& time, const std::string& key) {
   q.Done(key);
 }
 
-// DESIGN §4: a key that keeps failing (a refused PATCH) is retried with a
-// backoff that grows to 5 minutes and stays there — with the controller's
-// defaults, which were capped at 60 s (a refused PATCH every minute, forever).
+// docs/design.md#growth-with-changes-not-time: a key that keeps failing (a
+// refused PATCH) is retried with a backoff that grows to 5 minutes and stays there — with the
+// controller's defaults, which were capped at 60 s (a refused PATCH every minute, forever).
 TEST(Bounded, ThePerKeyBackoffSaturatesAtFiveMinutes) {
   ManualTimeSource time;
   const ControllerOptions defaults;

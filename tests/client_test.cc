@@ -163,7 +163,7 @@ TEST_F(ClientTest, ServerErrorsAreRetriedWithGrowingBackoff) {
   EXPECT_EQ(sim_->RequestCount("get", "sandboxes"), 4 + 1 + o.max_retries);
 }
 
-// DESIGN §2 "Never resend blindly": a write whose answer is an error may have
+// docs/design.md#lost-answers-and-conflicts: a write whose answer is an error may have
 // been applied; the client hands the error to its caller and sends nothing more.
 TEST_F(ClientTest, WritesAreSentOnceWhateverTheError) {
   StartServer();
@@ -1008,7 +1008,7 @@ TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
 }
 
 // Issue 9: a Retry-After of an hour on a refused watch would have silenced
-// the informer for an hour; it waits a minute at most (DESIGN §2).
+// the informer for an hour; it waits a minute at most (docs/design.md#retries-and-rate-limits).
 TEST_F(InformerTest, AWatchRetryAfterIsCappedAtAMinute) {
   ManualTimeSource& waits = informer_time_;
   io_.time = &waits;

@@ -1,5 +1,5 @@
-// decide(): every row of DESIGN §2's decision table, every reason, bootstrap
-// handling, missing annotations, and the journal-derived intent rule.
+// decide(): every row of the decision table (docs/design.md#decision-table),
+// every reason, bootstrap handling, missing annotations, and the journal-derived intent rule.
 #include <gtest/gtest.h>
 
 #include "domain/decision.h"

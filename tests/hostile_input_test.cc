@@ -1,4 +1,4 @@
-// Hostile input stays local (DESIGN §2 "Bad objects stay local", issue 9):
+// Hostile input stays local (docs/design.md#bad-objects-stay-local, issue 9):
 // objects nested up to 10,000 levels decode and are decided like any other;
 // beyond that, or of the wrong shape, one object is skipped, counted and
 // logged with its identity while everything else proceeds; list pages and

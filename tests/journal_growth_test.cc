@@ -1,4 +1,4 @@
-// The journal seen from the reconciler (DESIGN §4, §5): it grows with
+// The journal seen from the reconciler (docs/design.md#the-journal-contract): it grows with
 // changes, not with time (a PATCH refused for ten simulated minutes, a
 // sandbox deleted from the cluster), and a full disk, I/O errors or a power
 // loss never leave a PATCH without a durable intent. Issue #9 reproduced over

@@ -1,4 +1,4 @@
-// Leader election and its write fence (DESIGN §2 "Leadership fencing"), on a
+// Leader election and its write fence (docs/design.md#leadership-fence-and-write-deadline), on a
 // manual clock: against the simulator over HTTP for the Lease semantics, and
 // over a FakeTransport where a test needs to see or stretch a single request.
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
 // Parsing Kubernetes JSON into observations: every malformed input maps to a
-// defined outcome, and the desired-mode rules of DESIGN §2 hold end to end
-// (parse, then decide).
+// defined outcome, and the desired-mode rules
+// (docs/design.md#sandbox-fields-and-annotations) hold end to end (parse,
+// then decide).
 #include <gtest/gtest.h>
 
 #include "domain/decision.h"

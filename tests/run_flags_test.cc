@@ -1,7 +1,7 @@
-// `fencekeeper run` start-up validation (DESIGN §5): every unusable flag is
-// refused with a message naming the flag and the value, table-driven over
-// the misconfigurations issue 9 observed, through ParseRunFlags and through
-// RunRun's exit code.
+// `fencekeeper run` start-up validation
+// (docs/design.md#the-command-line-contract): every unusable flag is refused with a message naming
+// the flag and the value, table-driven over the misconfigurations issue 9 observed, through
+// ParseRunFlags and through RunRun's exit code.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>

@@ -461,7 +461,7 @@ class World {
     }
   }
 
-  // DESIGN row 1a, read straight off the server's objects.
+  // docs/design.md#decision-table, row 1a, read straight off the server's objects.
   bool InAdmittingWindow(const json::value& sandbox) {
     auto ann = [&](const char* key) { return Annotation(sandbox, key); };
     const std::string op = ann(kube::kBootstrapOperationAnnotation);
@@ -563,7 +563,7 @@ class World {
     return {{"metadata", {{"annotations", {{key, std::move(v)}}}}}};
   }
 
-  // One API call of one flow (reference/openshell-fence-semantics.md §5.3, §5.5).
+  // One API call of one flow (docs/design.md#openshells-create-and-resume-flows).
   void AdvanceFlow(Flow& f) {
     const std::string path = std::string(kSandboxes) + "/" + f.name;
     const std::string sup = "os-supervisor-" + f.name;

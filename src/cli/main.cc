@@ -1,4 +1,4 @@
-// fencekeeper: one binary, subcommands as in DESIGN §5.
+// fencekeeper: one binary, subcommands as in docs/design.md#the-command-line-contract.
 #include <CLI/CLI.hpp>
 #include <iostream>
 

@@ -1,7 +1,8 @@
 // `fencekeeper run`'s flags, as typed, turned into validated settings: every
 // unusable value is refused at start-up with a message naming the flag and
-// the value (DESIGN §5), before anything is opened or started. Pure apart
-// from the injected host resolver, so the rules are tested table-driven.
+// the value (docs/design.md#the-command-line-contract), before anything is
+// opened or started. Pure apart from the injected host resolver, so the rules are tested
+// table-driven.
 #pragma once
 
 #include <chrono>

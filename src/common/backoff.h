@@ -12,8 +12,8 @@
 
 namespace fk {
 
-// The longest Retry-After honoured (DESIGN §2): a server asking for more
-// waits this long. An API server asks for seconds; a broken or hostile one
+// The longest Retry-After honoured (docs/design.md#retries-and-rate-limits):
+// a server asking for more waits this long. An API server asks for seconds; a broken or hostile one
 // must not switch the controller off for an hour.
 inline constexpr std::chrono::seconds kMaxRetryAfter{60};
 

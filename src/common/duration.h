@@ -1,5 +1,5 @@
-// Go-style durations, as DESIGN §5 specifies for flags: "200ms", "30s",
-// "5m", "1h30m", "1.5s". Rounded down to milliseconds.
+// Go-style durations, as docs/design.md#the-command-line-contract specifies
+// for flags: "200ms", "30s", "5m", "1h30m", "1.5s". Rounded down to milliseconds.
 #pragma once
 
 #include <chrono>

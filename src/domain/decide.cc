@@ -77,7 +77,7 @@ bool WithinDistance(int64_t a, int64_t b, int64_t limit) {
 }
 
 // Row 1a. OpenShell writes the fence annotations late in its own create and
-// resume flows (fence semantics §5.5 step 7, §5.3 step 6): until then they are
+// resume flows (docs/design.md#openshells-create-and-resume-flows): until then they are
 // absent or name the old fence, and rows 2-4 would suspend a sandbox that is
 // being admitted correctly. The window is safe to wait out only while the
 // workload cannot run: its pod does not exist yet or still has scheduling

@@ -1,7 +1,7 @@
-// The verdict for one sandbox, and decide(): DESIGN §2's decision table plus
-// the journal-derived intent rule. decide() is pure (no I/O, no clock: the
-// observation time is part of the Snapshot), which is what makes
-// `replay --check` possible.
+// The verdict for one sandbox, and decide(): the decision table
+// (docs/design.md#decision-table) plus the journal-derived intent rule. decide() is pure (no I/O,
+// no clock: the observation time is part of the Snapshot), which is what makes `replay --check`
+// possible.
 #pragma once
 
 #include <cstdint>

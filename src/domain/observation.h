@@ -72,7 +72,7 @@ struct PodObservation {
 
 // What the journal says about past suspend transitions of one sandbox UID.
 // It is folded from journal events (see fold.h) and is part of the decision
-// input: the intent rule of DESIGN §2 reads it.
+// input: the intent rule (docs/design.md#the-journal-derived-intent-rule) reads it.
 struct SuspendHistory {
   std::optional<int64_t> pending_intent_seq;  // an intent with no outcome yet
   std::optional<int64_t> applied_generation;  // highest generation a suspend was applied at

@@ -1,4 +1,4 @@
-// The durable SQLite journal (DESIGN §4).
+// The durable SQLite journal (docs/design.md#the-journal-contract).
 //
 // One Journal object owns one connection to one file and is the only writer
 // (the process must be the only fencekeeper writing the file; a concurrent

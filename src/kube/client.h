@@ -3,9 +3,9 @@
 // the transport), a client-side rate limiter, retries of reads on 429, 5xx
 // and transport errors that honour Retry-After (capped at 60 s) and otherwise
 // back off with jitter, per-call deadlines, and errors decoded from Status
-// objects into typed ApiErrors. Writes are sent once (DESIGN §2 "Never resend
-// blindly"). Blocking calls, safe from any thread; the wire is a Transport
-// (transport.h): Beast over TCP/TLS, or a fake.
+// objects into typed ApiErrors. Writes are sent once
+// (docs/design.md#lost-answers-and-conflicts). Blocking calls, safe from any
+// thread; the wire is a Transport (transport.h): Beast over TCP/TLS, or a fake.
 #pragma once
 
 #include <chrono>

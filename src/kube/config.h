@@ -1,6 +1,7 @@
 // Where the API server is and how to authenticate to it: kubeconfig files,
-// in-cluster service-account config, and the resolution order of DESIGN §5
-// (--kubeconfig, then $KUBECONFIG, then in-cluster, then ~/.kube/config).
+// in-cluster service-account config, and the resolution order of
+// docs/design.md#where-the-cluster-configuration-comes-from (--kubeconfig, then $KUBECONFIG, then
+// in-cluster, then ~/.kube/config).
 #pragma once
 
 #include <functional>
@@ -39,7 +40,7 @@ inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.i
 Result<ClusterConfig> LoadInCluster(const Getenv& env,
                                     const std::string& sa_dir = kServiceAccountDir);
 
-// DESIGN §5 order: an explicit kubeconfig, $KUBECONFIG (first file of the
+// The documented order: an explicit kubeconfig, $KUBECONFIG (first file of the
 // list), in-cluster, ~/.kube/config.
 Result<ClusterConfig> ResolveConfig(const std::optional<std::string>& kubeconfig,
                                     const std::string& context, const Getenv& env,

@@ -327,7 +327,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       // A kept-alive connection the server closed in the meantime: try once
       // more on a new one, but only a read. A write may have reached the
       // server and been applied before it closed; its caller resolves that
-      // (DESIGN §2 "Never resend blindly").
+      // (docs/design.md#lost-answers-and-conflicts).
       if (!(conn->reused && nothing_received && IsIdempotent(req.method)) ||
           Clock::now() >= deadline || abort.aborted())
         co_return;

@@ -131,7 +131,8 @@ void Informer::Notify(const std::vector<Change>& changes) {
 bool Informer::Backoff(int* attempt, std::optional<std::chrono::milliseconds> retry_after) {
   std::chrono::milliseconds d;
   if (retry_after) {
-    d = std::min<std::chrono::milliseconds>(*retry_after, kMaxRetryAfter);  // DESIGN §2: capped
+    // Capped: docs/design.md#retries-and-rate-limits.
+    d = std::min<std::chrono::milliseconds>(*retry_after, kMaxRetryAfter);
   } else {
     static thread_local std::mt19937 rng{std::random_device{}()};
     d = JitteredDelay(options_.initial_backoff, *attempt, options_.max_backoff, rng);

@@ -9,7 +9,7 @@
 // and subscribers hear every change once.
 // A garbage line or an undecodable object is logged with whatever identity
 // can be read, counted and skipped: it never stops the informer or empties a
-// list (DESIGN §2 "Bad objects stay local"; decoding is kube/json.h). An
+// list (docs/design.md#bad-objects-stay-local; decoding is kube/json.h). An
 // informer whose list fails is not synced, and says why (sync_state()).
 //
 // Runs on its own thread; subscribers are called on it.

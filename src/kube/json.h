@@ -1,6 +1,6 @@
 // The one way JSON from the API server (or any peer) becomes a tree, and the
 // decoders of list pages and watch lines that keep one bad object local
-// (DESIGN §2 "Bad objects stay local").
+// (docs/design.md#bad-objects-stay-local).
 //
 // - Depth: up to kMaxObjectDepth nested arrays/objects per object (the API
 //   server's own decoder allows 10,000), plus the envelope's levels.

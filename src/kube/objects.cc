@@ -52,7 +52,8 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
-// Desired mode (DESIGN §2): suspended only on an explicit, well-formed value.
+// Desired mode (docs/design.md#sandbox-fields-and-annotations): suspended
+// only on an explicit, well-formed value.
 bool ShouldRun(const json::object* spec, ApiVersion version) {
   const json::value* v = nullptr;
   if (version == ApiVersion::kV1beta1) {

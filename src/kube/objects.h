@@ -1,8 +1,9 @@
 // Kubernetes objects (Sandbox, NetworkPolicy, Pod) parsed into the domain's
 // observation values. This is the edge where malformed input becomes a defined
-// value, following DESIGN §2: an unparsable fence generation is a mismatch, a
-// missing or odd operatingMode is Running (fail closed), and so on. Only an
-// object without the identity we need (name, namespace, uid) is an error.
+// value, following docs/design.md#sandbox-fields-and-annotations: an
+// unparsable fence generation is a mismatch, a missing or odd operatingMode is Running (fail
+// closed), and so on. Only an object without the identity we need (name, namespace, uid) is an
+// error.
 #pragma once
 
 #include <string>

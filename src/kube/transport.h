@@ -36,7 +36,7 @@ struct HttpResponse {
 
 // Whether sending `method` twice has the effect of sending it once. Only
 // these may be re-sent by a transport or retried by the client: a write whose
-// answer was lost may have been applied (DESIGN §2 "Never resend blindly").
+// answer was lost may have been applied (docs/design.md#lost-answers-and-conflicts).
 inline bool IsIdempotent(std::string_view method) { return method == "GET" || method == "HEAD"; }
 
 class Transport {

@@ -45,7 +45,7 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal,
       metrics_(metrics),
       time_(TimeOf(options_)),
       // As many Event senders as workers: Events keep pace with the
-      // transitions without ever holding one up (DESIGN "Events").
+      // transitions without ever holding one up (docs/design.md#events).
       own_events_(options_.create_events
                       ? std::make_unique<EventRecorder>(client, options_.instance, time_,
                                                         std::max(1, options_.workers))
@@ -249,8 +249,9 @@ bool Controller::ProcessNextWorkItem(bool block) {
   queue_.Done(*key);
   const size_t depth = queue_.Depth();
   if (metrics_) metrics_->QueueDepth(depth);
-  // Idle: fold the WAL into the main file and truncate it (DESIGN §4, a
-  // bounded WAL). Never waits for readers; a no-op when nothing was written.
+  // Idle: fold the WAL into the main file and truncate it (a bounded WAL:
+  // docs/design.md#growth-with-changes-not-time). Never waits for readers; a
+  // no-op when nothing was written.
   if (depth == 0) (void)journal_.Checkpoint();
   return true;
 }

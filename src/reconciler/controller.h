@@ -1,6 +1,6 @@
-// The controller (DESIGN §3, after controller-runtime and kube-runtime): the
-// caches' change handlers and a periodic resync feed a work queue of sandbox
-// keys; `workers` threads each take one key at a time (processNextWorkItem) —
+// The controller (docs/architecture.md#from-a-watch-event-to-a-patch, after
+// controller-runtime and kube-runtime): the caches' change handlers and a periodic resync feed a
+// work queue of sandbox keys; `workers` threads each take one key at a time (processNextWorkItem) —
 // never the same key at once — and hand it to the SandboxReconciler, then
 // requeue it as the reconciler asks (done,
 // retry with per-key backoff, or after a delay, e.g. when an admitting
@@ -43,8 +43,8 @@ struct ControllerOptions {
   bool create_events = true;
   kube::InformerOptions informer;  // backoff settings; namespace/selector are set per informer
   // The per-key backoff of a failing key: 50 ms doubling up to 5 minutes
-  // (DESIGN §4: a PATCH that keeps being refused costs a few rows per 5
-  // minutes at most, never one per second).
+  // (docs/design.md#growth-with-changes-not-time: a PATCH that keeps being
+  // refused costs a few rows per 5 minutes at most, never one per second).
   std::chrono::milliseconds retry_base{50};
   std::chrono::milliseconds retry_max{300000};
   TimeSource* time = nullptr;  // the real clock by default

@@ -1,5 +1,5 @@
 // Kubernetes Events for fail-closed transitions, off the transition path
-// (DESIGN "Events"): a suspension never waits for the Events endpoint. Each
+// (docs/design.md#events): a suspension never waits for the Events endpoint. Each
 // Event gets one attempt and at most one retry; the queue is bounded and a
 // full queue drops (and counts) rather than grows.
 #pragma once
@@ -66,7 +66,7 @@ class EventRecorder final : public EventSink {
   std::vector<std::thread> threads_;
 };
 
-// The events.k8s.io/v1 Event body (DESIGN §5).
+// The events.k8s.io/v1 Event body (docs/design.md#events).
 std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now,
                       uint64_t unique);
 

@@ -5,7 +5,7 @@
 // change; updates carry metadata.resourceVersion, so two candidates cannot
 // both win. Leadership changes are journaled.
 //
-// The write fence (DESIGN §2 "Leadership fencing"): MayWrite() holds only
+// The write fence (docs/design.md#leadership-fence-and-write-deadline): MayWrite() holds only
 // while the start of the last successful acquire or renew request plus the
 // renew deadline lies in the future. Counting from the request's start, not
 // its answer, keeps the fence inside the lease another candidate sees: it

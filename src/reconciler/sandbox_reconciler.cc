@@ -322,7 +322,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
 }
 
 // Sends the intent's PATCH (or, for a pending one, reads first) until its
-// result is known: DESIGN "Never resend blindly".
+// result is known: docs/design.md#lost-answers-and-conflicts.
 SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& intent,
                                                   bool send_first) {
   const auto path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);

@@ -4,7 +4,7 @@
 // cache with live reads, record the evaluation and the intent durably, send
 // the conditional suspend PATCH, and record its outcome.
 //
-// The transition protocol (DESIGN "Transitions under faults"): a PATCH is
+// The transition protocol (docs/design.md#the-transition-protocol): a PATCH is
 // never re-sent blindly. Its result is either definite (2xx: applied; 403,
 // 404, 422, other 4xx: refused) or unknown (timeout, reset, 5xx, 429, 409),
 // and an unknown result is resolved by reading the sandbox: our seq in its
@@ -147,12 +147,12 @@ class SandboxReconciler {
   bool journal_ok_ = true;
 };
 
-// The suspend PATCH body of DESIGN §2 (contract).
+// The suspend PATCH body, a contract (docs/design.md#the-suspend-patch).
 std::string SuspendPatchBody(const std::string& api_version, const std::string& resource_version,
                              const std::string& reason, int64_t journal_seq);
 
 // Whether a suspend verdict rests on cached pods or policies that may lag and
-// must be confirmed with live reads (DESIGN "Lagging caches"). A cached
+// must be confirmed with live reads (docs/design.md#stale-reads-and-lagging-caches). A cached
 // workload policy with the recorded UID and a higher generation needs none:
 // generations only grow — unless the sandbox is bootstrapping, where the
 // live workload pod's scheduling gate decides row 1a.

@@ -1,5 +1,6 @@
-// The two lines that keep a misconfiguration from passing in silence (DESIGN
-// §5): at start the scope watched, once synced what the caches hold.
+// The two lines that keep a misconfiguration from passing in silence
+// (docs/design.md#the-command-line-contract): at start the scope watched,
+// once synced what the caches hold.
 #pragma once
 
 #include <string>

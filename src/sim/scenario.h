@@ -53,7 +53,7 @@ Status ApplyScenario(Simulator& sim, const Scenario& scenario);
 // scalars become null, booleans or numbers when they look like one.
 Result<boost::json::value> YamlToJson(const std::string& yaml_text);
 
-// The intended NetworkPolicy specs of DESIGN §2.
+// The intended NetworkPolicy specs (docs/design.md#the-fence).
 boost::json::value IntendedWorkloadPolicy(const std::string& ns, int boundary_port);
 boost::json::value IntendedSupervisorPolicy(const std::string& ns);
 // A pod labelled openshell.ai/boundary-role=`role`, padded with realistic

@@ -1,7 +1,7 @@
-// The simulated Kubernetes API (DESIGN §6) minus HTTP: the object store, the
-// agent-sandbox controller emulation, v1alpha1 <-> v1beta1 conversion of
-// sandboxes, fault injection, and scenario loading. The HTTP face is
-// sim/server.h; tests drive this object directly to change the cluster.
+// The simulated Kubernetes API (docs/architecture.md#the-simulator) minus
+// HTTP: the object store, the agent-sandbox controller emulation, v1alpha1 <-> v1beta1 conversion
+// of sandboxes, fault injection, and scenario loading. The HTTP face is sim/server.h; tests drive
+// this object directly to change the cluster.
 #pragma once
 
 #include <atomic>

@@ -1,6 +1,6 @@
 // The simulator's object store: what etcd plus the API server's registry do
-// for us, reduced to the rules fencekeeper depends on (DESIGN §6,
-// reference/kubernetes-api-semantics.md Part B):
+// for us, reduced to the rules fencekeeper depends on
+// (docs/architecture.md#the-simulator):
 //
 // - one global resourceVersion counter across all kinds;
 // - metadata.generation starts at 1 and is bumped only when something other

@@ -1,5 +1,6 @@
 // kube::ParseSandboxJson, both API versions, then decide() over the result:
-// an observation the parser accepts must be one decide() can take (DESIGN §2:
+// an observation the parser accepts must be one decide() can take
+// (docs/design.md#sandbox-fields-and-annotations:
 // malformed input becomes a defined value; only a missing identity is an error).
 #include <string>
 
