@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -101,12 +102,13 @@ TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
   const YAML::Node pod = spec["template"]["spec"];
   const YAML::Node c = pod["containers"][0];
 
-  std::string journal, http_addr;
+  std::string journal, http_addr, metrics_addr;
   bool leader_elect = false;
   for (const auto& a : c["args"]) {
     const std::string arg = a.as<std::string>();
     if (arg.rfind("--journal=", 0) == 0) journal = arg.substr(10);
     if (arg.rfind("--http-addr=", 0) == 0) http_addr = arg.substr(12);
+    if (arg.rfind("--metrics-addr=", 0) == 0) metrics_addr = arg.substr(15);
     leader_elect |= arg == "--leader-elect";
   }
   EXPECT_TRUE(leader_elect);
@@ -122,11 +124,15 @@ TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
   const std::string port_name = c["livenessProbe"]["httpGet"]["port"].as<std::string>();
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"].as<std::string>(), port_name);
-  int container_port = 0;
-  for (const auto& p : c["ports"]) {
-    if (p["name"].as<std::string>() == port_name) container_port = p["containerPort"].as<int>();
-  }
-  EXPECT_EQ(http_addr.substr(http_addr.rfind(':') + 1), std::to_string(container_port));
+  std::map<std::string, int> container_ports;  // by name
+  for (const auto& p : c["ports"])
+    container_ports[p["name"].as<std::string>()] = p["containerPort"].as<int>();
+  EXPECT_EQ(http_addr.substr(http_addr.rfind(':') + 1), std::to_string(container_ports[port_name]));
+  // Metrics on a port of their own, named "metrics", which the Service exposes alone.
+  ASSERT_FALSE(metrics_addr.empty()) << "no --metrics-addr: /metrics shares the probes' port";
+  EXPECT_EQ(metrics_addr.substr(metrics_addr.rfind(':') + 1),
+            std::to_string(container_ports["metrics"]));
+  EXPECT_NE(container_ports["metrics"], container_ports[port_name]);
 
   // Security context and resources.
   EXPECT_TRUE(pod["securityContext"]["runAsNonRoot"].as<bool>());
@@ -143,23 +149,97 @@ TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
   // The metrics Service selects these pods.
   const YAML::Node* svc = Find(docs_, "Service", "fencekeeper-metrics");
   ASSERT_TRUE(svc);
+  ASSERT_EQ((*svc)["spec"]["ports"].size(), 1u);
+  EXPECT_EQ((*svc)["spec"]["ports"][0]["targetPort"].as<std::string>(), "metrics");
   for (const auto& kv : (*svc)["spec"]["selector"]) {
     EXPECT_EQ(spec["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(),
               kv.second.as<std::string>());
   }
 }
 
-TEST_F(Deploy, ServiceMonitorComponentRenders) {
+// fencekeeper's own pod: egress to the API server and DNS only, ingress only
+// on ports its container serves.
+TEST_F(Deploy, NetworkPolicyLetsThePodReachOnlyTheApiServerAndDns) {
+  const YAML::Node* np = Find(docs_, "NetworkPolicy", "fencekeeper");
+  ASSERT_TRUE(np);
+  const YAML::Node* sts = Find(docs_, "StatefulSet", "fencekeeper");
+  ASSERT_TRUE(sts);
+  const YAML::Node pod_labels = (*sts)["spec"]["template"]["metadata"]["labels"];
+  const YAML::Node spec = (*np)["spec"];
+  ASSERT_TRUE(spec["podSelector"]["matchLabels"].size() > 0);
+  for (const auto& kv : spec["podSelector"]["matchLabels"])
+    EXPECT_EQ(pod_labels[kv.first.as<std::string>()].as<std::string>(),
+              kv.second.as<std::string>());
+  std::set<std::string> types;
+  for (const auto& t : spec["policyTypes"]) types.insert(t.as<std::string>());
+  EXPECT_EQ(types, (std::set<std::string>{"Ingress", "Egress"}));
+
+  // Egress: exactly the API server's ports (any address) and DNS to kube-dns.
+  std::set<std::string> egress;
+  for (const auto& rule : spec["egress"]) {
+    const bool to_dns =
+        rule["to"] && rule["to"][0]["podSelector"]["matchLabels"]["k8s-app"] &&
+        rule["to"][0]["podSelector"]["matchLabels"]["k8s-app"].as<std::string>() == "kube-dns";
+    for (const auto& p : rule["ports"]) {
+      egress.insert((to_dns ? "dns " : "any ") + p["protocol"].as<std::string>() + "/" +
+                    p["port"].as<std::string>());
+    }
+  }
+  EXPECT_EQ(egress,
+            (std::set<std::string>{"any TCP/443", "any TCP/6443", "dns UDP/53", "dns TCP/53"}));
+
+  // Ingress: only named ports the container declares, probes and metrics among them.
+  std::set<std::string> container_ports, ingress;
+  for (const auto& p : (*sts)["spec"]["template"]["spec"]["containers"][0]["ports"])
+    container_ports.insert(p["name"].as<std::string>());
+  for (const auto& rule : spec["ingress"]) {
+    for (const auto& p : rule["ports"]) ingress.insert(p["port"].as<std::string>());
+  }
+  EXPECT_EQ(ingress, container_ports);
+  EXPECT_TRUE(ingress.contains("metrics"));
+}
+
+TEST_F(Deploy, MonitoringComponentsRender) {
   testing::TempDir dir;
   std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"),
                         std::filesystem::copy_options::recursive);
   testing::WriteBytes(dir.File("kustomization.yaml"),
-                      "resources: [base]\ncomponents: [base/components/servicemonitor]\n");
+                      "resources: [base]\ncomponents: [base/components/servicemonitor, "
+                      "base/components/prometheus-rule]\n");
   const auto docs = Render(dir.path().string());
   const YAML::Node* sm = Find(docs, "ServiceMonitor", "fencekeeper");
   ASSERT_TRUE(sm);
   EXPECT_EQ((*sm)["spec"]["endpoints"][0]["path"].as<std::string>(), "/metrics");
   EXPECT_EQ((*sm)["metadata"]["namespace"].as<std::string>(), "fencekeeper-system");
+  // The ServiceMonitor scrapes the Service's metrics port by name.
+  const YAML::Node* svc = Find(docs, "Service", "fencekeeper-metrics");
+  ASSERT_TRUE(svc);
+  EXPECT_EQ((*sm)["spec"]["endpoints"][0]["port"].as<std::string>(),
+            (*svc)["spec"]["ports"][0]["name"].as<std::string>());
+
+  // Every alert names its runbook section in docs/operations.md.
+  const YAML::Node* rule = Find(docs, "PrometheusRule", "fencekeeper");
+  ASSERT_TRUE(rule);
+  EXPECT_EQ((*rule)["metadata"]["namespace"].as<std::string>(), "fencekeeper-system");
+  std::set<std::string> alerts;
+  for (const auto& group : (*rule)["spec"]["groups"]) {
+    for (const auto& r : group["rules"]) {
+      const std::string name = r["alert"].as<std::string>();
+      alerts.insert(name);
+      std::string anchor = "docs/operations.md#alert-" + name;
+      std::transform(anchor.begin(), anchor.end(), anchor.begin(),
+                     [](unsigned char ch) { return std::tolower(ch); });
+      EXPECT_NE(r["annotations"]["description"].as<std::string>().find(anchor), std::string::npos)
+          << name;
+      EXPECT_TRUE(r["annotations"]["summary"]) << name;
+      EXPECT_TRUE(r["labels"]["severity"]) << name;
+    }
+  }
+  EXPECT_EQ(alerts,
+            (std::set<std::string>{"FencekeeperNotReady", "FencekeeperLeaderAbsent",
+                                   "FencekeeperJournalErrors", "FencekeeperTransitionsFailed",
+                                   "FencekeeperTransitionConflicts",
+                                   "FencekeeperPendingIntentStuck", "FencekeeperDecodeErrors"}));
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ class Readyz : public ::testing::Test {
     mo.leader = std::move(leader);
     manager_ = std::make_unique<reconciler::Manager>(*journal_, metrics_, std::move(mo));
     http_ = std::make_unique<http::Server>("127.0.0.1", 0, [this](const http::Request& r) {
-      return cli::Probe(r, *manager_, metrics_);
+      return cli::Probe(r, *manager_, metrics_, /*serve_metrics=*/true);
     });
     ASSERT_TRUE(http_->Start().ok());
     kube::ClusterConfig health;

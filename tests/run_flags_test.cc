@@ -46,6 +46,21 @@ TEST(RunFlags, DefaultsAreValid) {
   EXPECT_EQ(s->boundary_port, 5500);
   EXPECT_EQ(s->selector, "openshell.ai/managed-by=openshell");
   EXPECT_FALSE(s->http);
+  EXPECT_FALSE(s->metrics);  // /metrics on --http-addr, if that is given
+}
+
+TEST(RunFlags, MetricsGetAListenerOfTheirOwn) {
+  RunOptions o = Valid();
+  o.http_addr = ":8080";
+  o.metrics_addr = "localhost:8081";
+  auto s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->http->port, 8080);
+  EXPECT_EQ(s->metrics->host, "127.0.0.1");
+  EXPECT_EQ(s->metrics->port, 8081);
+  o.metrics_addr = "127.0.0.1:0";  // two system-picked ports never clash
+  o.http_addr = "127.0.0.1:0";
+  EXPECT_TRUE(ParseRunFlags(o, FakeResolve).ok());
 }
 
 TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
@@ -68,6 +83,14 @@ TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
       {"--http-addr", "8080", [](RunOptions& o) { o.http_addr = "8080"; }},
       {"--http-addr", "no-such-host.invalid:8080",
        [](RunOptions& o) { o.http_addr = "no-such-host.invalid:8080"; }},
+      {"--metrics-addr", "127.0.0.1:99999",
+       [](RunOptions& o) { o.metrics_addr = "127.0.0.1:99999"; }},
+      {"--metrics-addr", "8081", [](RunOptions& o) { o.metrics_addr = "8081"; }},
+      {"--metrics-addr", ":8080",
+       [](RunOptions& o) {
+         o.http_addr = "0.0.0.0:8080";
+         o.metrics_addr = ":8080";
+       }},
       {"--resync", "1ms", [](RunOptions& o) { o.resync = "1ms"; }},
       {"--resync", "999ms", [](RunOptions& o) { o.resync = "999ms"; }},
       {"--resync", "0", [](RunOptions& o) { o.resync = "0"; }},

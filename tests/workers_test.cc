@@ -79,10 +79,12 @@ class PatchGate {
 
 class WorkersTest : public ::testing::Test {
  protected:
-  void Start(int sandboxes, int workers, PatchGate* gate) {
+  void Start(int sandboxes, int workers, PatchGate* gate,
+             const std::vector<sim::FaultRule>& faults = {}) {
     sim::SimOptions so;
     so.emulate_agent_sandbox = false;
     sim_ = std::make_unique<sim::Simulator>(so, time_);
+    for (const sim::FaultRule& f : faults) sim_->AddFault(f);
     auto sc = sim::ParseScenario(StaleScenario(sandboxes), "test");
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
     ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
@@ -99,6 +101,9 @@ class WorkersTest : public ::testing::Test {
         });
     kube::ClientOptions co;
     co.time = &time_;
+    co.on_request = [this](const std::string& verb, int code, double seconds) {
+      metrics_.ApiRequest(verb, code, seconds);
+    };
     client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
     for (const char* collection :
          {"/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes",
@@ -108,7 +113,7 @@ class WorkersTest : public ::testing::Test {
     o.time = &time_;
     o.workers = workers;
     o.create_events = false;
-    controller_ = std::make_unique<Controller>(cache_, *client_, *journal_, o, nullptr, nullptr);
+    controller_ = std::make_unique<Controller>(cache_, *client_, *journal_, o, &metrics_, nullptr);
     controller_->Start();
     controller_->EnqueueAll();
   }
@@ -134,6 +139,7 @@ class WorkersTest : public ::testing::Test {
   }
 
   ManualTimeSource time_;
+  Metrics metrics_;
   fk::testing::TempDir dir_;
   std::unique_ptr<sim::Simulator> sim_;
   std::unique_ptr<journal::Journal> journal_;
@@ -152,6 +158,47 @@ TEST_F(WorkersTest, EightWorkersSuspendEightSandboxesAtOnceNeverOneSandboxTwice)
   EXPECT_EQ(gate.sent(), 32);  // one PATCH per stale sandbox, none repeated
   EXPECT_EQ(controller_->stats().applied, 32);
   EXPECT_EQ(controller_->stats().warnings, 32);
+}
+
+// The controller's metrics count what it did (issue 11): each reconcile by
+// result, the retry of a refused suspend, each API answer by code.
+TEST_F(WorkersTest, MetricsCountEachReconcileRetryAndApiAnswer) {
+  PatchGate gate(1);
+  sim::FaultRule refuse;
+  refuse.verb = "patch";
+  refuse.resource = "sandboxes";
+  refuse.status = 403;  // the first suspend is refused, then retried after its backoff
+  Start(2, 1, &gate, {refuse});
+  ASSERT_TRUE(fk::testing::Eventually([&] {
+    time_.Advance(100ms);  // lets the refused key's backoff pass
+    return Applied() == 2;
+  })) << Applied()
+      << " applied";
+  controller_->Stop();
+  const std::string m = metrics_.Render();
+  const auto value = [&m](const std::string& series) {
+    const auto at = m.find("\n" + series + " ");
+    return at == std::string::npos ? -1.0 : std::stod(m.substr(at + series.size() + 2));
+  };
+  // Exactly what the API server did: one refusal, then two suspends.
+  EXPECT_EQ(value(R"(fencekeeper_transitions_total{outcome="failed",reason="fence-stale"})"), 1);
+  EXPECT_EQ(value(R"(fencekeeper_transitions_total{outcome="applied",reason="fence-stale"})"), 2);
+  EXPECT_EQ(value(R"(fencekeeper_api_requests_total{code="403",verb="PATCH"})"), 1);
+  EXPECT_EQ(value(R"(fencekeeper_api_requests_total{code="200",verb="PATCH"})"), 2);
+  EXPECT_EQ(value(R"(fencekeeper_api_request_duration_seconds_count{verb="PATCH"})"), 3);
+  // The refusal made a reconcile end in an error, retried through the queue;
+  // every reconcile is counted once by result, timed once, worked once.
+  const double errors = value(R"(fencekeeper_reconcile_total{result="error"})");
+  const double successes = value(R"(fencekeeper_reconcile_total{result="success"})");
+  EXPECT_GE(errors, 1) << m;
+  EXPECT_GE(successes, 2) << m;
+  EXPECT_EQ(value("fencekeeper_reconcile_errors_total"), errors);
+  EXPECT_EQ(value("fencekeeper_workqueue_retries_total"), errors);
+  const double reconciles =
+      errors + successes + value(R"(fencekeeper_reconcile_total{result="requeue"})");
+  EXPECT_EQ(value("fencekeeper_reconcile_duration_seconds_count"), reconciles);
+  EXPECT_EQ(value("fencekeeper_workqueue_work_duration_seconds_count"), reconciles);
+  EXPECT_EQ(value("fencekeeper_workqueue_queue_duration_seconds_count"), reconciles);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ struct RunOptions {
   std::string selector = "openshell.ai/managed-by=openshell";
   std::string resync = "30s";
   std::optional<std::string> http_addr;
+  std::optional<std::string> metrics_addr;  // unset: /metrics on http_addr
   bool leader_elect = false;
   std::optional<std::string> leader_election_namespace;
   // controller-runtime's defaults; shorter values are for tests.

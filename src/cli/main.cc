@@ -50,8 +50,13 @@ int main(int argc, char** argv) {
   rn->add_option("--selector", run.selector, "Sandbox label selector")->capture_default_str();
   rn->add_option("--resync", run.resync, "Re-evaluate every cached sandbox this often")
       ->capture_default_str();
-  auto* run_http_opt =
-      rn->add_option("--http-addr", run_http, "HOST:PORT for /healthz, /readyz, /metrics");
+  auto* run_http_opt = rn->add_option(
+      "--http-addr", run_http,
+      "HOST:PORT for /healthz and /readyz (and /metrics unless --metrics-addr is given)");
+  std::string run_metrics;
+  auto* run_metrics_opt = rn->add_option(
+      "--metrics-addr", run_metrics,
+      "HOST:PORT serving /metrics alone (e.g. :8081), to restrict it apart from the probes");
   rn->add_flag("--leader-elect", run.leader_elect,
                "Take part in leader election (Lease 'fencekeeper')");
   auto* run_le_ns_opt = rn->add_option("--leader-election-namespace", run_le_ns,
@@ -122,6 +127,7 @@ int main(int argc, char** argv) {
   if (*rn) {
     if (*run_kc_opt) run.kubeconfig = run_kubeconfig;
     if (*run_http_opt) run.http_addr = run_http;
+    if (*run_metrics_opt) run.metrics_addr = run_metrics;
     if (*run_le_ns_opt) run.leader_election_namespace = run_le_ns;
     return fk::cli::RunRun(run, std::cerr);
   }

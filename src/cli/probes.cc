@@ -3,7 +3,7 @@
 namespace fk::cli {
 
 http::Reply Probe(const http::Request& req, reconciler::Manager& manager,
-                  reconciler::Metrics& metrics) {
+                  reconciler::Metrics& metrics, bool serve_metrics) {
   if (req.path == "/healthz" || req.path == "/livez") return http::Reply{200, "ok\n"};
   if (req.path == "/readyz") {
     const auto checks = manager.ReadinessChecks();
@@ -14,6 +14,11 @@ http::Reply Probe(const http::Request& req, reconciler::Manager& manager,
       return http::Reply{code, reconciler::VerboseReadiness(checks)};
     return http::Reply{code, ready ? "ready\n" : "not ready\n"};
   }
+  if (serve_metrics) return MetricsEndpoint(req, manager);
+  return http::Reply{404, "not found\n"};
+}
+
+http::Reply MetricsEndpoint(const http::Request& req, reconciler::Manager& manager) {
   if (req.path == "/metrics")
     return http::Reply{200, manager.RenderMetrics(), "text/plain; version=0.0.4; charset=utf-8"};
   return http::Reply{404, "not found\n"};

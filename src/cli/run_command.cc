@@ -28,6 +28,16 @@ std::string Hostname() {
   return buf;
 }
 
+// Starts a listener if one was asked for (nullptr if not), and logs where.
+Result<std::unique_ptr<http::Server>> Listen(const std::optional<ListenAddress>& at,
+                                             const std::string& serves, http::Handler handler) {
+  if (!at) return std::unique_ptr<http::Server>();
+  auto server = std::make_unique<http::Server>(at->host, at->port, std::move(handler));
+  if (Status s = server->Start(); !s.ok()) return s;
+  spdlog::info("serving {} on {}:{}", serves, at->host, server->port());
+  return server;
+}
+
 }  // namespace
 
 int RunRun(const RunOptions& flags, std::ostream& err) {
@@ -65,8 +75,8 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   mo.cluster = *config;
   mo.client.qps = o.kube_api_qps;
   mo.client.burst = o.kube_api_burst;
-  mo.client.on_request = [&metrics](const std::string& verb, int code) {
-    metrics.ApiRequest(verb, code);
+  mo.client.on_request = [&metrics](const std::string& verb, int code, double seconds) {
+    metrics.ApiRequest(verb, code, seconds);
   };
   mo.controller.namespaces = o.namespaces;
   mo.controller.selector = o.selector;
@@ -113,21 +123,23 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   spdlog::info("{} starting: journal {}, cluster {} ({})", fk::VersionLine(), o.journal,
                (*config).server, (*config).source);
   reconciler::Manager manager(**journal, metrics, std::move(mo));
-  std::unique_ptr<http::Server> http_server;
-  if (o.http) {
-    http_server = std::make_unique<http::Server>(
-        o.http->host, o.http->port,
-        [&](const http::Request& req) { return Probe(req, manager, metrics); });
-    if (Status s = http_server->Start(); !s.ok()) {
-      err << "fencekeeper run: " << s.ToString() << "\n";
+  const bool metrics_apart = o.metrics.has_value();
+  auto http_server = Listen(
+      o.http, metrics_apart ? "/healthz and /readyz" : "/healthz, /readyz and /metrics",
+      [&](const http::Request& req) { return Probe(req, manager, metrics, !metrics_apart); });
+  auto metrics_server = Listen(o.metrics, "/metrics", [&](const http::Request& req) {
+    return MetricsEndpoint(req, manager);
+  });
+  for (const auto* started : {&http_server, &metrics_server}) {
+    if (!started->ok()) {
+      err << "fencekeeper run: " << started->status().ToString() << "\n";
       return finish(kExitUnusable);
     }
-    spdlog::info("serving /healthz, /readyz and /metrics on {}:{}", o.http->host,
-                 http_server->port());
   }
 
   const reconciler::ManagerExit exit = manager.Run(stop);
-  if (http_server) http_server->Stop();
+  for (auto* server : {&*http_server, &*metrics_server})
+    if (*server) (*server)->Stop();
   spdlog::info("stopped");
   return finish(exit == reconciler::ManagerExit::kStopped ? kExitOk : 1);
 }

@@ -83,20 +83,36 @@ Status ParseDurations(const RunOptions& f, RunSettings& s) {
 }
 
 // HOST:PORT, [IPV6]:PORT or :PORT (every address).
-Status ParseHttpAddr(const RunOptions& f, const HostResolver& resolve, RunSettings& s) {
-  if (!f.http_addr) return Status::Ok();
-  const std::string& text = *f.http_addr;
+Result<ListenAddress> ParseListenAddr(const std::string& flag, const std::string& text,
+                                      const HostResolver& resolve) {
   const auto colon = text.rfind(':');
-  if (colon == std::string::npos) return Refuse("--http-addr", text, "expected HOST:PORT");
+  if (colon == std::string::npos) return Refuse(flag, text, "expected HOST:PORT");
   std::string host = text.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
   // Port 0 asks the system for a free port, which is logged (tests use it).
   const auto port = ParsePort(text.substr(colon + 1), /*allow_zero=*/true);
-  if (!port) return Refuse("--http-addr", text, "the port must be a number from 1 to 65535");
+  if (!port) return Refuse(flag, text, "the port must be a number from 1 to 65535");
   const auto address = host.empty() ? std::optional<std::string>("0.0.0.0") : resolve(host);
-  if (!address) return Refuse("--http-addr", text, "host " + Quoted(host) + " does not resolve");
-  s.http = ListenAddress{*address, *port};
+  if (!address) return Refuse(flag, text, "host " + Quoted(host) + " does not resolve");
+  return ListenAddress{*address, *port};
+}
+
+Status ParseListenAddrs(const RunOptions& f, const HostResolver& resolve, RunSettings& s) {
+  if (f.http_addr) {
+    auto http = ParseListenAddr("--http-addr", *f.http_addr, resolve);
+    if (!http.ok()) return http.status();
+    s.http = *http;
+  }
+  if (f.metrics_addr) {
+    auto metrics = ParseListenAddr("--metrics-addr", *f.metrics_addr, resolve);
+    if (!metrics.ok()) return metrics.status();
+    if (s.http && s.http->port != 0 && s.http->port == metrics->port &&
+        (s.http->host == metrics->host || s.http->host == "0.0.0.0" || metrics->host == "0.0.0.0"))
+      return Refuse("--metrics-addr", *f.metrics_addr,
+                    "the same port as --http-addr " + Quoted(*f.http_addr));
+    s.metrics = *metrics;
+  }
   return Status::Ok();
 }
 
@@ -183,7 +199,7 @@ Result<RunSettings> ParseRunFlags(const RunOptions& f, const HostResolver& resol
   s.selector = f.selector;
   if (Status st = ParseDurations(f, s); !st.ok()) return st;
   if (Status st = ParseNumbers(f, s); !st.ok()) return st;
-  if (Status st = ParseHttpAddr(f, resolve, s); !st.ok()) return st;
+  if (Status st = ParseListenAddrs(f, resolve, s); !st.ok()) return st;
   return s;
 }
 

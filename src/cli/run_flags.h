@@ -30,6 +30,9 @@ struct RunSettings {
   std::string selector;                 // parses as a Kubernetes label selector
   std::chrono::milliseconds resync{0};
   std::optional<ListenAddress> http;  // port 0: one the system picks, logged
+  // /metrics alone, so it can be restricted apart from the probes; unset:
+  // /metrics is served on `http` as well.
+  std::optional<ListenAddress> metrics;
   bool leader_elect = false;
   std::optional<std::string> leader_election_namespace;
   std::chrono::milliseconds lease_duration{0}, renew_deadline{0}, retry_period{0};

@@ -133,6 +133,11 @@ Status Journal::Submit(Member& member) {
   stats_.failed_commits += outcome.failed ? 1 : 0;
   stats_.events += outcome.committed ? outcome.events : 0;
   stats_.largest_batch = std::max<uint64_t>(stats_.largest_batch, batch.size());
+  if (outcome.committed) {
+    for (const Member* m : batch)
+      if (m->status.ok())
+        for (const Event& e : m->events) ++stats_.events_by_kind[ToString(e.kind())];
+  }
   for (Member* m : batch) {
     queue_.pop_front();
     m->done = true;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -87,6 +88,7 @@ struct JournalStats {
   uint64_t events = 0;          // events committed
   uint64_t largest_batch = 0;   // most calls in one batch
   uint64_t queued = 0;          // calls queued or being committed right now
+  std::map<std::string, uint64_t> events_by_kind;  // events committed, by EventKind name
 };
 
 class Journal {

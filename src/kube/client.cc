@@ -183,12 +183,12 @@ std::optional<std::string> ApiClient::Token() {
   return token_;
 }
 
-void ApiClient::Count(const std::string& method, int code) {
+void ApiClient::Count(const std::string& method, int code, double seconds) {
   {
     std::lock_guard lock(mu_);
     ++counts_[method + " " + std::to_string(code)];
   }
-  if (options_.on_request) options_.on_request(method, code);
+  if (options_.on_request) options_.on_request(method, code, seconds);
 }
 
 std::map<std::string, int> ApiClient::RequestCounts() const {
@@ -232,16 +232,19 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
     const auto timeout = std::min(options_.request_timeout, remaining);
     HttpRequest req{method, path, body, content_type, {}};
     if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
+    const MonoTime sent = options_.time->MonotonicNow();
     auto res = transport_->RoundTrip(req, timeout, &abandon);
+    const double seconds =
+        std::chrono::duration<double>(options_.time->MonotonicNow() - sent).count();
     bool transient;  // worth retrying, if the method allows it
     if (!res.ok()) {
-      Count(method, 0);
+      Count(method, 0, seconds);
       NoteReachable(false, res.status().message());
       out = ApiResponse{};
       out.error = TransportError(res.status().message());
       transient = true;
     } else {
-      Count(method, res->status);
+      Count(method, res->status, seconds);
       NoteReachable(true, "");
       out.status = res->status;
       out.body = std::move(res->body);
@@ -273,7 +276,7 @@ std::unique_ptr<Transport::Stream> ApiClient::OpenStream(const std::string& path
   AcquireRateToken(stop_);
   HttpRequest req{"GET", path, "", "", {}};
   if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
-  Count("WATCH", 200);
+  Count("WATCH", 200, 0);
   return transport_->OpenStream(req, std::move(callbacks));
 }
 

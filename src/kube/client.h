@@ -57,7 +57,9 @@ struct ClientOptions {
   TimeSource* time = nullptr;
   uint64_t jitter_seed = 0;  // 0: random
   // Called after every request with its verb and HTTP code (0: no answer), for metrics.
-  std::function<void(const std::string& verb, int code)> on_request;
+  // Each answer (code 0: none) and the seconds it took (0 for a WATCH: its
+  // stream is opened, not answered).
+  std::function<void(const std::string& verb, int code, double seconds)> on_request;
 };
 
 // The longest Retry-After honoured (common/backoff.h).
@@ -133,7 +135,7 @@ class ApiClient {
   void NoteReachable(bool answered, const std::string& what);
   bool AcquireRateToken(Interrupt& cancel);
   std::chrono::milliseconds Backoff(int attempt);
-  void Count(const std::string& method, int code);
+  void Count(const std::string& method, int code, double seconds);
 
   ClusterConfig config_;
   ClientOptions options_;

@@ -15,6 +15,20 @@ std::pair<std::string, std::string> SplitKey(const std::string& key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
+// controller-runtime's result label: an error is retried with backoff; a
+// requeue comes back after a delay the reconciler chose.
+const char* ResultLabel(ReconcileResult::Next next) {
+  switch (next) {
+    case ReconcileResult::Next::kRetry:
+      return "error";
+    case ReconcileResult::Next::kAfter:
+      return "requeue";
+    case ReconcileResult::Next::kDone:
+      break;
+  }
+  return "success";
+}
+
 ReconcilerOptions ReconcilerOptionsFrom(const ControllerOptions& o) {
   ReconcilerOptions r;
   r.sandbox_version = o.sandbox_version;
@@ -48,12 +62,13 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal,
       // transitions without ever holding one up (docs/design.md#events).
       own_events_(options_.create_events
                       ? std::make_unique<EventRecorder>(client, options_.instance, time_,
-                                                        std::max(1, options_.workers))
+                                                        std::max(1, options_.workers),
+                                                        EventRecorder::kDefaultCapacity, metrics_)
                       : nullptr),
       events_(own_events_.get()),
       reconciler_(cache_, client_, journal_, time_, events_, metrics_,
                   ReconcilerOptionsFrom(options_)),
-      queue_(time_, options_.retry_base, options_.retry_max) {
+      queue_(time_, options_.retry_base, options_.retry_max, metrics_) {
   own_cache_->Subscribe([this](CacheKind kind, const std::string& ns, const std::string& name) {
     OnChange(kind, ns, name);
   });
@@ -71,7 +86,7 @@ Controller::Controller(const ClusterCache& cache, kube::ApiClient& client,
       events_(events),
       reconciler_(cache_, client_, journal_, time_, events_, metrics_,
                   ReconcilerOptionsFrom(options_)),
-      queue_(time_, options_.retry_base, options_.retry_max) {}
+      queue_(time_, options_.retry_base, options_.retry_max, metrics_) {}
 
 Controller::~Controller() { Stop(); }
 
@@ -221,7 +236,11 @@ bool Controller::ProcessNextWorkItem(bool block) {
   if (!key) return false;
   const auto [ns, name] = SplitKey(*key);
   const std::string before = VerdictOf(ns, name);
+  const MonoTime started = time_.MonotonicNow();
   const ReconcileResult result = reconciler_.Reconcile(ns, name);
+  if (metrics_)
+    metrics_->Reconcile(ResultLabel(result.next),
+                        std::chrono::duration<double>(time_.MonotonicNow() - started).count());
   const std::string after = VerdictOf(ns, name);
   if (before != after) {
     // Verdict counts move by this sandbox's change only: O(log n), not a recount.
@@ -248,7 +267,6 @@ bool Controller::ProcessNextWorkItem(bool block) {
   }
   queue_.Done(*key);
   const size_t depth = queue_.Depth();
-  if (metrics_) metrics_->QueueDepth(depth);
   // Idle: fold the WAL into the main file and truncate it (a bounded WAL:
   // docs/design.md#growth-with-changes-not-time). Never waits for readers; a
   // no-op when nothing was written.

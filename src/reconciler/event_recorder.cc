@@ -40,8 +40,12 @@ std::string EventJson(const FailClosedEvent& e, const std::string& instance, Wal
 }
 
 EventRecorder::EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time,
-                             int senders, size_t capacity)
-    : client_(client), instance_(std::move(instance)), time_(time), capacity_(capacity) {
+                             int senders, size_t capacity, Metrics* metrics)
+    : client_(client),
+      instance_(std::move(instance)),
+      time_(time),
+      capacity_(capacity),
+      metrics_(metrics) {
   for (int i = 0; i < senders; ++i) threads_.emplace_back([this] { Run(); });
 }
 
@@ -60,12 +64,17 @@ void EventRecorder::Stop() {
 void EventRecorder::Publish(FailClosedEvent event) {
   std::lock_guard lock(mu_);
   if (stopping_ || queue_.size() >= capacity_) {
-    ++stats_.dropped;
+    Count(&EventStats::dropped, "dropped");
     spdlog::info("Event for {}/{} dropped: the Event queue is full", event.ns, event.name);
     return;
   }
   queue_.push_back(std::move(event));
   cv_.notify_one();
+}
+
+void EventRecorder::Count(int EventStats::*field, const char* result) {
+  ++(stats_.*field);
+  if (metrics_) metrics_->Event(result);
 }
 
 EventStats EventRecorder::stats() const {
@@ -104,7 +113,7 @@ void EventRecorder::Send(const FailClosedEvent& e) {
   const auto path = kube::ObjectPath("events.k8s.io", "v1", "events", e.ns, "");
   if (!path.ok()) {
     std::lock_guard lock(mu_);
-    ++stats_.failed;
+    Count(&EventStats::failed, "failed");
     spdlog::error("not creating the Event for {}/{}: {}", e.ns, e.name, path.status().message());
     return;
   }
@@ -121,9 +130,9 @@ void EventRecorder::Send(const FailClosedEvent& e) {
   }
   std::lock_guard lock(mu_);
   if (r.ok()) {
-    ++stats_.created;
+    Count(&EventStats::created, "created");
   } else {
-    ++stats_.failed;
+    Count(&EventStats::failed, "failed");
     spdlog::info("could not create the Event for {}/{}: {}", e.ns, e.name, r.error.ToString());
   }
 }

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "kube/client.h"
+#include "reconciler/metrics.h"
 
 namespace fk::reconciler {
 
@@ -39,10 +40,12 @@ struct EventStats {
 
 class EventRecorder final : public EventSink {
  public:
+  static constexpr size_t kDefaultCapacity = 10000;
   // `senders` threads drain the queue in the background; with none (the
   // deterministic simulation) SendQueued() drains it on the caller's thread.
+  // `metrics` (optional) counts each Event created, failed or dropped.
   EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time, int senders = 1,
-                size_t capacity = 10000);
+                size_t capacity = kDefaultCapacity, Metrics* metrics = nullptr);
   ~EventRecorder() override;
   void Publish(FailClosedEvent event) override;
   void SendQueued();
@@ -52,11 +55,13 @@ class EventRecorder final : public EventSink {
  private:
   void Run();
   void Send(const FailClosedEvent& e);
+  void Count(int EventStats::*field, const char* result);  // under mu_
 
   kube::ApiClient& client_;
   const std::string instance_;
   TimeSource& time_;
   const size_t capacity_;
+  Metrics* const metrics_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<FailClosedEvent> queue_;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/backoff.h"
+#include "reconciler/journal_metrics.h"
 #include "reconciler/scope_log.h"
 
 namespace fk::reconciler {
@@ -45,12 +46,17 @@ std::string Manager::RenderMetrics() {
   {
     std::lock_guard lock(mu_);
     if (term_.controller) {
+      // Summed over the namespaces' informers; a first watch is no restart.
+      std::map<std::string, int> restarts;
       for (const auto& i : term_.controller->informers())
-        metrics_.WatchRestarts(i->resource().plural, i->stats().watches);
+        restarts[i->resource().plural] += std::max(0, i->stats().watches - 1);
+      for (const auto& [resource, total] : restarts) metrics_.WatchRestarts(resource, total);
       for (const auto& [kind, total] : DecodeErrorTotals(term_.controller->informers()))
         metrics_.DecodeErrors(kind, total);
+      term_.controller->queue().ReportUnfinished();
     }
   }
+  ReportJournal(journal_, metrics_, time_.Now());
   metrics_.Ready(Ready());
   metrics_.Leader(leading_.load());
   return metrics_.Render();
@@ -77,6 +83,7 @@ Status Manager::StartTerm() {
   auto client = kube::ApiClient::Create(options_.cluster, options_.client);
   if (!client.ok()) return client.status();
   t.client = std::move(*client);
+  metrics_.NewTerm();  // the term's informers count watches and decode errors from zero
   t.controller = std::make_unique<Controller>(*t.client, journal_, options_.controller, &metrics_);
   t.controller->Start();  // pending intents are settled key by key inside the term
   std::lock_guard lock(mu_);

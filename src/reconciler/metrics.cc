@@ -8,114 +8,272 @@
 
 #include <mutex>
 
-namespace fk::reconciler {
+#include "common/version.h"
+#include "domain/decision.h"
+#include "domain/event.h"
+#include "reconciler/process_metrics.h"
 
-struct Metrics::Impl {
-  prometheus::Registry registry;
-  prometheus::Family<prometheus::Counter>& transitions =
-      prometheus::BuildCounter()
-          .Name("fencekeeper_transitions_total")
-          .Help("Fail-closed transitions by reason and outcome")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& appends =
-      prometheus::BuildCounter()
-          .Name("fencekeeper_journal_appended_events_total")
-          .Help("Events appended to the journal")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& journal_errors =
-      prometheus::BuildCounter()
-          .Name("fencekeeper_journal_errors_total")
-          .Help("Journal writes that failed (disk full, I/O error)")
-          .Register(registry);
-  prometheus::Family<prometheus::Histogram>& commit =
-      prometheus::BuildHistogram()
-          .Name("fencekeeper_journal_commit_seconds")
-          .Help("Latency of durable journal commits")
-          .Register(registry);
-  prometheus::Histogram& commit_histogram =
-      commit.Add({}, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01,
-                                                             0.025, 0.05, 0.1, 0.25, 1});
-  prometheus::Family<prometheus::Counter>& api =
-      prometheus::BuildCounter()
-          .Name("fencekeeper_api_requests_total")
-          .Help("Kubernetes API requests by verb and HTTP code (0: no answer)")
-          .Register(registry);
-  prometheus::Family<prometheus::Counter>& watch_restarts =
-      prometheus::BuildCounter()
-          .Name("fencekeeper_watch_restarts_total")
-          .Help("Watches (re)opened, by resource")
-          .Register(registry);
-  prometheus::Family<prometheus::Gauge>& sandboxes = prometheus::BuildGauge()
-                                                         .Name("fencekeeper_sandboxes")
-                                                         .Help("Sandboxes by current verdict")
-                                                         .Register(registry);
-  prometheus::Family<prometheus::Gauge>& queue = prometheus::BuildGauge()
-                                                     .Name("fencekeeper_queue_depth")
-                                                     .Help("Sandbox keys waiting to be reconciled")
-                                                     .Register(registry);
-  prometheus::Gauge& queue_depth = queue.Add({});
-  prometheus::Family<prometheus::Gauge>& leader_family =
-      prometheus::BuildGauge()
-          .Name("fencekeeper_leader")
-          .Help("1 while this instance leads (or leader election is off)")
-          .Register(registry);
-  prometheus::Gauge& leader = leader_family.Add({});
-  prometheus::Family<prometheus::Gauge>& ready_family = prometheus::BuildGauge()
-                                                            .Name("fencekeeper_ready")
-                                                            .Help("1 while /readyz answers 200")
-                                                            .Register(registry);
-  prometheus::Gauge& ready = ready_family.Add({});
-  prometheus::Family<prometheus::Counter>& decode_errors =
-      prometheus::BuildCounter()
-          .Name("fencekeeper_decode_errors_total")
-          .Help("Objects and watch lines skipped because they could not be decoded, by kind")
-          .Register(registry);
-  std::mutex mu;  // guards the monotonic totals
-  std::map<std::string, int> watch_totals;
-  std::map<std::string, int> decode_totals;
+namespace fk::reconciler {
+namespace {
+
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Histogram;
+using prometheus::Labels;
+
+template <typename Builder>
+auto& Build(Builder builder, prometheus::Registry& registry, const std::string& name,
+            const std::string& help) {
+  return builder.Name(name).Help(help).Register(registry);
+}
+Family<Counter>& Counters(prometheus::Registry& r, const std::string& name,
+                          const std::string& help) {
+  return Build(prometheus::BuildCounter(), r, name, help);
+}
+Family<Gauge>& Gauges(prometheus::Registry& r, const std::string& name, const std::string& help) {
+  return Build(prometheus::BuildGauge(), r, name, help);
+}
+Family<Histogram>& Histograms(prometheus::Registry& r, const std::string& name,
+                              const std::string& help) {
+  return Build(prometheus::BuildHistogram(), r, name, help);
+}
+
+// controller-runtime's reconcile buckets, thinned: 5 ms to a minute.
+const Histogram::BucketBoundaries kReconcileBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                    1,     2.5,  5,     10,   30,  60};
+// client-go's workqueue buckets: 10 ns to 1000 s, by powers of ten.
+const Histogram::BucketBoundaries kQueueBuckets{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3,
+                                                1e-2, 1e-1, 1,    10,   100,  1000};
+// client-go's rest_client_request_duration_seconds buckets.
+const Histogram::BucketBoundaries kApiBuckets{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60};
+// A durable commit: one WAL fsync, sometimes behind a batch.
+const Histogram::BucketBoundaries kJournalBuckets{0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                  0.025,  0.05,  0.1,    0.25,  1};
+
+// The verbs the client sends, and the codes worth a series from the start:
+// success, no answer, conflict, throttled, server error.
+const std::vector<std::string> kVerbs{"GET", "PATCH", "POST", "PUT", "WATCH"};
+const std::vector<std::string> kCodes{"200", "201", "0", "409", "429", "500"};
+const std::vector<std::string> kVerdicts{"healthy", "hold", "suspend", "admitting", "ignore"};
+
+std::vector<std::string> Reasons() {
+  using domain::Reason;
+  std::vector<std::string> out;
+  for (Reason r : {Reason::kFenceMissing, Reason::kFenceAltered, Reason::kFenceStale,
+                   Reason::kWorkloadGenerationChanged, Reason::kSupervisorGenerationChanged})
+    out.push_back(domain::ToString(r));
+  return out;
+}
+std::vector<std::string> Outcomes() {
+  using domain::Outcome;
+  std::vector<std::string> out;
+  for (Outcome o : {Outcome::kApplied, Outcome::kConflict, Outcome::kFailed, Outcome::kSuperseded})
+    out.push_back(domain::ToString(o));
+  return out;
+}
+std::vector<std::string> EventKinds() {
+  using domain::EventKind;
+  std::vector<std::string> out;
+  for (EventKind k : {EventKind::kFenceObserved, EventKind::kSandboxObserved, EventKind::kDecided,
+                      EventKind::kSuspendIntent, EventKind::kSuspendOutcome, EventKind::kLeadership,
+                      EventKind::kForgotten})
+    out.push_back(domain::ToString(k));
+  return out;
+}
+
+// Turns monotonic totals counted elsewhere into counter increments.
+class Totals {
+ public:
+  void Advance(Family<Counter>& family, const Labels& labels, double total) {
+    std::lock_guard lock(mu_);
+    double& seen = seen_[labels];
+    if (total > seen) family.Add(labels).Increment(total - seen);
+    seen = std::max(seen, total);
+  }
+  void Reset() {
+    std::lock_guard lock(mu_);
+    seen_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<Labels, double> seen_;
 };
 
-Metrics::Metrics() : impl_(std::make_unique<Impl>()) {
-  for (const char* kind : {"sandboxes", "networkpolicies", "pods"})
-    impl_->decode_errors.Add({{"kind", kind}});
+}  // namespace
+
+struct Metrics::Impl {
+  prometheus::Registry r;
+  Family<Counter>& reconcile = Counters(r, "fencekeeper_reconcile_total",
+                                        "Reconciles by result: success, error (retried with "
+                                        "backoff) or requeue (asked back after a delay)");
+  Counter& reconcile_errors =
+      Counters(r, "fencekeeper_reconcile_errors_total", "Reconciles that ended in an error")
+          .Add({});
+  Histogram& reconcile_seconds =
+      Histograms(r, "fencekeeper_reconcile_duration_seconds", "Time one reconcile took")
+          .Add({}, kReconcileBuckets);
+
+  Gauge& queue_depth =
+      Gauges(r, "fencekeeper_workqueue_depth", "Sandbox keys waiting to be reconciled").Add({});
+  Counter& queue_adds =
+      Counters(r, "fencekeeper_workqueue_adds_total", "Keys added to the work queue").Add({});
+  Counter& queue_retries = Counters(r, "fencekeeper_workqueue_retries_total",
+                                    "Keys re-queued after a failure, "
+                                    "with backoff")
+                               .Add({});
+  Histogram& queue_wait = Histograms(r, "fencekeeper_workqueue_queue_duration_seconds",
+                                     "Time a key waited in the queue before a worker took it")
+                              .Add({}, kQueueBuckets);
+  Histogram& queue_work = Histograms(r, "fencekeeper_workqueue_work_duration_seconds",
+                                     "Time a worker held a key (taken until done)")
+                              .Add({}, kQueueBuckets);
+  Gauge& queue_unfinished =
+      Gauges(r, "fencekeeper_workqueue_unfinished_work_seconds",
+             "Age of the work in progress not yet observed in work_duration: large values "
+             "mean stuck workers")
+          .Add({});
+  Gauge& queue_longest = Gauges(r, "fencekeeper_workqueue_longest_running_processor_seconds",
+                                "How long the longest-running worker has held its key")
+                             .Add({});
+
+  Family<Counter>& api = Counters(r, "fencekeeper_api_requests_total",
+                                  "Kubernetes API requests by verb and HTTP code (0: no answer)");
+  Family<Histogram>& api_seconds =
+      Histograms(r, "fencekeeper_api_request_duration_seconds",
+                 "Kubernetes API request latency by verb (WATCH not timed)");
+
+  Family<Counter>& transitions =
+      Counters(r, "fencekeeper_transitions_total", "Settled suspend intents by reason and outcome");
+  Histogram& journal_append = Histograms(r, "fencekeeper_journal_append_duration_seconds",
+                                         "Latency of one durable journal append (commit + fsync)")
+                                  .Add({}, kJournalBuckets);
+  Counter& journal_errors = Counters(r, "fencekeeper_journal_errors_total",
+                                     "Journal writes that failed (disk full, I/O error)")
+                                .Add({});
+  Gauge& journal_size =
+      Gauges(r, "fencekeeper_journal_size_bytes", "Size of the journal's main file").Add({});
+  Gauge& journal_wal =
+      Gauges(r, "fencekeeper_journal_wal_size_bytes", "Size of the journal's write-ahead log")
+          .Add({});
+  Family<Counter>& journal_events = Counters(r, "fencekeeper_journal_events_appended_total",
+                                             "Events committed to the journal, by kind");
+  Gauge& pending = Gauges(r, "fencekeeper_journal_pending_intents",
+                          "Suspend intents whose outcome is not recorded yet")
+                       .Add({});
+  Gauge& pending_age = Gauges(r, "fencekeeper_journal_oldest_pending_intent_age_seconds",
+                              "Age of the oldest suspend intent without an outcome (0: none)")
+                           .Add({});
+
+  Family<Counter>& watch_restarts = Counters(r, "fencekeeper_watch_restarts_total",
+                                             "Watches re-opened after the first, by resource");
+  Family<Counter>& decode_errors =
+      Counters(r, "fencekeeper_decode_errors_total",
+               "Objects and watch lines skipped because they could not be decoded, by kind");
+  Family<Counter>& events = Counters(r, "fencekeeper_events_total",
+                                     "Kubernetes Events for transitions by result: created, "
+                                     "failed (gave up after a retry), dropped (queue full)");
+  Family<Gauge>& sandboxes = Gauges(r, "fencekeeper_sandboxes", "Sandboxes by current verdict");
+  Gauge& leader =
+      Gauges(r, "fencekeeper_leader", "1 while this instance leads (or leader election is off)")
+          .Add({});
+  Gauge& ready = Gauges(r, "fencekeeper_ready", "1 while /readyz answers 200").Add({});
+  Family<Gauge>& build =
+      Gauges(r, "fencekeeper_build_info", "Always 1: the version and git commit of this binary");
+
+  Totals term_totals;     // watch restarts, decode errors: per leadership term
+  Totals journal_totals;  // the journal's, for the life of the process
+
+  void PreCreate();
+};
+
+void Metrics::Impl::PreCreate() {
+  for (const char* result : {"success", "error", "requeue"}) reconcile.Add({{"result", result}});
+  for (const std::string& verb : kVerbs) {
+    for (const std::string& code : kCodes) api.Add({{"verb", verb}, {"code", code}});
+    if (verb != "WATCH") api_seconds.Add({{"verb", verb}}, kApiBuckets);
+  }
+  for (const std::string& reason : Reasons())
+    for (const std::string& outcome : Outcomes())
+      transitions.Add({{"reason", reason}, {"outcome", outcome}});
+  for (const std::string& kind : EventKinds()) journal_events.Add({{"kind", kind}});
+  for (const char* resource : {"sandboxes", "networkpolicies", "pods"}) {
+    watch_restarts.Add({{"resource", resource}});
+    decode_errors.Add({{"kind", resource}});
+  }
+  for (const char* result : {"created", "failed", "dropped"}) events.Add({{"result", result}});
+  for (const std::string& verdict : kVerdicts) sandboxes.Add({{"verdict", verdict}});
+  build.Add({{"version", Version()}, {"commit", GitCommit()}}).Set(1);
 }
+
+Metrics::Metrics() : impl_(std::make_unique<Impl>()) { impl_->PreCreate(); }
 Metrics::~Metrics() = default;
+
+void Metrics::Reconcile(const std::string& result, double seconds) {
+  impl_->reconcile.Add({{"result", result}}).Increment();
+  if (result == "error") impl_->reconcile_errors.Increment();
+  impl_->reconcile_seconds.Observe(seconds);
+}
+
+void Metrics::QueueAdd() { impl_->queue_adds.Increment(); }
+void Metrics::QueueRetry() { impl_->queue_retries.Increment(); }
+void Metrics::QueueDepth(size_t depth) { impl_->queue_depth.Set(static_cast<double>(depth)); }
+void Metrics::QueueWait(double seconds) { impl_->queue_wait.Observe(seconds); }
+void Metrics::QueueWork(double seconds) { impl_->queue_work.Observe(seconds); }
+void Metrics::QueueUnfinished(double total_seconds, double longest_seconds) {
+  impl_->queue_unfinished.Set(total_seconds);
+  impl_->queue_longest.Set(longest_seconds);
+}
+
+void Metrics::ApiRequest(const std::string& verb, int code, double seconds) {
+  impl_->api.Add({{"verb", verb}, {"code", std::to_string(code)}}).Increment();
+  if (verb != "WATCH") impl_->api_seconds.Add({{"verb", verb}}, kApiBuckets).Observe(seconds);
+}
 
 void Metrics::Transition(const std::string& reason, const std::string& outcome) {
   impl_->transitions.Add({{"reason", reason}, {"outcome", outcome}}).Increment();
 }
-void Metrics::JournalAppend(size_t events, double commit_seconds) {
-  impl_->appends.Add({}).Increment(static_cast<double>(events));
-  impl_->commit_histogram.Observe(commit_seconds);
+void Metrics::JournalAppend(double seconds) { impl_->journal_append.Observe(seconds); }
+void Metrics::JournalError() { impl_->journal_errors.Increment(); }
+void Metrics::JournalFiles(int64_t size_bytes, int64_t wal_size_bytes) {
+  impl_->journal_size.Set(static_cast<double>(size_bytes));
+  impl_->journal_wal.Set(static_cast<double>(wal_size_bytes));
 }
-void Metrics::JournalError() { impl_->journal_errors.Add({}).Increment(); }
-void Metrics::ApiRequest(const std::string& verb, int code) {
-  impl_->api.Add({{"verb", verb}, {"code", std::to_string(code)}}).Increment();
+void Metrics::JournalEvents(const std::map<std::string, uint64_t>& totals) {
+  for (const auto& [kind, total] : totals)
+    impl_->journal_totals.Advance(impl_->journal_events, {{"kind", kind}},
+                                  static_cast<double>(total));
 }
+void Metrics::PendingIntents(size_t count, double oldest_age_seconds) {
+  impl_->pending.Set(static_cast<double>(count));
+  impl_->pending_age.Set(oldest_age_seconds);
+}
+
 void Metrics::WatchRestarts(const std::string& resource, int total) {
-  std::lock_guard lock(impl_->mu);
-  int& seen = impl_->watch_totals[resource];
-  if (total > seen) impl_->watch_restarts.Add({{"resource", resource}}).Increment(total - seen);
-  seen = std::max(seen, total);
+  impl_->term_totals.Advance(impl_->watch_restarts, {{"resource", resource}}, total);
 }
 void Metrics::DecodeErrors(const std::string& kind, int total) {
-  std::lock_guard lock(impl_->mu);
-  int& seen = impl_->decode_totals[kind];
-  if (total > seen) impl_->decode_errors.Add({{"kind", kind}}).Increment(total - seen);
-  seen = std::max(seen, total);
+  impl_->term_totals.Advance(impl_->decode_errors, {{"kind", kind}}, total);
+}
+void Metrics::NewTerm() { impl_->term_totals.Reset(); }
+
+void Metrics::Event(const std::string& result) {
+  impl_->events.Add({{"result", result}}).Increment();
 }
 void Metrics::SandboxesByVerdict(const std::map<std::string, int>& counts) {
-  for (const char* v : {"healthy", "hold", "suspend", "admitting", "ignore"}) {
+  for (const std::string& v : kVerdicts) {
     auto it = counts.find(v);
     impl_->sandboxes.Add({{"verdict", v}}).Set(it == counts.end() ? 0 : it->second);
   }
 }
-void Metrics::QueueDepth(size_t depth) { impl_->queue_depth.Set(static_cast<double>(depth)); }
 void Metrics::Leader(bool leading) { impl_->leader.Set(leading ? 1 : 0); }
 void Metrics::Ready(bool ready) { impl_->ready.Set(ready ? 1 : 0); }
 
 std::string Metrics::Render() const {
-  return prometheus::TextSerializer().Serialize(impl_->registry.Collect());
+  std::vector<prometheus::MetricFamily> families = impl_->r.Collect();
+  for (auto& f : ProcessFamilies(ReadProcessSample())) families.push_back(std::move(f));
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 }  // namespace fk::reconciler

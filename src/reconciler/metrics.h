@@ -1,8 +1,12 @@
-// The reconciler's Prometheus metrics. prometheus-cpp provides the metric
-// types and the text format; they stay behind this interface so its headers
-// are not included everywhere. Thread-safe.
+// The reconciler's Prometheus metrics, named as controller-runtime and
+// client-go name theirs (prefixed fencekeeper_) plus the standard process_*
+// families. Every series an alert or a dashboard reads exists from the start
+// at zero: each labelled family is created with all its known label values,
+// so increase() sees the first event. prometheus-cpp stays behind this
+// interface so its headers are not included everywhere. Thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,16 +18,43 @@ class Metrics {
   Metrics();
   ~Metrics();
 
-  void Transition(const std::string& reason, const std::string& outcome);
-  void JournalAppend(size_t events, double commit_seconds);
-  void JournalError();
-  void ApiRequest(const std::string& verb, int code);
-  void WatchRestarts(const std::string& resource, int total);  // a monotonic total
-  // Objects and lines skipped as undecodable, by kind (sandboxes,
-  // networkpolicies, pods): a monotonic total. Each kind is 0 from the start.
-  void DecodeErrors(const std::string& kind, int total);
-  void SandboxesByVerdict(const std::map<std::string, int>& counts);
+  // One reconcile: result is "success", "error" (retried with backoff) or
+  // "requeue" (asked to come back after a delay).
+  void Reconcile(const std::string& result, double seconds);
+
+  // The work queue (client-go's workqueue metrics).
+  void QueueAdd();
+  void QueueRetry();
   void QueueDepth(size_t depth);
+  void QueueWait(double seconds);  // queued until a worker took it
+  void QueueWork(double seconds);  // taken until Done
+  // In-progress work not yet observed by QueueWork: its total age and the oldest.
+  void QueueUnfinished(double total_seconds, double longest_seconds);
+
+  // One API request's answer (code 0: none) and how long it took; WATCH
+  // requests are counted but not timed (a watch lasts minutes).
+  void ApiRequest(const std::string& verb, int code, double seconds);
+
+  void Transition(const std::string& reason, const std::string& outcome);
+  void JournalAppend(double seconds);  // one durable append (Record/RecordOutcome)
+  void JournalError();
+  void JournalFiles(int64_t size_bytes, int64_t wal_size_bytes);
+  // Events committed by kind, as monotonic totals (the journal's own stats).
+  void JournalEvents(const std::map<std::string, uint64_t>& totals);
+  // Intents without an outcome, and how old the oldest is (0: none).
+  void PendingIntents(size_t count, double oldest_age_seconds);
+
+  // Watches re-opened after the first (a monotonic total for this term).
+  void WatchRestarts(const std::string& resource, int total);
+  // Objects and lines skipped as undecodable, by kind (sandboxes,
+  // networkpolicies, pods): a monotonic total for this term.
+  void DecodeErrors(const std::string& kind, int total);
+  // A new leadership term's informers count from zero again.
+  void NewTerm();
+
+  // A Kubernetes Event: "created", "failed" (gave up) or "dropped" (queue full).
+  void Event(const std::string& result);
+  void SandboxesByVerdict(const std::map<std::string, int>& counts);
   void Leader(bool leading);
   void Ready(bool ready);
 

@@ -455,7 +455,7 @@ Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evalu
   const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
   std::lock_guard lock(mu_);
   if (r.ok()) {
-    if (r->appended && metrics_) metrics_->JournalAppend(r->appended, seconds);
+    if (r->appended && metrics_) metrics_->JournalAppend(seconds);
     if (!journal_ok_) spdlog::info("journal {} is writable again", journal_.path());
     journal_ok_ = true;
   } else {
@@ -475,7 +475,7 @@ Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutco
   const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
   std::lock_guard lock(mu_);
   if (r.ok()) {
-    if (metrics_) metrics_->JournalAppend(1, seconds);
+    if (metrics_) metrics_->JournalAppend(seconds);
     journal_ok_ = true;
   } else {
     journal_ok_ = false;

@@ -7,16 +7,27 @@
 namespace fk::reconciler {
 
 WorkQueue::WorkQueue(TimeSource& time, std::chrono::milliseconds base_delay,
-                     std::chrono::milliseconds max_delay)
-    : time_(time), base_delay_(base_delay), max_delay_(max_delay) {}
+                     std::chrono::milliseconds max_delay, Metrics* metrics)
+    : time_(time), base_delay_(base_delay), max_delay_(max_delay), metrics_(metrics) {}
 
 void WorkQueue::Add(const std::string& key) {
   std::lock_guard lock(mu_);
-  if (shutdown_ || dirty_.contains(key)) return;
+  if (!shutdown_) Enqueue(key);
+}
+
+void WorkQueue::Enqueue(const std::string& key) {
+  if (dirty_.contains(key)) return;
   dirty_.insert(key);
+  queued_at_.emplace(key, time_.MonotonicNow());
+  if (metrics_) metrics_->QueueAdd();
   if (processing_.contains(key)) return;  // queued again by Done
   queue_.push_back(key);
+  if (metrics_) metrics_->QueueDepth(queue_.size());
   cv_.notify_one();
+}
+
+double WorkQueue::SecondsSince(MonoTime t) const {
+  return std::chrono::duration<double>(time_.MonotonicNow() - t).count();
 }
 
 void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay) {
@@ -41,6 +52,7 @@ void WorkQueue::AddRateLimited(const std::string& key, std::optional<int64_t> re
     std::lock_guard lock(mu_);
     delay = ExponentialDelay(base_delay_, failures_[key]++, max_delay_);
   }
+  if (metrics_) metrics_->QueueRetry();
   if (retry_after_seconds) delay = std::max(delay, RetryAfterDelay(*retry_after_seconds));
   AddAfter(key, delay);
 }
@@ -55,9 +67,7 @@ void WorkQueue::PromoteDue() {
   while (!delayed_.empty() && delayed_.begin()->first <= now) {
     const std::string key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
-    if (dirty_.contains(key)) continue;
-    dirty_.insert(key);
-    if (!processing_.contains(key)) queue_.push_back(key);
+    Enqueue(key);
   }
 }
 
@@ -97,16 +107,38 @@ std::string WorkQueue::TakeFront() {
   queue_.pop_front();
   dirty_.erase(key);
   processing_.insert(key);
+  const auto queued = queued_at_.find(key);
+  if (metrics_ && queued != queued_at_.end()) metrics_->QueueWait(SecondsSince(queued->second));
+  if (queued != queued_at_.end()) queued_at_.erase(queued);
+  taken_at_[key] = time_.MonotonicNow();
+  if (metrics_) metrics_->QueueDepth(queue_.size());
   return key;
 }
 
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard lock(mu_);
   processing_.erase(key);
+  if (const auto taken = taken_at_.find(key); taken != taken_at_.end()) {
+    if (metrics_) metrics_->QueueWork(SecondsSince(taken->second));
+    taken_at_.erase(taken);
+  }
   if (dirty_.contains(key)) {
     queue_.push_back(key);
+    if (metrics_) metrics_->QueueDepth(queue_.size());
     cv_.notify_one();
   }
+}
+
+void WorkQueue::ReportUnfinished() const {
+  if (!metrics_) return;
+  std::lock_guard lock(mu_);
+  double total = 0, longest = 0;
+  for (const auto& [key, since] : taken_at_) {
+    const double age = SecondsSince(since);
+    total += age;
+    longest = std::max(longest, age);
+  }
+  metrics_->QueueUnfinished(total, longest);
 }
 
 void WorkQueue::ShutDown() {

@@ -3,7 +3,9 @@
 // never handed to two workers at once (re-adding it while it is processed
 // queues it again for after Done); failed keys come back after a per-key
 // exponential backoff, capped (5 minutes by default: a key that keeps failing
-// is retried at least that often, and costs no more than that).
+// is retried at least that often, and costs no more than that). With
+// Metrics it reports what client-go's workqueue metrics report: depth, adds,
+// retries, time queued, time worked, and the work still in progress.
 #pragma once
 
 #include <chrono>
@@ -17,6 +19,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "reconciler/metrics.h"
 
 namespace fk::reconciler {
 
@@ -24,7 +27,8 @@ class WorkQueue {
  public:
   explicit WorkQueue(TimeSource& time,
                      std::chrono::milliseconds base_delay = std::chrono::milliseconds(5),
-                     std::chrono::milliseconds max_delay = std::chrono::seconds(300));
+                     std::chrono::milliseconds max_delay = std::chrono::seconds(300),
+                     Metrics* metrics = nullptr);
 
   void Add(const std::string& key);
   void AddAfter(const std::string& key, std::chrono::milliseconds delay);
@@ -46,10 +50,15 @@ class WorkQueue {
 
   size_t Depth() const;  // keys waiting (not counting delayed ones)
   int Failures(const std::string& key) const;
+  // Reports the age of the keys being worked on now (total and oldest) to
+  // the metrics; called when metrics are scraped.
+  void ReportUnfinished() const;
 
  private:
-  void PromoteDue();        // under mu_
-  std::string TakeFront();  // under mu_, queue_ not empty
+  void PromoteDue();                     // under mu_
+  void Enqueue(const std::string& key);  // under mu_: marks it dirty and queues it
+  std::string TakeFront();               // under mu_, queue_ not empty
+  double SecondsSince(MonoTime t) const;
 
   TimeSource& time_;
   const std::chrono::milliseconds base_delay_, max_delay_;
@@ -60,6 +69,9 @@ class WorkQueue {
   std::set<std::string> processing_;  // taken and not yet Done
   std::multimap<MonoTime, std::string> delayed_;
   std::map<std::string, int> failures_;
+  Metrics* const metrics_;
+  std::map<std::string, MonoTime> queued_at_;  // dirty keys: since when
+  std::map<std::string, MonoTime> taken_at_;   // keys being processed: since when
   bool shutdown_ = false;
 };
 

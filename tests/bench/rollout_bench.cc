@@ -190,10 +190,10 @@ class RolloutRun {
         double(cluster_.NonWatchRequests() - requests_at_sync_) / n_;
     state.counters["rows_per_transition"] = double(Rows() - rows_at_sync_) / n_;
     // What bounds a worker: its durable commits (each one fsync, on its path).
-    const double commits = Metric("fencekeeper_journal_commit_seconds_count");
+    const double commits = Metric("fencekeeper_journal_append_duration_seconds_count");
     state.counters["commits_per_transition"] = commits / n_;
     state.counters["commit_ms"] =
-        commits > 0 ? 1e3 * Metric("fencekeeper_journal_commit_seconds_sum") / commits : 0;
+        commits > 0 ? 1e3 * Metric("fencekeeper_journal_append_duration_seconds_sum") / commits : 0;
     state.counters["events_created"] = s.events_created;
     state.counters["events_failed"] = s.events_failed;
     state.counters["conflicts"] = s.conflicts;

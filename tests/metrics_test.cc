@@ -1,0 +1,257 @@
+// The metrics an operator alerts on (issue 11): every series exists from the
+// start at zero, and each moves by exactly what happened — a reconcile, a
+// retry, an API answer, a journal append, an Event dropped.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "common/version.h"
+#include "kube/fake_transport.h"
+#include "reconciler/event_recorder.h"
+#include "reconciler/journal_metrics.h"
+#include "reconciler/metrics.h"
+#include "reconciler/work_queue.h"
+#include "test_support.h"
+
+namespace fk::reconciler {
+namespace {
+using namespace std::chrono_literals;
+
+// The value of one series ("name{label=\"v\"}" exactly as exposed), or NaN if
+// the scrape does not have it.
+double Sample(const std::string& scrape, const std::string& series) {
+  std::istringstream in(scrape);
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ')
+      return std::stod(line.substr(series.size() + 1));
+  }
+  return std::nan("");
+}
+
+double Sample(const Metrics& m, const std::string& series) { return Sample(m.Render(), series); }
+
+TEST(MetricsTest, EverySeriesIsThereFromTheStartAtZero) {
+  const std::string scrape = Metrics().Render();
+  for (
+      const char* series : {
+          R"(fencekeeper_reconcile_total{result="success"})",
+          R"(fencekeeper_reconcile_total{result="error"})",
+          R"(fencekeeper_reconcile_total{result="requeue"})",
+          "fencekeeper_reconcile_errors_total",
+          "fencekeeper_reconcile_duration_seconds_count",
+          "fencekeeper_workqueue_depth",
+          "fencekeeper_workqueue_adds_total",
+          "fencekeeper_workqueue_retries_total",
+          "fencekeeper_workqueue_queue_duration_seconds_count",
+          "fencekeeper_workqueue_work_duration_seconds_count",
+          "fencekeeper_workqueue_unfinished_work_seconds",
+          "fencekeeper_workqueue_longest_running_processor_seconds",
+          R"(fencekeeper_api_requests_total{code="200",verb="GET"})",
+          R"(fencekeeper_api_requests_total{code="500",verb="PATCH"})",
+          R"(fencekeeper_api_requests_total{code="0",verb="WATCH"})",
+          R"(fencekeeper_api_request_duration_seconds_count{verb="PATCH"})",
+          R"(fencekeeper_transitions_total{outcome="applied",reason="fence-stale"})",
+          R"(fencekeeper_transitions_total{outcome="failed",reason="fence-missing"})",
+          R"(fencekeeper_transitions_total{outcome="conflict",reason="supervisor-generation-changed"})",
+          "fencekeeper_journal_errors_total",
+          "fencekeeper_journal_append_duration_seconds_count",
+          "fencekeeper_journal_size_bytes",
+          "fencekeeper_journal_wal_size_bytes",
+          R"(fencekeeper_journal_events_appended_total{kind="suspend_intent"})",
+          R"(fencekeeper_journal_events_appended_total{kind="forgotten"})",
+          "fencekeeper_journal_pending_intents",
+          "fencekeeper_journal_oldest_pending_intent_age_seconds",
+          R"(fencekeeper_watch_restarts_total{resource="sandboxes"})",
+          R"(fencekeeper_decode_errors_total{kind="pods"})",
+          R"(fencekeeper_events_total{result="dropped"})",
+          R"(fencekeeper_events_total{result="failed"})",
+          R"(fencekeeper_sandboxes{verdict="suspend"})",
+          "fencekeeper_leader",
+          "fencekeeper_ready",
+      })
+    EXPECT_EQ(Sample(scrape, series), 0) << series << "\n" << scrape;
+  // 5 reasons x 4 outcomes, 5 verbs x 6 codes: all there before any happens.
+  size_t transitions = 0, api = 0;
+  for (size_t at = 0;
+       (at = scrape.find("\nfencekeeper_transitions_total{", at + 1)) != std::string::npos;)
+    ++transitions;
+  for (size_t at = 0;
+       (at = scrape.find("\nfencekeeper_api_requests_total{", at + 1)) != std::string::npos;)
+    ++api;
+  EXPECT_EQ(transitions, 20u);
+  EXPECT_EQ(api, 30u);
+  const std::string build = std::string("fencekeeper_build_info{commit=\"") + GitCommit() +
+                            "\",version=\"" + Version() + "\"}";
+  EXPECT_EQ(Sample(scrape, build), 1) << scrape;
+}
+
+TEST(MetricsTest, ProcessMetricsAreReadFromProc) {
+  const std::string scrape = Metrics().Render();
+  EXPECT_GT(Sample(scrape, "process_resident_memory_bytes"), 1e6);
+  EXPECT_GT(Sample(scrape, "process_virtual_memory_bytes"), 1e6);
+  EXPECT_GE(Sample(scrape, "process_cpu_seconds_total"), 0);
+  EXPECT_GT(Sample(scrape, "process_open_fds"), 2);
+  EXPECT_GT(Sample(scrape, "process_max_fds"), Sample(scrape, "process_open_fds"));
+  // Started within the last day, not at boot or in 1970.
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_NEAR(Sample(scrape, "process_start_time_seconds"), now, 86400) << scrape;
+  EXPECT_NE(scrape.find("# TYPE process_cpu_seconds_total counter"), std::string::npos);
+}
+
+TEST(MetricsTest, ReconcileCountsByResultAndTimesEachOne) {
+  Metrics m;
+  m.Reconcile("success", 0.02);
+  m.Reconcile("error", 0.5);
+  m.Reconcile("requeue", 0.001);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_reconcile_total{result="success"})"), 1);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_reconcile_total{result="error"})"), 1);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_reconcile_total{result="requeue"})"), 1);
+  EXPECT_EQ(Sample(m, "fencekeeper_reconcile_errors_total"), 1);
+  EXPECT_EQ(Sample(m, "fencekeeper_reconcile_duration_seconds_count"), 3);
+  EXPECT_DOUBLE_EQ(Sample(m, "fencekeeper_reconcile_duration_seconds_sum"), 0.521);
+}
+
+TEST(MetricsTest, WorkQueueReportsAddsRetriesWaitWorkAndUnfinishedOnTheTimeSource) {
+  ManualTimeSource time;
+  Metrics m;
+  WorkQueue q(time, 10ms, 1s, &m);
+  q.Add("ns/a");
+  q.Add("ns/a");  // already queued: not another add
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_adds_total"), 1);
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_depth"), 1);
+  time.Advance(2s);
+  ASSERT_EQ(q.TryGet(), "ns/a");
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_depth"), 0);
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_queue_duration_seconds_count"), 1);
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_queue_duration_seconds_sum"), 2);
+  time.Advance(3s);
+  q.ReportUnfinished();
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_unfinished_work_seconds"), 3);
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_longest_running_processor_seconds"), 3);
+  q.AddRateLimited("ns/a");  // failed: back after its backoff
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_retries_total"), 1);
+  q.Done("ns/a");
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_work_duration_seconds_count"), 1);
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_work_duration_seconds_sum"), 3);
+  q.ReportUnfinished();
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_unfinished_work_seconds"), 0);
+  time.Advance(1s);
+  ASSERT_EQ(q.TryGet(), "ns/a");  // the retry, due: one more add
+  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_adds_total"), 2);
+}
+
+TEST(MetricsTest, ApiRequestsCountTheCodeAndTimeTheAnswer) {
+  ManualTimeSource time;
+  Metrics m;
+  auto transport = std::make_unique<kube::FakeTransport>(
+      [&](const kube::HttpRequest&) -> Result<kube::HttpResponse> {
+        time.Advance(250ms);  // the API server takes its time
+        return kube::HttpResponse{500, R"({"kind":"Status","code":500})", "application/json",
+                                  std::nullopt};
+      });
+  kube::ClientOptions co;
+  co.time = &time;
+  co.max_retries = 0;
+  co.on_request = [&m](const std::string& verb, int code, double seconds) {
+    m.ApiRequest(verb, code, seconds);
+  };
+  auto client = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
+  EXPECT_FALSE(client->Send("GET", "/api/v1/namespaces/ns/pods/p", "", "").ok());
+  EXPECT_EQ(Sample(m, R"(fencekeeper_api_requests_total{code="500",verb="GET"})"), 1);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_api_requests_total{code="200",verb="GET"})"), 0);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_api_request_duration_seconds_count{verb="GET"})"), 1);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_api_request_duration_seconds_sum{verb="GET"})"), 0.25);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_api_request_duration_seconds_bucket{verb="GET",le="0.1"})"),
+            0);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_api_request_duration_seconds_bucket{verb="GET",le="0.25"})"),
+            1);
+}
+
+TEST(MetricsTest, EventsCountCreatedFailedAndDropped) {
+  ManualTimeSource time;
+  Metrics m;
+  int status = 201;
+  auto transport = std::make_unique<kube::FakeTransport>(
+      [&](const kube::HttpRequest&) -> Result<kube::HttpResponse> {
+        return kube::HttpResponse{status, "{}", "application/json", std::nullopt};
+      });
+  kube::ClientOptions co;
+  co.time = &time;
+  co.max_retries = 0;
+  auto client = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
+  EventRecorder events(*client, "test", time, /*senders=*/0, /*capacity=*/1, &m);
+  const FailClosedEvent e{"ns", "sb", "uid-1", "v1beta1", "fence-stale", "why", 7};
+  events.Publish(e);
+  events.Publish(e);  // the queue holds one: dropped
+  EXPECT_EQ(Sample(m, R"(fencekeeper_events_total{result="dropped"})"), 1);
+  events.SendQueued();
+  EXPECT_EQ(Sample(m, R"(fencekeeper_events_total{result="created"})"), 1);
+  status = 403;
+  events.Publish(e);
+  events.SendQueued();
+  EXPECT_EQ(Sample(m, R"(fencekeeper_events_total{result="failed"})"), 1);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_events_total{result="created"})"), 1);
+}
+
+TEST(MetricsTest, TotalsCountedElsewhereMoveByTheirIncreaseAndRestartWithATerm) {
+  Metrics m;
+  m.WatchRestarts("pods", 2);
+  m.WatchRestarts("pods", 2);  // the same total again: no increase
+  m.WatchRestarts("pods", 3);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_watch_restarts_total{resource="pods"})"), 3);
+  m.NewTerm();  // the next term's informers count from zero
+  m.WatchRestarts("pods", 1);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_watch_restarts_total{resource="pods"})"), 4);
+  m.DecodeErrors("sandboxes", 2);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_decode_errors_total{kind="sandboxes"})"), 2);
+}
+
+domain::Event Intent(const std::string& name) {
+  domain::Event e;
+  e.ns = "ns";
+  e.name = name;
+  e.uid = "uid-" + name;
+  domain::SuspendIntent i;
+  i.reason = domain::Reason::kFenceStale;
+  i.resource_version = "1";
+  e.body = i;
+  return e;
+}
+
+TEST(MetricsTest, JournalReportsSizesEventsByKindAndTheOldestPendingIntent) {
+  fk::testing::TempDir dir;
+  ManualTimeSource time;
+  journal::OpenOptions oo;
+  oo.clock = &time;
+  auto j = journal::Journal::Open(dir.File("journal.db"), oo);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  Metrics m;
+  ReportJournal(**j, m, time.Now());
+  EXPECT_EQ(Sample(m, "fencekeeper_journal_pending_intents"), 0);
+  EXPECT_EQ(Sample(m, "fencekeeper_journal_oldest_pending_intent_age_seconds"), 0);
+  ASSERT_TRUE((*j)->Append({Intent("a")}).ok());
+  time.Advance(10min);
+  ASSERT_TRUE((*j)->Append({Intent("b")}).ok());
+  time.Advance(5min);
+  ReportJournal(**j, m, time.Now());
+  EXPECT_EQ(Sample(m, "fencekeeper_journal_pending_intents"), 2);
+  EXPECT_EQ(Sample(m, "fencekeeper_journal_oldest_pending_intent_age_seconds"), 900);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_journal_events_appended_total{kind="suspend_intent"})"), 2);
+  EXPECT_EQ(Sample(m, R"(fencekeeper_journal_events_appended_total{kind="decided"})"), 0);
+  EXPECT_GT(Sample(m, "fencekeeper_journal_size_bytes"), 0);
+  EXPECT_GT(Sample(m, "fencekeeper_journal_wal_size_bytes"), 0);  // not checkpointed yet
+  ReportJournal(**j, m, time.Now());  // the same totals again: no increase
+  EXPECT_EQ(Sample(m, R"(fencekeeper_journal_events_appended_total{kind="suspend_intent"})"), 2);
+}
+
+TEST(MetricsTest, JournalTimesParse) {
+  EXPECT_EQ(ParseJournalTime("1970-01-02T00:00:01.500Z"), 86401.5);
+  EXPECT_EQ(ParseJournalTime("1970-01-02 00:00:01"), std::nullopt);
+  EXPECT_EQ(ParseJournalTime(""), std::nullopt);
+}
+
+}  // namespace
+}  // namespace fk::reconciler
