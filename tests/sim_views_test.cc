@@ -106,10 +106,9 @@ TEST(CoreEvents, InvolvedObjectFieldSelectorsAsKubectlDescribeSendsThem) {
   other.replace(other.find("uid-a"), 5, "uid-b");
   c.Json("POST", kV1Events, other, 201);
   auto names = [&](const std::string& selector) {
+    const json::value list = c.Json("GET", std::string(kCoreEvents) + "?fieldSelector=" + selector);
     std::vector<std::string> out;
-    for (const auto& e : c.Json("GET", std::string(kCoreEvents) + "?fieldSelector=" + selector)
-                             .at("items")
-                             .as_array())
+    for (const auto& e : list.at("items").as_array())
       out.emplace_back(e.at("metadata").at("name").as_string());
     return out;
   };
@@ -131,7 +130,8 @@ TEST(CoreEvents, DiscoveryListsEventsInTheCoreGroup) {
   Simulator sim;
   Client c{sim};
   bool found = false;
-  for (const auto& r : c.Json("GET", "/api/v1").at("resources").as_array())
+  const json::value discovery = c.Json("GET", "/api/v1");
+  for (const auto& r : discovery.at("resources").as_array())
     found |= r.at("name") == "events" && r.at("kind") == "Event";
   EXPECT_TRUE(found);
 }
