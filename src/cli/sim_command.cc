@@ -71,6 +71,51 @@ bool BuildScenario(const SimCommandOptions& options, sim::Scenario* scenario, st
   return true;
 }
 
+// --drop-watches-every and --expire-history-every: a thread that applies
+// them on their schedule until destroyed.
+class PeriodicFaults {
+ public:
+  PeriodicFaults(sim::Simulator& simulator, const sim::SimOptions& options)
+      : thread_([this, &simulator, options] { Loop(simulator, options); }) {}
+  ~PeriodicFaults() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void Loop(sim::Simulator& simulator, const sim::SimOptions& options) {
+    const auto drop = options.drop_watches_every, expire = options.expire_history_every;
+    if (drop.count() == 0 && expire.count() == 0) return;
+    auto next_drop = std::chrono::steady_clock::now() + drop,
+         next_expire = std::chrono::steady_clock::now() + expire;
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      auto next = std::chrono::steady_clock::time_point::max();
+      if (drop.count()) next = std::min(next, next_drop);
+      if (expire.count()) next = std::min(next, next_expire);
+      cv_.wait_until(lock, next, [&] { return stopping_; });
+      const auto now = std::chrono::steady_clock::now();
+      if (expire.count() && now >= next_expire) {
+        simulator.ExpireHistory();
+        next_expire = now + expire;
+      }
+      if (drop.count() && now >= next_drop) {
+        simulator.DropWatches();
+        next_drop = now + drop;
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members it uses exist
+};
+
 }  // namespace
 
 int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -127,41 +172,11 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
   out << "fencekeeper sim: serving the Kubernetes API on " << server.url();
   if (options.write_kubeconfig) out << " (kubeconfig: " << *options.write_kubeconfig << ")";
   out << "\n" << std::flush;
-  // Periodic faults, until stopped.
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stopping = false;
-  std::thread periodic([&] {
-    const auto drop = scenario.options.drop_watches_every,
-               expire = scenario.options.expire_history_every;
-    if (drop.count() == 0 && expire.count() == 0) return;
-    auto next_drop = std::chrono::steady_clock::now() + drop,
-         next_expire = std::chrono::steady_clock::now() + expire;
-    std::unique_lock lock(mu);
-    while (!stopping) {
-      auto next = std::chrono::steady_clock::time_point::max();
-      if (drop.count()) next = std::min(next, next_drop);
-      if (expire.count()) next = std::min(next, next_expire);
-      cv.wait_until(lock, next, [&] { return stopping; });
-      const auto now = std::chrono::steady_clock::now();
-      if (expire.count() && now >= next_expire) {
-        simulator.ExpireHistory();
-        next_expire = now + expire;
-      }
-      if (drop.count() && now >= next_drop) {
-        simulator.DropWatches();
-        next_drop = now + drop;
-      }
-    }
-  });
-  int sig = 0;
-  sigwait(&stop, &sig);
   {
-    std::lock_guard lock(mu);
-    stopping = true;
+    PeriodicFaults periodic(simulator, scenario.options);
+    int sig = 0;
+    sigwait(&stop, &sig);
   }
-  cv.notify_all();
-  periodic.join();
   server.Stop();
   out << "fencekeeper sim: stopped\n";
   return kExitOk;
