@@ -175,6 +175,24 @@ TEST(SandboxTable, KubectlGetGetsNameModeFenceAndAge) {
       "PodList");
 }
 
+// kubectl get events: the server's printer columns for core/v1 Events.
+TEST(EventTable, KubectlGetEventsGetsLastSeenTypeReasonObjectMessage) {
+  ManualTimeSource clock(std::chrono::sys_days{std::chrono::December / 1 / 2026} + 10h + 7min);
+  Simulator sim(SimOptions{}, clock);
+  Client c{sim};
+  c.Json("POST", kV1Events, kRecorded, 201);  // series.lastObservedTime 10:05
+  const json::value table = json::parse(c.Call("GET", kCoreEvents, "", kTableAccept).body);
+  ASSERT_EQ(table.at("kind"), "Table");
+  std::vector<std::string> headers;
+  for (const auto& col : table.at("columnDefinitions").as_array())
+    if (col.at("priority") == 0) headers.emplace_back(col.at("name").as_string());
+  EXPECT_EQ(headers,
+            (std::vector<std::string>{"Last Seen", "Type", "Reason", "Object", "Message"}));
+  EXPECT_EQ(
+      table.at("rows").at(0).at("cells"),
+      (json::array{"2m", "Warning", "FenceStale", "sandbox/a", "fail-closed: suspended", "a.1"}));
+}
+
 TEST(SandboxTable, AgesPrintAsKubectlDoes) {
   EXPECT_EQ(HumanAge(45s), "45s");
   EXPECT_EQ(HumanAge(119s), "119s");

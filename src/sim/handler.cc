@@ -444,7 +444,7 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
   if (verb == "get" && table) {
     Outcome o = store.Get(kind, r.ns, r.name);
     if (!o.ok()) return Fail(*o.failure);
-    return Json(200, Table({Simulator::ToVersion(kind, o.object, r.version)},
+    return Json(200, Table(kind, {Simulator::ToVersion(kind, o.object, r.version)},
                            kube::MetadataString(o.object, "resourceVersion"), sim.clock().Now()));
   }
   if (verb == "get") return reply(store.Get(kind, r.ns, r.name));
@@ -473,7 +473,7 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
     if (auto bad = Paginate(store, t, &l, &next_token)) return *bad;
     for (auto& item : l.items) item = Simulator::ToVersion(kind, std::move(item), r.version);
     if (table) {
-      json::value tab = Table(l.items, std::to_string(l.resource_version), sim.clock().Now());
+      json::value tab = Table(kind, l.items, std::to_string(l.resource_version), sim.clock().Now());
       if (!next_token.empty()) tab.as_object()["metadata"].as_object()["continue"] = next_token;
       return Json(200, tab);
     }

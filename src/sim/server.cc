@@ -59,7 +59,7 @@ std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labe
   }
   json::value object = Simulator::ToVersion(*r.kind, e.object, r.version);
   if (table_at)
-    object = Table({object}, kube::MetadataString(object, "resourceVersion"), *table_at);
+    object = Table(*r.kind, {object}, kube::MetadataString(object, "resourceVersion"), *table_at);
   json::object line{{"type", type}, {"object", std::move(object)}};
   return json::serialize(line) + "\n";
 }

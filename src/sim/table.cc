@@ -1,11 +1,13 @@
 #include "sim/table.h"
 
 #include <boost/json.hpp>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 
 #include "kube/json_fields.h"
 #include "kube/objects.h"
+#include "sim/event_views.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -22,11 +24,11 @@ std::string Mode(const json::value& sandbox) {
   return "";
 }
 
-std::string Age(const json::value& object, WallTime now) {
-  const std::string created = kube::MetadataString(object, "creationTimestamp");
+// The age of an RFC 3339 timestamp (fractional seconds ignored) at `now`.
+std::string AgeOf(const std::string& timestamp, WallTime now) {
   std::tm tm{};
-  if (std::sscanf(created.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
+  if (std::sscanf(timestamp.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon,
+                  &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
     return "<unknown>";
   }
   tm.tm_year -= 1900;
@@ -35,13 +37,49 @@ std::string Age(const json::value& object, WallTime now) {
   return HumanAge(std::chrono::duration_cast<std::chrono::seconds>(now - then));
 }
 
-json::array Row(const json::value& object, WallTime now) {
+std::string Age(const json::value& object, WallTime now) {
+  return AgeOf(kube::MetadataString(object, "creationTimestamp"), now);
+}
+
+json::array SandboxRow(const json::value& object, WallTime now) {
   const json::object* annotations =
       kube::ObjectField(kube::ObjectField(object, "metadata"), "annotations");
   return json::array{
       json::string(kube::MetadataString(object, "name")), json::string(Mode(object)),
       json::string(kube::StringField(annotations, kube::kFenceGenerationAnnotation).value_or("")),
       json::string(Age(object, now))};
+}
+
+// A core/v1 Event as `kubectl get events` shows it: last seen (series,
+// lastTimestamp or eventTime), type, reason, kind/name of the object, message.
+json::array EventRow(const json::value& event, WallTime now) {
+  const json::object* o = event.is_object() ? &event.get_object() : nullptr;
+  const json::object* series = kube::ObjectField(o, "series");
+  std::string seen = kube::StringField(series, "lastObservedTime").value_or("");
+  if (seen.empty()) seen = kube::StringField(o, "lastTimestamp").value_or("");
+  if (seen.empty()) seen = kube::StringField(o, "eventTime").value_or("");
+  const json::object* involved = kube::ObjectField(o, "involvedObject");
+  std::string kind = kube::StringField(involved, "kind").value_or("");
+  for (char& ch : kind) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return json::array{json::string(AgeOf(seen, now)),
+                     json::string(kube::StringField(o, "type").value_or("")),
+                     json::string(kube::StringField(o, "reason").value_or("")),
+                     json::string(kind + "/" + kube::StringField(involved, "name").value_or("")),
+                     json::string(kube::StringField(o, "message").value_or("")),
+                     json::string(kube::MetadataString(event, "name"))};
+}
+
+json::array EventColumns() {
+  json::array columns;
+  for (const char* name : {"Last Seen", "Type", "Reason", "Object", "Message", "Name"}) {
+    const bool is_name = std::string_view(name) == "Name";
+    columns.push_back({{"name", name},
+                       {"type", "string"},
+                       {"format", is_name ? "name" : ""},
+                       {"description", ""},
+                       {"priority", is_name ? 1 : 0}});  // -o wide shows the name
+  }
+  return columns;
 }
 
 }  // namespace
@@ -51,10 +89,12 @@ bool WantsTable(std::string_view accept) {
          accept.find("g=meta.k8s.io") != std::string_view::npos;
 }
 
-bool HasPrinterColumns(const ResourceKind& kind) { return kind.plural == "sandboxes"; }
+bool HasPrinterColumns(const ResourceKind& kind) {
+  return kind.plural == "sandboxes" || IsCoreEventView(kind);
+}
 
 json::array PrinterColumns(const ResourceKind& kind) {
-  if (!HasPrinterColumns(kind)) return {};
+  if (kind.plural != "sandboxes") return {};
   return json::array{
       {{"name", "Mode"},
        {"type", "string"},
@@ -67,8 +107,9 @@ json::array PrinterColumns(const ResourceKind& kind) {
       {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}}};
 }
 
-json::value Table(const std::vector<json::value>& objects, const std::string& resource_version,
-                  WallTime now) {
+namespace {
+
+json::array SandboxColumns() {
   json::array columns{{{"name", "Name"},
                        {"type", "string"},
                        {"format", "name"},
@@ -82,11 +123,20 @@ json::value Table(const std::vector<json::value>& objects, const std::string& re
                                                                              : json::value("")},
                        {"priority", 0}});
   }
+  return columns;
+}
+
+}  // namespace
+
+json::value Table(const ResourceKind& kind, const std::vector<json::value>& objects,
+                  const std::string& resource_version, WallTime now) {
+  const bool events = IsCoreEventView(kind);
+  json::array columns = events ? EventColumns() : SandboxColumns();
   json::array rows;
   for (const json::value& o : objects) {
     json::value meta =
         o.is_object() && o.as_object().contains("metadata") ? o.at("metadata") : json::object{};
-    rows.push_back({{"cells", Row(o, now)},
+    rows.push_back({{"cells", events ? EventRow(o, now) : SandboxRow(o, now)},
                     {"object",
                      {{"kind", "PartialObjectMetadata"},
                       {"apiVersion", "meta.k8s.io/v1"},
