@@ -17,6 +17,7 @@
 #include "reconciler/controller.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
+#include "sim_fixture.h"
 #include "test_support.h"
 
 namespace fk::reconciler {
@@ -41,19 +42,15 @@ struct Instance {
   }
 };
 
-class EndToEnd : public ::testing::Test {
+class EndToEnd : public testing::SimFixture {
  protected:
   void StartSim(const std::string& scenario_name = "incident-3525", sim::SimOptions extra = {},
                 std::vector<sim::FaultRule> faults = {}) {
-    auto sc = sim::ParseScenarioFile(scenario_name);
-    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
-    sc->options.bookmark_interval = 50ms;
-    sc->options.drop_watch_after_events = extra.drop_watch_after_events;
-    sc->faults = faults;
-    sim_ = std::make_unique<sim::Simulator>(sc->options);
-    ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
-    server_ = std::make_unique<sim::Server>(*sim_, sim::ServerOptions{});
-    ASSERT_TRUE(server_->Start().ok());
+    StartSimFromFile(scenario_name, [&](sim::Scenario& sc) {
+      sc.options.bookmark_interval = 50ms;
+      sc.options.drop_watch_after_events = extra.drop_watch_after_events;
+      sc.faults = faults;
+    });
   }
   std::unique_ptr<Instance> Start() {
     auto in = std::make_unique<Instance>();
@@ -81,18 +78,6 @@ class EndToEnd : public ::testing::Test {
   void Passes(Instance& in, int n) {
     const int target = in.controller->stats().resync_passes + n;
     ASSERT_TRUE(Eventually([&] { return in.controller->stats().resync_passes >= target; }));
-  }
-  int64_t RollFence(const std::string& ns = "openshell-agents") {
-    auto o = sim_->store().Mutate(
-        Policies(), ns, "openshell-sandbox-workloads",
-        [](json::value& obj) -> std::optional<sim::ApiFailure> {
-          auto& types = obj.at("spec").as_object()["policyTypes"];
-          types = types == json::array{"Egress", "Ingress"} ? json::array{"Ingress", "Egress"}
-                                                            : json::array{"Egress", "Ingress"};
-          return std::nullopt;
-        },
-        false);
-    return o.object.at("metadata").at("generation").as_int64();
   }
   json::value Get(const std::string& ns, const std::string& name) {
     return sim_->store().Get(Sandboxes(), ns, name).object;
@@ -145,8 +130,6 @@ class EndToEnd : public ::testing::Test {
 
   testing::TempDir dir_;
   std::string path_ = dir_.File("journal.db");
-  std::unique_ptr<sim::Simulator> sim_;
-  std::unique_ptr<sim::Server> server_;
 };
 
 // Captures the process-wide log so tests count real warning lines.

@@ -1,6 +1,9 @@
 #!/bin/sh
 # kubectl against `fencekeeper sim`, as a new user would try it (issue #3):
-# get, create -f, patch --type merge, get -o yaml, delete, get -w.
+# get, create -f, patch --type merge, get -o yaml, delete, get -w; and as an
+# operator looks at an incident (issue 11): the printer columns of
+# `kubectl get sandboxes`, and fencekeeper's Event on a suspended sandbox in
+# `kubectl describe sandbox` and `kubectl events --for`.
 # Exits 77 (reported by ctest as skipped, with this message) without kubectl.
 set -eu
 if ! command -v kubectl >/dev/null 2>&1; then
@@ -9,7 +12,12 @@ if ! command -v kubectl >/dev/null 2>&1; then
 fi
 dir=$(mktemp -d)
 sim_pid=""
-cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; rm -rf "$dir"; }
+run_pid=""
+cleanup() {
+  [ -n "$run_pid" ] && kill "$run_pid" 2>/dev/null
+  [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null
+  rm -rf "$dir"
+}
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$dir"/*.out; do echo "--- $f"; cat "$f"; done; exit 1; }
 
@@ -26,6 +34,14 @@ k() { kubectl --request-timeout=10s "$@"; }
 k get sandboxes -A > "$dir/get.out" 2>&1 || fail "kubectl get sandboxes -A"
 grep -q 'openshell-agents *active-1' "$dir/get.out" || fail "sandbox list lacks active-1"
 test "$(grep -c 'openshell-agents' "$dir/get.out")" = 10 || fail "expected 10 sandboxes in openshell-agents"
+
+# Server-side printer columns (a meta.k8s.io Table): NAME MODE FENCE AGE.
+k -n openshell-agents get sandboxes > "$dir/columns.out" 2>&1 || fail "kubectl get sandboxes"
+head -n 1 "$dir/columns.out" | grep -Eq '^NAME +MODE +FENCE +AGE *$' || fail "printer column headers"
+grep -Eq '^active-1 +Running +1 +[0-9]+s *$' "$dir/columns.out" || fail "active-1 row: Running, fence 1"
+grep -Eq '^stopped-1 +Suspended +1 +[0-9]+s *$' "$dir/columns.out" || fail "stopped-1 row: Suspended"
+k get sandboxes.v1alpha1.agents.x-k8s.io -n openshell-agents > "$dir/columns-alpha.out" 2>&1 || fail "kubectl get v1alpha1 sandboxes"
+grep -Eq '^stopped-1 +Suspended +1 ' "$dir/columns-alpha.out" || fail "v1alpha1 mode from replicas"
 
 timeout 20 kubectl get sandboxes -n team-healthy -w > "$dir/watch.out" 2>&1 &
 watch_pid=$!
@@ -72,4 +88,28 @@ until [ "$(grep -c '^new-sb' "$dir/watch.out" || true)" -ge 3 ]; do
 done
 kill "$watch_pid" 2>/dev/null || true
 grep -q '^healthy-1' "$dir/watch.out" || fail "watch lacks the initial list"
-echo "kubectl test passed: get, create -f, patch, annotate, get -o yaml, delete, get -w"
+
+# fencekeeper run, the fence rolled, active-1 suspended: its Event (written as
+# events.k8s.io/v1) shows where operators look, which reads core/v1 with
+# involvedObject field selectors.
+"$FENCEKEEPER" run --journal "$dir/journal.db" --kubeconfig "$KUBECONFIG" --resync 1s > "$dir/run.out" 2>&1 &
+run_pid=$!
+k -n openshell-agents patch networkpolicy openshell-sandbox-workloads --type json \
+  -p '[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":5501}]' > /dev/null 2>&1 || fail "roll the fence"
+i=0
+until k -n openshell-agents describe sandbox active-1 > "$dir/describe.out" 2>&1 &&
+    grep -q 'FailClosedSuspended' "$dir/describe.out"; do
+  i=$((i + 1)); [ $i -gt 300 ] && fail "kubectl describe sandbox active-1 shows no fencekeeper Event"
+  sleep 0.1
+done
+grep -Eq '^ +Warning +FailClosedSuspended +[0-9a-z]+ +openshell.ai/fencekeeper +[a-z-]+: ' "$dir/describe.out" ||
+  fail "describe: the Event's type, reason, age, source or message"
+test "$(grep -c 'FailClosedSuspended' "$dir/describe.out")" = 1 || fail "describe shows other sandboxes' Events"
+k -n openshell-agents events --for sandbox/active-1 > "$dir/events.out" 2>&1 || fail "kubectl events --for"
+grep -Eiq 'Warning +FailClosedSuspended +sandbox/active-1 ' "$dir/events.out" || fail "kubectl events --for sandbox/active-1"
+test "$(grep -c 'FailClosedSuspended' "$dir/events.out")" = 1 || fail "kubectl events --for shows other sandboxes' Events"
+k -n openshell-agents get events > "$dir/get-events.out" 2>&1 || fail "kubectl get events"
+grep -Eq '^[0-9a-z]+ +Warning +FailClosedSuspended +sandbox/active-1 +' "$dir/get-events.out" || fail "kubectl get events columns"
+k -n openshell-agents get sandbox active-1 > "$dir/suspended.out" 2>&1 || fail "kubectl get sandbox active-1"
+grep -Eq '^active-1 +Suspended ' "$dir/suspended.out" || fail "active-1 not shown Suspended"
+echo "kubectl test passed: get, create -f, patch, annotate, get -o yaml, delete, get -w, printer columns, describe, events --for, get events"

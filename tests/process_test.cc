@@ -22,6 +22,7 @@
 #include "sim/server.h"
 
 #include <regex>
+#include "sim_fixture.h"
 #include "test_support.h"
 
 extern char** environ;
@@ -82,17 +83,13 @@ class Process {
   pid_t pid_ = -1;
 };
 
-class Processes : public ::testing::Test {
+class Processes : public testing::SimFixture {
  protected:
   void StartSim(const std::string& yaml, std::chrono::milliseconds latency = 0ms) {
-    auto sc = sim::ParseScenario(yaml, "test");
-    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
-    sc->options.latency = latency;
-    sc->options.bookmark_interval = 100ms;
-    sim_ = std::make_unique<sim::Simulator>(sc->options);
-    ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
-    server_ = std::make_unique<sim::Server>(*sim_, sim::ServerOptions{});
-    ASSERT_TRUE(server_->Start().ok());
+    StartSimFromYaml(yaml, [&](sim::Scenario& sc) {
+      sc.options.latency = latency;
+      sc.options.bookmark_interval = 100ms;
+    });
     ASSERT_TRUE(sim::WriteKubeconfig(kubeconfig_, server_->url()).ok());
   }
   std::vector<std::string> RunArgs(const std::string& journal,
@@ -101,15 +98,6 @@ class Processes : public ::testing::Test {
                                   kubeconfig_, "--resync",  "1s"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
-  }
-  void RollFence(const std::string& ns) {
-    sim_->store().Mutate(
-        *sim::FindKind("networking.k8s.io", "networkpolicies"), ns, "openshell-sandbox-workloads",
-        [](json::value& obj) -> std::optional<sim::ApiFailure> {
-          obj.at("spec").as_object()["policyTypes"] = json::array{"Egress", "Ingress"};
-          return std::nullopt;
-        },
-        false);
   }
   int Suspended(const std::string& ns) {
     int n = 0;
@@ -164,8 +152,6 @@ class Processes : public ::testing::Test {
 
   testing::TempDir dir_;
   std::string kubeconfig_ = dir_.File("kubeconfig");
-  std::unique_ptr<sim::Simulator> sim_;
-  std::unique_ptr<sim::Server> server_;
 };
 
 TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending) {

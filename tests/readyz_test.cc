@@ -20,6 +20,7 @@
 #include "sim/scenario.h"
 #include "sim/server.h"
 #include "sim/simulator.h"
+#include "sim_fixture.h"
 #include "test_support.h"
 
 namespace fk {
@@ -27,19 +28,14 @@ namespace {
 using namespace std::chrono_literals;
 using fk::testing::Eventually;
 
-class Readyz : public ::testing::Test {
+class Readyz : public testing::SimFixture {
  protected:
   void SetUp() override {
     // The log lines, captured to count them.
     previous_logger_ = spdlog::default_logger();
     spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", log_));
-    auto sc = sim::ParseScenario(
-        "namespaces: [{name: ns-a, sandboxes: [{name: a, mode: Running}]}]\n", "test");
-    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
-    sim_ = std::make_unique<sim::Simulator>(sc->options);
-    ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
-    server_ = std::make_unique<sim::Server>(*sim_, sim::ServerOptions{});
-    ASSERT_TRUE(server_->Start().ok());
+    StartSimFromYaml("namespaces: [{name: ns-a, sandboxes: [{name: a, mode: Running}]}]\n");
+    if (HasFatalFailure()) return;
     journal::OpenOptions jo;
     jo.refuse_writes = [this] { return refuse_writes_.load(); };
     auto j = journal::Journal::Open(dir_.File("journal.db"), jo);
@@ -91,8 +87,6 @@ class Readyz : public ::testing::Test {
   std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> log_ =
       std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
   testing::TempDir dir_;
-  std::unique_ptr<sim::Simulator> sim_;
-  std::unique_ptr<sim::Server> server_;
   std::unique_ptr<journal::Journal> journal_;
   reconciler::Metrics metrics_;
   std::unique_ptr<reconciler::Manager> manager_;

@@ -6,7 +6,6 @@
 
 #include <boost/json.hpp>
 
-#include "common/duration.h"
 #include "sim/handler.h"
 #include "sim/patch.h"
 #include "sim/scenario.h"
@@ -443,24 +442,6 @@ TEST(YamlToJson, QuotedScalarsStayStrings) {
 }  // namespace
 }  // namespace fk::sim
 
-namespace fk {
-namespace {
-
-TEST(Duration, ParsesGoStyleDurations) {
-  using namespace std::chrono_literals;
-  EXPECT_EQ(ParseDuration("200ms"), 200ms);
-  EXPECT_EQ(ParseDuration("30s"), 30s);
-  EXPECT_EQ(ParseDuration("5m"), 5min);
-  EXPECT_EQ(ParseDuration("1h30m"), 90min);
-  EXPECT_EQ(ParseDuration("1.5s"), 1500ms);
-  EXPECT_EQ(ParseDuration("0"), 0ms);
-  for (const char* bad : {"", "5", "s", "5x", "-1s", "1.2.3s", "ms5"})
-    EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
-}
-
-}  // namespace
-}  // namespace fk
-
 namespace fk::sim {
 namespace {
 
@@ -477,33 +458,3 @@ TEST(Scenario, BuiltInScenariosLoadByName) {
 
 }  // namespace
 }  // namespace fk::sim
-
-#include "common/backoff.h"
-#include "common/clock.h"
-
-namespace fk {
-namespace {
-
-TEST(Backoff, DoublesUpToTheCapAndJitterStaysWithinOneStep) {
-  using namespace std::chrono_literals;
-  EXPECT_EQ(ExponentialDelay(5ms, 0, 1000ms), 5ms);
-  EXPECT_EQ(ExponentialDelay(5ms, 3, 1000ms), 40ms);
-  EXPECT_EQ(ExponentialDelay(5ms, 10, 1000ms), 1000ms);
-  EXPECT_EQ(ExponentialDelay(5ms, 500, 1000ms), 1000ms);  // no overflow for large attempts
-  std::mt19937 rng(7);
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    const auto d = JitteredDelay(100ms, attempt, 30000ms, rng);
-    EXPECT_GE(d, ExponentialDelay(100ms, attempt, 30000ms));
-    EXPECT_LT(d, 2 * ExponentialDelay(100ms, attempt, 30000ms));
-  }
-}
-
-TEST(Clock, MicroTimeHasSixFractionalDigits) {
-  const auto t =
-      std::chrono::system_clock::from_time_t(1'800'000'000) + std::chrono::microseconds(123456);
-  EXPECT_EQ(FormatMicroTime(t), "2027-01-15T08:00:00.123456Z");
-  EXPECT_EQ(FormatRfc3339(t), "2027-01-15T08:00:00.123Z");
-}
-
-}  // namespace
-}  // namespace fk

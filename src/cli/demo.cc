@@ -133,18 +133,9 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
       << "ms; warnings below are the reconciler's own log lines\n\n"
       << std::flush;
 
-  const auto* policies = sim::FindKind("networking.k8s.io", "networkpolicies");
   auto roll_fence = [&] {
-    // A spec edit that keeps the fence intact: the API server bumps its generation.
-    sim::Outcome o = simulator.store().Mutate(
-        *policies, "openshell-agents", "openshell-sandbox-workloads",
-        [](json::value& obj) -> std::optional<sim::ApiFailure> {
-          obj.at("spec").as_object()["policyTypes"] = json::array{"Egress", "Ingress"};
-          return std::nullopt;
-        },
-        false);
     out << "fence openshell-agents/openshell-sandbox-workloads rolled to generation "
-        << o.object.at("metadata").at("generation").as_int64() << "\n"
+        << sim::RollFence(simulator, "openshell-agents") << "\n"
         << std::flush;
   };
   Phase first, second;

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "common/duration.h"
+#include "sim/fault_spec.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
 
@@ -28,6 +29,95 @@ std::string ReadFile(const std::string& path, bool* ok) {
 
 }  // namespace
 
+namespace {
+
+// The scenario with the command line's faults and options applied; false
+// (after saying why on `err`) if a flag is malformed.
+bool BuildScenario(const SimCommandOptions& options, sim::Scenario* scenario, std::ostream& err) {
+  if (options.scenario) {
+    auto parsed = sim::ParseScenarioFile(*options.scenario);
+    if (!parsed.ok()) {
+      err << "fencekeeper sim: " << parsed.status().ToString() << "\n";
+      return false;
+    }
+    *scenario = std::move(*parsed);
+  }
+  for (const std::string& spec : options.faults) {
+    auto rule = sim::ParseFaultSpec(spec);
+    if (!rule) {
+      err << "fencekeeper sim: --fault takes VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]] (VERB one "
+             "of get, list, watch, create, update, patch, delete, *; COUNT -1 or > 0), got '"
+          << spec << "'\n";
+      return false;
+    }
+    scenario->faults.push_back(*rule);
+  }
+  for (auto [flag, value, target] :
+       {std::tuple{"--drop-watches-every", &options.drop_watches_every,
+                   &scenario->options.drop_watches_every},
+        std::tuple{"--expire-history-every", &options.expire_history_every,
+                   &scenario->options.expire_history_every},
+        std::tuple{"--latency", &options.latency, &scenario->options.latency}}) {
+    if (!*value) continue;
+    auto d = ParseDuration(**value);
+    if (!d || (d->count() <= 0 && std::string(flag) != "--latency")) {
+      err << "fencekeeper sim: " << flag << " takes a duration like 5s, got '" << **value << "'\n";
+      return false;
+    }
+    *target = *d;
+  }
+  if (options.drop_watch_after_events)
+    scenario->options.drop_watch_after_events = *options.drop_watch_after_events;
+  return true;
+}
+
+// --drop-watches-every and --expire-history-every: a thread that applies
+// them on their schedule until destroyed.
+class PeriodicFaults {
+ public:
+  PeriodicFaults(sim::Simulator& simulator, const sim::SimOptions& options)
+      : thread_([this, &simulator, options] { Loop(simulator, options); }) {}
+  ~PeriodicFaults() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void Loop(sim::Simulator& simulator, const sim::SimOptions& options) {
+    const auto drop = options.drop_watches_every, expire = options.expire_history_every;
+    if (drop.count() == 0 && expire.count() == 0) return;
+    auto next_drop = std::chrono::steady_clock::now() + drop,
+         next_expire = std::chrono::steady_clock::now() + expire;
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      auto next = std::chrono::steady_clock::time_point::max();
+      if (drop.count()) next = std::min(next, next_drop);
+      if (expire.count()) next = std::min(next, next_expire);
+      cv_.wait_until(lock, next, [&] { return stopping_; });
+      const auto now = std::chrono::steady_clock::now();
+      if (expire.count() && now >= next_expire) {
+        simulator.ExpireHistory();
+        next_expire = now + expire;
+      }
+      if (drop.count() && now >= next_drop) {
+        simulator.DropWatches();
+        next_drop = now + drop;
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the members it uses exist
+};
+
+}  // namespace
+
 int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& err) {
   const auto colon = options.listen.rfind(':');
   if (colon == std::string::npos) {
@@ -35,52 +125,7 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
     return kExitUnusable;
   }
   sim::Scenario scenario;
-  if (options.scenario) {
-    auto parsed = sim::ParseScenarioFile(*options.scenario);
-    if (!parsed.ok()) {
-      err << "fencekeeper sim: " << parsed.status().ToString() << "\n";
-      return kExitUnusable;
-    }
-    scenario = std::move(*parsed);
-  }
-  for (const std::string& spec : options.faults) {
-    // VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]]
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (size_t c; (c = spec.find(':', start)) != std::string::npos; start = c + 1)
-      parts.push_back(spec.substr(start, c - start));
-    parts.push_back(spec.substr(start));
-    sim::FaultRule rule;
-    try {
-      if (parts.size() < 3 || parts.size() > 5) throw std::invalid_argument("parts");
-      rule.verb = parts[0];
-      rule.resource = parts[1];
-      rule.status = std::stoi(parts[2]);
-      if (parts.size() > 3) rule.retry_after_seconds = std::stoi(parts[3]);
-      rule.count = parts.size() > 4 ? std::stoi(parts[4]) : -1;
-    } catch (...) {
-      err << "fencekeeper sim: --fault takes VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]], got '"
-          << spec << "'\n";
-      return kExitUnusable;
-    }
-    scenario.faults.push_back(rule);
-  }
-  for (auto [flag, value, target] :
-       {std::tuple{"--drop-watches-every", &options.drop_watches_every,
-                   &scenario.options.drop_watches_every},
-        std::tuple{"--expire-history-every", &options.expire_history_every,
-                   &scenario.options.expire_history_every},
-        std::tuple{"--latency", &options.latency, &scenario.options.latency}}) {
-    if (!*value) continue;
-    auto d = ParseDuration(**value);
-    if (!d || (d->count() <= 0 && std::string(flag) != "--latency")) {
-      err << "fencekeeper sim: " << flag << " takes a duration like 5s, got '" << **value << "'\n";
-      return kExitUnusable;
-    }
-    *target = *d;
-  }
-  if (options.drop_watch_after_events)
-    scenario.options.drop_watch_after_events = *options.drop_watch_after_events;
+  if (!BuildScenario(options, &scenario, err)) return kExitUnusable;
 
   sim::ServerOptions server_options;
   server_options.host = options.listen.substr(0, colon);
@@ -127,41 +172,11 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
   out << "fencekeeper sim: serving the Kubernetes API on " << server.url();
   if (options.write_kubeconfig) out << " (kubeconfig: " << *options.write_kubeconfig << ")";
   out << "\n" << std::flush;
-  // Periodic faults, until stopped.
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stopping = false;
-  std::thread periodic([&] {
-    const auto drop = scenario.options.drop_watches_every,
-               expire = scenario.options.expire_history_every;
-    if (drop.count() == 0 && expire.count() == 0) return;
-    auto next_drop = std::chrono::steady_clock::now() + drop,
-         next_expire = std::chrono::steady_clock::now() + expire;
-    std::unique_lock lock(mu);
-    while (!stopping) {
-      auto next = std::chrono::steady_clock::time_point::max();
-      if (drop.count()) next = std::min(next, next_drop);
-      if (expire.count()) next = std::min(next, next_expire);
-      cv.wait_until(lock, next, [&] { return stopping; });
-      const auto now = std::chrono::steady_clock::now();
-      if (expire.count() && now >= next_expire) {
-        simulator.ExpireHistory();
-        next_expire = now + expire;
-      }
-      if (drop.count() && now >= next_drop) {
-        simulator.DropWatches();
-        next_drop = now + drop;
-      }
-    }
-  });
-  int sig = 0;
-  sigwait(&stop, &sig);
   {
-    std::lock_guard lock(mu);
-    stopping = true;
+    PeriodicFaults periodic(simulator, scenario.options);
+    int sig = 0;
+    sigwait(&stop, &sig);
   }
-  cv.notify_all();
-  periodic.join();
   server.Stop();
   out << "fencekeeper sim: stopped\n";
   return kExitOk;

@@ -10,6 +10,7 @@
 #include "kube/json_fields.h"
 #include "kube/objects.h"
 #include "sim/patch.h"
+#include "sim/table.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -439,6 +440,13 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
     return Json(ok_status, Simulator::ToVersion(kind, o.object, r.version));
   };
 
+  const bool table = WantsTable(req.accept) && HasPrinterColumns(kind);
+  if (verb == "get" && table) {
+    Outcome o = store.Get(kind, r.ns, r.name);
+    if (!o.ok()) return Fail(*o.failure);
+    return Json(200, Table(kind, {Simulator::ToVersion(kind, o.object, r.version)},
+                           kube::MetadataString(o.object, "resourceVersion"), sim.clock().Now()));
+  }
   if (verb == "get") return reply(store.Get(kind, r.ns, r.name));
   if (verb == "list") {
     if (!t.Query("sendInitialEvents").empty()) {
@@ -447,7 +455,7 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
                   "sendInitialEvents is forbidden for list");
     }
     auto labels = Selector::ParseLabels(t.Query("labelSelector"));
-    auto fields = Selector::ParseFields(t.Query("fieldSelector"));
+    auto fields = Selector::ParseFields(t.Query("fieldSelector"), &kind);
     if (!labels || !fields)
       return Fail(400, "BadRequest", "unable to parse the label or field selector");
     ListOutcome l = store.List(kind, r.ns, *labels, *fields);
@@ -463,9 +471,13 @@ ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const 
     }
     std::string next_token;
     if (auto bad = Paginate(store, t, &l, &next_token)) return *bad;
-    json::array items;
-    for (auto& item : l.items)
-      items.push_back(Simulator::ToVersion(kind, std::move(item), r.version));
+    for (auto& item : l.items) item = Simulator::ToVersion(kind, std::move(item), r.version);
+    if (table) {
+      json::value tab = Table(kind, l.items, std::to_string(l.resource_version), sim.clock().Now());
+      if (!next_token.empty()) tab.as_object()["metadata"].as_object()["continue"] = next_token;
+      return Json(200, tab);
+    }
+    json::array items(l.items.begin(), l.items.end());
     json::object meta{{"resourceVersion", std::to_string(l.resource_version)}};
     if (!next_token.empty()) meta["continue"] = next_token;
     return Json(200, json::object{{"kind", kind.kind + "List"},

@@ -22,6 +22,7 @@ struct ApiRequest {
   std::string target;  // path and query, e.g. /api/v1/namespaces/ns/pods?labelSelector=a%3Db
   std::string body;
   std::string content_type;  // the Content-Type header, parameters included
+  std::string accept = {};   // the Accept header: a meta.k8s.io Table is answered as one
 };
 
 struct ApiReply {

@@ -32,6 +32,8 @@ const std::vector<ResourceKind>& Kinds() {
       {"", {"v1"}, "namespaces", "namespace", "Namespace", {"ns"}, false, true, false},
       {"coordination.k8s.io", {"v1"}, "leases", "lease", "Lease", {}, true, false, false},
       {"events.k8s.io", {"v1"}, "events", "event", "Event", {"ev"}, true, false, false},
+      // The core/v1 view of the same Events (sim/event_views.h).
+      {"", {"v1"}, "events", "event", "Event", {"ev"}, true, false, false},
   };
   return kKinds;
 }
@@ -41,6 +43,11 @@ const ResourceKind* FindKind(const std::string& group, const std::string& plural
     if (k.group == group && k.plural == plural) return &k;
   }
   return nullptr;
+}
+
+const ResourceKind& StorageKind(const ResourceKind& kind) {
+  if (kind.group.empty() && kind.plural == "events") return *FindKind("events.k8s.io", "events");
+  return kind;
 }
 
 const ResourceKind* FindKindByKind(const std::string& api_version, const std::string& kind) {

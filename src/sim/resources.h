@@ -27,6 +27,9 @@ struct ResourceKind {
 
 const std::vector<ResourceKind>& Kinds();
 const ResourceKind* FindKind(const std::string& group, const std::string& plural);
+// The kind whose store holds `kind`'s objects: itself, except for core/v1
+// Events, which are a view of the events.k8s.io/v1 ones (one store, two APIs).
+const ResourceKind& StorageKind(const ResourceKind& kind);
 const ResourceKind* FindKindByKind(const std::string& api_version, const std::string& kind);
 
 }  // namespace fk::sim

@@ -257,6 +257,22 @@ Result<Scenario> ParseScenarioFile(const std::string& path) {
   return ParseScenario(ss.str(), path);
 }
 
+int64_t RollFence(Simulator& sim, const std::string& ns) {
+  Outcome o = sim.store().Mutate(
+      *FindKind("networking.k8s.io", "networkpolicies"), ns, "openshell-sandbox-workloads",
+      [](json::value& obj) -> std::optional<ApiFailure> {
+        json::value& spec = obj.as_object()["spec"];
+        if (!spec.is_object()) spec = json::object{};
+        json::value& types = spec.as_object()["policyTypes"];
+        types = types == json::array{"Egress", "Ingress"} ? json::array{"Ingress", "Egress"}
+                                                          : json::array{"Egress", "Ingress"};
+        return std::nullopt;
+      },
+      false);
+  if (!o.ok()) return 0;
+  return o.object.at("metadata").at("generation").as_int64();
+}
+
 json::value IntendedWorkloadPolicy(const std::string& ns, int boundary_port) {
   return json::object{
       {"apiVersion", "networking.k8s.io/v1"},

@@ -53,6 +53,12 @@ Status ApplyScenario(Simulator& sim, const Scenario& scenario);
 // scalars become null, booleans or numbers when they look like one.
 Result<boost::json::value> YamlToJson(const std::string& yaml_text);
 
+// Rolls the fence of namespace `ns` the way a policy controller's no-op
+// reapply with reordered fields does: flips the order of the workload fence's
+// policyTypes, a spec edit that keeps the fence intact, so the API server
+// bumps its generation. Returns the new generation (0: `ns` has no fence).
+int64_t RollFence(Simulator& sim, const std::string& ns);
+
 // The intended NetworkPolicy specs (docs/design.md#the-fence).
 boost::json::value IntendedWorkloadPolicy(const std::string& ns, int boundary_port);
 boost::json::value IntendedSupervisorPolicy(const std::string& ns);

@@ -19,7 +19,9 @@
 #include <map>
 #include <thread>
 
+#include "kube/json_fields.h"
 #include "sim/handler.h"
+#include "sim/table.h"
 
 namespace fk::sim {
 namespace net = boost::asio;
@@ -41,8 +43,10 @@ bool MatchesSelectors(const json::value& obj, const Selector& labels, const Sele
 // The event line a watcher sees for a stored event, or "" if the event is
 // invisible through its selectors. An object that moves out of the selection
 // is seen as DELETED, one that moves in as ADDED, like the real API server.
+// `table_at`: the watcher asked for Tables (kubectl get -w); each event then
+// carries a one-row Table, with ages measured then.
 std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labels,
-                      const Selector& fields) {
+                      const Selector& fields, std::optional<WallTime> table_at) {
   std::string type = e.type;
   const bool now_in = MatchesSelectors(e.object, labels, fields);
   if (e.type == "MODIFIED") {
@@ -53,7 +57,10 @@ std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labe
   } else if (!now_in) {
     return {};
   }
-  json::object line{{"type", type}, {"object", Simulator::ToVersion(*r.kind, e.object, r.version)}};
+  json::value object = Simulator::ToVersion(*r.kind, e.object, r.version);
+  if (table_at)
+    object = Table(*r.kind, {object}, kube::MetadataString(object, "resourceVersion"), *table_at);
+  json::object line{{"type", type}, {"object", std::move(object)}};
   return json::serialize(line) + "\n";
 }
 
@@ -145,7 +152,7 @@ struct Server::Impl {
   template <class Stream>
   net::awaitable<void> Watch(Stream& stream, const Request& req, const Target& t, const Route& r) {
     auto labels = Selector::ParseLabels(t.Query("labelSelector"));
-    auto fields = Selector::ParseFields(t.Query("fieldSelector"));
+    auto fields = Selector::ParseFields(t.Query("fieldSelector"), r.kind);
     if (!labels || !fields) {
       co_await Write(
           stream, req,
@@ -180,6 +187,7 @@ struct Server::Impl {
     auto state = std::make_shared<WatchState>(co_await net::this_coro::executor);
     const Route route = r;
     const Selector ls = *labels, fs = *fields;
+    const bool table = WantsTable(req[http::field::accept]) && HasPrinterColumns(*r.kind);
     const uint64_t epoch = sim.watch_epoch();
     const uint64_t waker = sim.AddWatchStream(
         [weak = std::weak_ptr<WatchState>(state)] {
@@ -188,9 +196,11 @@ struct Server::Impl {
         [weak = std::weak_ptr<WatchState>(state)](std::string raw) {
           if (auto s = weak.lock()) s->Push(std::move(raw));
         });
-    Store::WatchStart start =
-        sim.store().Watch(*r.kind, r.ns, from_rv, [state, route, ls, fs](const StoredEvent& e) {
-          std::string line = EventLine(e, route, ls, fs);
+    Store::WatchStart start = sim.store().Watch(
+        *r.kind, r.ns, from_rv,
+        [state, route, ls, fs, table, &clock = sim.clock()](const StoredEvent& e) {
+          const auto table_at = table ? std::optional(clock.Now()) : std::nullopt;
+          std::string line = EventLine(e, route, ls, fs, table_at);
           if (!line.empty()) state->Push(std::move(line));
         });
     Cleanup unregister{[this, waker, id = start.failure ? 0 : start.id] {
@@ -270,7 +280,8 @@ struct Server::Impl {
       co_await delay.async_wait(net::redirect_error(kUse, ec));
     }
     const ApiRequest request{std::string(req.method_string()), std::string(req.target()),
-                             req.body(), std::string(req[http::field::content_type])};
+                             req.body(), std::string(req[http::field::content_type]),
+                             std::string(req[http::field::accept])};
     auto answer = Dispatch(sim, request, options.host + ":" + std::to_string(port));
     if (auto* reply = std::get_if<ApiReply>(&answer)) co_return co_await Write(stream, req, *reply);
     const WatchCall& watch = std::get<WatchCall>(answer);

@@ -4,6 +4,7 @@
 
 #include "kube/json_fields.h"
 #include "kube/objects.h"
+#include "sim/event_views.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -221,6 +222,7 @@ void Simulator::ResetCounts() {
 // agent-sandbox's conversion (v1beta1 is the hub): replicas 0 <-> Suspended.
 json::value Simulator::ToVersion(const ResourceKind& kind, json::value stored,
                                  const std::string& version) {
+  if (IsCoreEventView(kind)) return CoreEventFromStored(std::move(stored));
   if (!stored.is_object() || version == kind.versions[0]) return stored;
   auto& o = stored.get_object();
   o["apiVersion"] = kind.ApiVersion(version);
@@ -239,6 +241,7 @@ json::value Simulator::ToVersion(const ResourceKind& kind, json::value stored,
 
 json::value Simulator::FromVersion(const ResourceKind& kind, json::value object,
                                    const std::string& version) {
+  if (IsCoreEventView(kind)) return StoredEventFromCore(std::move(object));
   if (!object.is_object() || version == kind.versions[0]) return object;
   auto& o = object.get_object();
   o["apiVersion"] = kind.ApiVersion(kind.versions[0]);

@@ -49,6 +49,7 @@ class Simulator {
   explicit Simulator(SimOptions options = {}, const TimeSource& clock = RealTimeSource::Instance());
 
   Store& store() { return store_; }
+  const TimeSource& clock() const { return clock_; }
   const SimOptions& options() const { return options_; }
 
   // Loads a scenario (YAML, format in README "Simulator scenarios") into the
@@ -88,7 +89,8 @@ class Simulator {
   void ResetCounts();
 
   // Converts a stored (storage-version) object to the version a client asked
-  // for, and a client's object to the storage version.
+  // for, and a client's object to the storage version; for core/v1 Events,
+  // between the core/v1 view and the stored events.k8s.io/v1 form.
   static boost::json::value ToVersion(const ResourceKind& kind, boost::json::value stored,
                                       const std::string& version);
   static boost::json::value FromVersion(const ResourceKind& kind, boost::json::value object,

@@ -108,7 +108,8 @@ Outcome Store::Commit(std::unique_lock<std::mutex>& lock, const ResourceKind& ki
   return out;
 }
 
-Outcome Store::Create(const ResourceKind& kind, const std::string& ns, json::value object) {
+Outcome Store::Create(const ResourceKind& view, const std::string& ns, json::value object) {
+  const ResourceKind& kind = StorageKind(view);
   if (!object.is_object())
     return {Failure(400, "BadRequest", "the body must be a JSON object"), {}};
   json::object& meta = Meta(object);
@@ -160,15 +161,17 @@ Outcome Store::Create(const ResourceKind& kind, const std::string& ns, json::val
   return Commit(lock, kind, key, std::move(object), nullptr, "ADDED");
 }
 
-Outcome Store::Get(const ResourceKind& kind, const std::string& ns, const std::string& name) const {
+Outcome Store::Get(const ResourceKind& view, const std::string& ns, const std::string& name) const {
+  const ResourceKind& kind = StorageKind(view);
   std::lock_guard lock(mu_);
   auto it = objects_.find({&kind, kind.namespaced ? ns : "", name});
   if (it == objects_.end()) return {NotFound(kind, name), {}};
   return {std::nullopt, it->second, false};
 }
 
-ListOutcome Store::List(const ResourceKind& kind, const std::string& ns, const Selector& labels,
+ListOutcome Store::List(const ResourceKind& view, const std::string& ns, const Selector& labels,
                         const Selector& fields) const {
+  const ResourceKind& kind = StorageKind(view);
   std::lock_guard lock(mu_);
   ListOutcome out;
   out.resource_version = rv_;
@@ -180,8 +183,9 @@ ListOutcome Store::List(const ResourceKind& kind, const std::string& ns, const S
   return out;
 }
 
-Outcome Store::Update(const ResourceKind& kind, const std::string& ns, const std::string& name,
+Outcome Store::Update(const ResourceKind& view, const std::string& ns, const std::string& name,
                       json::value object, bool status_only) {
+  const ResourceKind& kind = StorageKind(view);
   if (!object.is_object())
     return {Failure(400, "BadRequest", "the body must be a JSON object"), {}};
   const std::string body_name = kube::MetadataString(object, "name");
@@ -211,8 +215,9 @@ Outcome Store::Update(const ResourceKind& kind, const std::string& ns, const std
       status_only);
 }
 
-Outcome Store::Mutate(const ResourceKind& kind, const std::string& ns, const std::string& name,
+Outcome Store::Mutate(const ResourceKind& view, const std::string& ns, const std::string& name,
                       const Transform& transform, bool status_only) {
+  const ResourceKind& kind = StorageKind(view);
   std::unique_lock lock(mu_);
   const Key key{&kind, kind.namespaced ? ns : "", name};
   auto it = objects_.find(key);
@@ -276,9 +281,10 @@ Outcome Store::Mutate(const ResourceKind& kind, const std::string& ns, const std
   return Commit(lock, kind, key, std::move(next), &previous, "MODIFIED");
 }
 
-Outcome Store::Delete(const ResourceKind& kind, const std::string& ns, const std::string& name,
+Outcome Store::Delete(const ResourceKind& view, const std::string& ns, const std::string& name,
                       const std::optional<std::string>& precondition_rv,
                       const std::optional<std::string>& precondition_uid) {
+  const ResourceKind& kind = StorageKind(view);
   std::unique_lock lock(mu_);
   const Key key{&kind, kind.namespaced ? ns : "", name};
   auto it = objects_.find(key);
@@ -297,8 +303,9 @@ Outcome Store::Delete(const ResourceKind& kind, const std::string& ns, const std
   return Commit(lock, kind, key, std::move(last), &previous, "DELETED");
 }
 
-Store::WatchStart Store::Watch(const ResourceKind& kind, const std::string& ns,
+Store::WatchStart Store::Watch(const ResourceKind& view, const std::string& ns,
                                std::optional<int64_t> from_rv, Sink sink) {
+  const ResourceKind& kind = StorageKind(view);
   std::lock_guard lock(mu_);
   WatchStart start;
   if (from_rv && *from_rv > 0) {

@@ -10,7 +10,9 @@
 // - a bounded history of events, so a watch from an old resourceVersion gets
 //   410 Expired.
 //
-// Objects are stored in their kind's storage version (versions[0]). The store
+// Objects are stored in their kind's storage version (versions[0]), and a
+// kind that is a view of another (core/v1 Events) under that other kind
+// (StorageKind): every method takes either and means the stored one. The store
 // is thread-safe; watch sinks are called under its lock, in resourceVersion
 // order, and must only queue.
 #pragma once
