@@ -314,7 +314,8 @@ TEST_F(ReplayTest, FiltersThatMatchNothingExitThreeWithAMessage) {
   o.since = std::to_string(Count("1") + 1);
   Outcome empty = Replay(o);
   EXPECT_EQ(empty.code, kExitNoRows);
-  EXPECT_NE(empty.err.find("no row between --since and --until"), std::string::npos);
+  EXPECT_NE(empty.err.find("no row matches the filters between --since and --until"),
+            std::string::npos);
 }
 
 TEST_F(ReplayTest, MalformedBoundsAndNamesAreUsageErrors) {

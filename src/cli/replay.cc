@@ -112,7 +112,8 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
     return kExitNoRows;
   }
   if (report->rows.empty() && (options.since || options.until)) {
-    err << "fencekeeper replay: no row between --since and --until (the journal spans "
+    err << "fencekeeper replay: no row matches the filters between --since and --until (the "
+           "journal spans "
         << report->first_time << " to " << report->last_time << ", " << report->journal_rows
         << " rows)\n";
     return kExitNoRows;

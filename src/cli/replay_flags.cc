@@ -24,14 +24,18 @@ CLI::App* AddReplayCommand(CLI::App& app, ReplayOptions& options) {
       "replay", "Print the journal as a timeline (or an HTML page); --check re-runs decide()");
   r->footer(kFooter);
   r->add_option("--journal", options.journal, "Journal file")->required();
-  r->add_option("--sandbox", options.sandboxes, "Only this sandbox, NAMESPACE/NAME (repeatable)");
-  r->add_option("--namespace", options.namespaces, "Only this namespace (repeatable)");
+  r->add_option("--sandbox", options.sandboxes, "Only this sandbox, NAMESPACE/NAME (repeatable)")
+      ->type_name("NS/NAME");
+  r->add_option("--namespace", options.namespaces, "Only this namespace (repeatable)")
+      ->type_name("NS");
   r->add_option_function<std::string>(
-      "--since", [&options](const std::string& v) { options.since = v; },
-      std::string("First row to show") + kBoundHelp);
+       "--since", [&options](const std::string& v) { options.since = v; },
+       std::string("First row to show") + kBoundHelp)
+      ->type_name("WHEN");
   r->add_option_function<std::string>(
-      "--until", [&options](const std::string& v) { options.until = v; },
-      std::string("Last row to replay; the state printed is the state then") + kBoundHelp);
+       "--until", [&options](const std::string& v) { options.until = v; },
+       std::string("Last row to replay; the state printed is the state then") + kBoundHelp)
+      ->type_name("WHEN");
   auto* check = r->add_flag("--check", options.check,
                             "Re-run decide() on every recorded observation; exit 1 on divergence");
   r->add_flag("--quiet,-q", options.quiet, "With --check: print only the verdict line")
@@ -43,6 +47,7 @@ CLI::App* AddReplayCommand(CLI::App& app, ReplayOptions& options) {
   r->add_option_function<std::string>(
        "--html", [&options](const std::string& v) { options.html = v; },
        "Write a self-contained HTML page (swimlane timeline and table) to this file")
+      ->type_name("FILE")
       ->excludes(format);
   return r;
 }
