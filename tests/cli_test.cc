@@ -1,6 +1,5 @@
-// The migrate, replay and demo subcommands, run in-process: exit codes,
-// messages, files left untouched, and replay --check catching a decision that
-// was altered by hand.
+// The migrate and demo subcommands, run in-process: exit codes, messages,
+// files left untouched (replay's tests: replay_test.cc).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -28,25 +27,6 @@ Outcome Migrate(const std::string& path, bool check) {
   r.out = out.str();
   r.err = err.str();
   return r;
-}
-
-Outcome Replay(ReplayOptions o) {
-  std::ostringstream out, err;
-  Outcome r;
-  r.code = RunReplay(o, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-// A journal written by the code: the demo's incident run.
-std::string DemoJournal(const TempDir& dir) {
-  std::ostringstream out, err;
-  DemoOptions o;
-  o.directory = dir.path().string();
-  o.passes = 3;
-  EXPECT_EQ(RunDemo(o, out, err), kExitOk) << err.str();
-  return dir.File("journal.db");
 }
 
 TEST(VersionFlag, NamesTheProjectVersionAndTheCommitItWasBuiltFrom) {
@@ -91,105 +71,6 @@ TEST(MigrateCommand, RefusesForeignFileWithExitTwoAndLeavesItAlone) {
     EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
     EXPECT_EQ(testing::ReadBytes(path), "not a journal");
   }
-}
-
-TEST(ReplayCommand, CheckPassesOnAJournalWrittenByTheCode) {
-  TempDir dir;
-  const std::string path = DemoJournal(dir);
-  ReplayOptions o;
-  o.journal = path;
-  o.check = true;
-  Outcome r = Replay(o);
-  EXPECT_EQ(r.code, kExitOk) << r.err << r.out;
-  EXPECT_NE(r.out.find("integrity_check ok, 0 divergence(s)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("suspend_intent"), std::string::npos);
-  EXPECT_NE(r.out.find("verdict=hold reason=fence-stale"), std::string::npos);
-}
-
-// Alters one recorded decision the way an operator with sqlite3 could: the
-// append-only trigger has to be dropped first.
-int64_t TamperWithFirstDecision(const std::string& path, const std::string& verdict_sql_filter,
-                                const std::string& json_path, const std::string& value) {
-  SQLite::Database db(path, SQLite::OPEN_READWRITE);
-  const int64_t seq =
-      db.execAndGet("SELECT min(seq) FROM events WHERE kind = 'decided' AND " + verdict_sql_filter)
-          .getInt64();
-  db.exec("DROP TRIGGER events_append_only_update");
-  db.exec("UPDATE events SET payload = json_set(payload, '" + json_path + "', '" + value +
-          "') WHERE seq = " + std::to_string(seq));
-  return seq;
-}
-
-TEST(ReplayCommand, CheckFailsNamingTheSeqOfAnAlteredDecision) {
-  TempDir dir;
-  const std::string path = DemoJournal(dir);
-  const int64_t seq = TamperWithFirstDecision(path, "json_extract(payload, '$.verdict') = 'hold'",
-                                              "$.verdict", "healthy");
-  ReplayOptions o;
-  o.journal = path;
-  o.check = true;
-  Outcome r = Replay(o);
-  EXPECT_EQ(r.code, kExitCheckFailed);
-  EXPECT_NE(r.err.find("divergence at seq " + std::to_string(seq)), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("recorded decision healthy/fence-stale/none"), std::string::npos) << r.err;
-  // Without --check the timeline still prints and succeeds.
-  o.check = false;
-  EXPECT_EQ(Replay(o).code, kExitOk);
-}
-
-TEST(ReplayCommand, CheckCatchesAnAlteredAction) {
-  TempDir dir;
-  const std::string path = DemoJournal(dir);
-  const int64_t seq = TamperWithFirstDecision(
-      path, "json_extract(payload, '$.action') = 'patch-suspend'", "$.action", "none");
-  ReplayOptions o;
-  o.journal = path;
-  o.check = true;
-  Outcome r = Replay(o);
-  EXPECT_EQ(r.code, kExitCheckFailed);
-  EXPECT_NE(r.err.find("seq " + std::to_string(seq)), std::string::npos) << r.err;
-}
-
-TEST(ReplayCommand, SandboxFilterUntilAndJson) {
-  TempDir dir;
-  const std::string path = DemoJournal(dir);
-  ReplayOptions o;
-  o.journal = path;
-  o.sandbox = "openshell-agents/active-1";
-  Outcome text = Replay(o);
-  ASSERT_EQ(text.code, kExitOk) << text.err;
-  EXPECT_NE(text.out.find("openshell-agents/active-1"), std::string::npos);
-  EXPECT_EQ(text.out.find("active-2"), std::string::npos) << text.out;
-  EXPECT_EQ(text.out.find("team-healthy"), std::string::npos);
-
-  o.sandbox.reset();
-  o.until = 5;
-  o.json = true;
-  o.check = true;
-  Outcome json = Replay(o);
-  ASSERT_EQ(json.code, kExitOk) << json.err;
-  EXPECT_NE(json.out.find("\"last_seq\":5,"), std::string::npos) << json.out;
-  EXPECT_NE(json.out.find("\"seq\":5,"), std::string::npos);
-  EXPECT_EQ(json.out.find("\"seq\":6,"), std::string::npos);
-  EXPECT_NE(json.out.find("\"ok\":true"), std::string::npos);
-}
-
-TEST(ReplayCommand, UnusableJournalsExitTwoAndStayAbsentOrUntouched) {
-  TempDir dir;
-  ReplayOptions o;
-  o.journal = dir.File("missing.db");
-  Outcome missing = Replay(o);
-  EXPECT_EQ(missing.code, kExitUnusable);
-  EXPECT_NE(missing.err.find("does not exist"), std::string::npos);
-  EXPECT_FALSE(std::filesystem::exists(o.journal));
-
-  o.journal = dir.File("foreign.db");
-  testing::WriteBytes(o.journal, "SQLite format 3");  // truncated header
-  EXPECT_EQ(Replay(o).code, kExitUnusable);
-  EXPECT_EQ(testing::ReadBytes(o.journal), "SQLite format 3");
-
-  o.sandbox = "no-slash";
-  EXPECT_EQ(Replay(o).code, kExitUnusable);
 }
 
 TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {

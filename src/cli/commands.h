@@ -1,7 +1,7 @@
 // The subcommands as functions that write to streams and return the process
 // exit code, so tests run them in-process. Exit codes: 0 success, 1 a check
 // failed (replay --check found a divergence), 2 usage error or a journal that
-// cannot be used.
+// cannot be used, 3 replay's filters match no row (an unknown sandbox).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,7 @@ namespace fk::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitUnusable = 2;
+inline constexpr int kExitNoRows = 3;
 
 struct MigrateOptions {
   std::string journal;
@@ -30,10 +31,15 @@ int RunBackup(const std::string& journal, const std::string& to, std::ostream& o
 
 struct ReplayOptions {
   std::string journal;
-  std::optional<std::string> sandbox;  // "namespace/name"
-  std::optional<int64_t> until;        // last seq to replay
+  std::vector<std::string> sandboxes;   // "namespace/name"; with namespaces: any of them
+  std::vector<std::string> namespaces;  // whole namespaces
+  // Bounds, inclusive: a seq ("42"), an RFC 3339 time ("2026-12-01T10:00:00Z"),
+  // or a duration ("15m") meaning that long before the journal's last row.
+  std::optional<std::string> since, until;
   bool check = false;
+  bool quiet = false;  // with check: the verdict line (and divergences) only
   bool json = false;
+  std::optional<std::string> html;  // write the swimlane page here instead of text
 };
 int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err);
 

@@ -188,7 +188,9 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
       << "  sqlite3 -readonly " << path << " 'select * from fence_observations'\n"
       << "  sqlite3 -readonly " << path
       << " 'select namespace, sandbox, verdict, reason from sandbox_state'\n"
-      << "  fencekeeper replay --journal " << path << " --check\n";
+      << "  fencekeeper replay --journal " << path << " --check\n"
+      << "\nthe incident as a swimlane timeline (one self-contained page, open it in a browser):\n"
+      << "  fencekeeper replay --journal " << path << " --html incident.html\n";
   return kExitOk;
 }
 

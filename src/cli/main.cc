@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/logging.h"
+#include "cli/replay_flags.h"
 #include "common/version.h"
 
 int main(int argc, char** argv) {
@@ -24,18 +25,7 @@ int main(int argc, char** argv) {
   b->add_option("--to", backup_to, "Backup file to create (must not exist)")->required();
 
   fk::cli::ReplayOptions replay;
-  std::string format = "text";
-  int64_t until = 0;
-  std::string sandbox;
-  auto* r =
-      app.add_subcommand("replay", "Print the journal as a timeline; --check re-runs decide()");
-  r->add_option("--journal", replay.journal, "Journal file")->required();
-  auto* sandbox_opt = r->add_option("--sandbox", sandbox, "Only this sandbox (NAMESPACE/NAME)");
-  auto* until_opt = r->add_option("--until", until, "Replay up to and including this seq")
-                        ->check(CLI::PositiveNumber);
-  r->add_flag("--check", replay.check,
-              "Re-run decide() on every recorded observation; exit 1 on divergence");
-  r->add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  auto* r = fk::cli::AddReplayCommand(app, replay);
 
   fk::cli::RunOptions run;
   std::string run_kubeconfig, run_http, run_le_ns;
@@ -131,12 +121,7 @@ int main(int argc, char** argv) {
     if (*run_le_ns_opt) run.leader_election_namespace = run_le_ns;
     return fk::cli::RunRun(run, std::cerr);
   }
-  if (*r) {
-    replay.json = format == "json";
-    if (*until_opt) replay.until = until;
-    if (*sandbox_opt) replay.sandbox = sandbox;
-    return fk::cli::RunReplay(replay, std::cout, std::cerr);
-  }
+  if (*r) return fk::cli::RunReplay(replay, std::cout, std::cerr);
   if (*s) {
     if (*scenario_opt) sim.scenario = scenario;
     if (*kubeconfig_opt) sim.write_kubeconfig = kubeconfig_out;

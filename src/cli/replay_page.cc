@@ -1,0 +1,231 @@
+#include "cli/replay_page.h"
+
+namespace fk::cli {
+
+const char kReplayPageCss[] = R"css(
+:root { --healthy:#2f9e58; --admitting:#3b7ddd; --hold:#e0a020; --suspend:#d63c3c;
+  --ignore:#98a1ab; --intent:#7b3fd4; --applied:#a01818; --conflict:#f08c00; --failed:#222;
+  --superseded:#8a8f96; --pending:#7b3fd4; --ink:#1d2433; --muted:#5d6675; --line:#e3e7ee; }
+* { box-sizing: border-box; }
+body { margin: 0; padding: 18px 20px 40px; font: 13px/1.4 system-ui, -apple-system, "Segoe UI",
+  Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: #fbfcfd; }
+h1 { font-size: 19px; margin: 0 0 2px; } h2 { font-size: 15px; margin: 22px 0 8px; }
+.meta { color: var(--muted); margin: 0 0 10px; } code { font: 12px ui-monospace, monospace; }
+.chips { display: flex; flex-wrap: wrap; gap: 6px; margin: 0 0 10px; }
+.chip { background: #eef1f6; border-radius: 11px; padding: 2px 10px; }
+.chip b { font-weight: 650; } .chip.alert { background: #fbe3e3; color: #8a1414; }
+.chip.ok { background: #e1f3e8; color: #1d6b3b; }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 0 0 10px; color: var(--muted); }
+.legend span { display: inline-flex; align-items: center; gap: 5px; }
+.sw { width: 12px; height: 12px; border-radius: 50%; display: inline-block; }
+.sw.sq { border-radius: 2px; } .sw.band { width: 22px; border-radius: 2px; }
+.sw.tri { width: 0; height: 0; border-radius: 0; border: 6px solid transparent;
+  border-top: 10px solid var(--intent); border-bottom: 0; }
+#fk-timeline { overflow-x: auto; background: #fff; border: 1px solid var(--line);
+  border-radius: 6px; }
+#fk-lanes { display: block; }
+#fk-lanes text { font-size: 12px; fill: var(--ink); }
+#fk-lanes .ns-label { font-weight: 650; font-size: 12.5px; }
+#fk-lanes .lane-label { fill: #333b4a; } #fk-lanes .lane-sub { fill: var(--muted); font-size: 11px; }
+#fk-lanes .axis { fill: var(--muted); font-size: 10.5px; }
+#fk-lanes .band-label { font-size: 10.5px; fill: #1f3550; pointer-events: none; }
+.lane-bg { fill: #fff; } .lane-bg.alt { fill: #f6f8fb; } .ns-bg { fill: #eef2f7; }
+.grid { stroke: #eceff4; } .fence-change { stroke: #4a6fa5; stroke-dasharray: 3 3; stroke-width: 1.2; }
+.fence-a { fill: #d6e4f5; } .fence-b { fill: #b7cfec; } .fence-altered { fill: #f6c6c6; }
+.fence-absent { fill: #e3e3e3; } .leader { fill: #dcd3f3; } .band { stroke: #fff; stroke-width: 1; }
+.seg { opacity: .16; } .seg.v-healthy { fill: var(--healthy); } .seg.v-admitting { fill: var(--admitting); }
+.seg.v-hold { fill: var(--hold); opacity: .28; } .seg.v-suspend { fill: var(--suspend); opacity: .28; }
+.seg.v-ignore { fill: var(--ignore); }
+.mark { cursor: pointer; } .mark:hover { stroke: #000; stroke-width: 1.5; }
+.obs { fill: #fff; stroke: #6b7483; stroke-width: 1.3; } .obs.suspended { fill: #6b7483; }
+.v-healthy { fill: var(--healthy); } .v-admitting { fill: var(--admitting); }
+.v-hold { fill: var(--hold); } .v-suspend { fill: var(--suspend); } .v-ignore { fill: var(--ignore); }
+.intent { fill: var(--intent); } .forgotten { stroke: #444; stroke-width: 2; fill: none; }
+.o-applied { fill: var(--applied); } .o-conflict { fill: var(--conflict); }
+.o-failed { fill: var(--failed); } .o-superseded { fill: var(--superseded); }
+.o-pending { fill: #fff; stroke: var(--pending); stroke-width: 1.5; }
+.link { fill: none; stroke: var(--intent); stroke-width: 1.6; }
+.tick { stroke: #5b45a8; stroke-width: 2; }
+table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid var(--line); }
+th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: #f1f4f8; position: sticky; top: 0; font-weight: 650; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.mono { font: 12px ui-monospace, monospace; white-space: nowrap; }
+td.details { font: 12px ui-monospace, monospace; word-break: break-word; }
+tr:target { background: #fff3c4; }
+.kind { border-radius: 3px; padding: 0 5px; background: #eef1f6; white-space: nowrap; }
+tr.k-suspend_intent .kind { background: #e8dcfa; } tr.k-suspend_outcome .kind { background: #f7d6d6; }
+tr.k-fence_observed .kind { background: #d6e4f5; } tr.k-decided .kind { background: #e1f3e8; }
+tr.k-leadership .kind { background: #dcd3f3; }
+dl.glossary { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; }
+dl.glossary dt { font: 12px ui-monospace, monospace; } dl.glossary dd { margin: 0; color: var(--muted); }
+)css";
+
+const char kReplayPageJs[] = R"js(
+(function () {
+  'use strict';
+  const data = JSON.parse(document.getElementById('fk-data').textContent);
+  const svg = document.getElementById('fk-lanes');
+  const SVG = svg.namespaceURI;  // the inline <svg>'s namespace: no URL in this file
+  const rows = data.rows;
+  const LABEL = 240, PAD = 14, LANE = 22, HEAD = 24, AXIS = 36;
+  const avail = Math.max(document.getElementById('fk-timeline').clientWidth - 2, 900);
+  const step = Math.max(12, (avail - LABEL - 2 * PAD) / Math.max(rows.length, 1));
+  const xEnd = LABEL + PAD + step * rows.length;
+  const xOf = new Map();
+  rows.forEach(function (r, i) { xOf.set(r.seq, LABEL + PAD + step * (i + 0.5)); });
+  const bg = el('g', {}, svg), grid = el('g', {}, svg), fg = el('g', {}, svg);
+  let y = AXIS;
+
+  function el(tag, attrs, parent) {
+    const e = document.createElementNS(SVG, tag);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function label(parent, x, yy, s, cls, anchor) {
+    const t = el('text', {x: x, y: yy, class: cls, 'text-anchor': anchor || 'start'}, parent);
+    t.textContent = s;
+    return t;
+  }
+  function row(r) {
+    return '#' + r.seq + '  ' + r.t + '  ' + r.kind + '  ' + r.ns + '/' + r.name +
+        (r.uid ? '  uid ' + r.uid : '') + '\n' + r.text;
+  }
+  function mark(node, r) {  // every journal row is one mark: hover shows it, click jumps to it
+    node.setAttribute('data-mark', r.seq);
+    node.setAttribute('data-kind', r.kind);
+    node.classList.add('mark');
+    el('title', {}, node).textContent = row(r);
+    node.addEventListener('click', function () { location.hash = 'row-' + r.seq; });
+    return node;
+  }
+  function laneBackground(alt) {
+    el('rect', {x: 0, y: y, width: xEnd + PAD, height: LANE, class: 'lane-bg' + (alt ? ' alt' : '')}, bg);
+  }
+  function band(parent, r, x0, x1, cls, text, attrs) {
+    const b = el('rect', Object.assign({x: x0, y: y + 3, width: Math.max(x1 - x0, 2),
+                                        height: LANE - 6, rx: 3, class: 'band ' + cls}, attrs), parent);
+    if (r) mark(b, r);
+    if (x1 - x0 > 8 * text.length) label(parent, x0 + 5, y + LANE / 2 + 4, text, 'band-label');
+    return b;
+  }
+  function left(r) { return xOf.get(r.seq) - step / 2; }
+
+  function axis() {
+    const every = Math.ceil(110 / step);
+    rows.forEach(function (r, i) {
+      if (i % every) return;
+      const x = xOf.get(r.seq);
+      label(fg, x, 14, '#' + r.seq, 'axis', 'middle');
+      label(fg, x, 28, r.t.substring(11, 23), 'axis', 'middle');
+      el('line', {x1: x, x2: x, y1: AXIS, y2: 1e5, class: 'grid'}, grid);
+    });
+  }
+
+  function leadershipLane(terms) {
+    laneBackground(true);
+    label(fg, LABEL - 10, y + 15, 'leadership', 'lane-label', 'end');
+    const g = el('g', {'data-lane': 'leadership'}, fg);
+    if (!terms.length) label(g, LABEL + PAD, y + 15, 'no leadership rows (leader election off, or outside the filters)', 'lane-sub');
+    terms.forEach(function (r, i) {
+      if (r.state === 'acquired') {
+        const end = terms.slice(i + 1).find(function (n) { return n.identity === r.identity; });
+        band(g, r, left(r), end ? left(end) : xEnd, 'leader', 'leader: ' + r.identity, {'data-band': 'leader'});
+      } else {
+        mark(el('line', {x1: xOf.get(r.seq), x2: xOf.get(r.seq), y1: y + 2, y2: y + LANE - 2, class: 'tick'}, g), r);
+      }
+    });
+    y += LANE;
+  }
+
+  function fenceLane(ns, policy, list, changes) {
+    laneBackground(false);
+    label(fg, LABEL - 10, y + 15, policy, 'lane-sub', 'end');
+    const g = el('g', {'data-lane': 'fence', 'data-namespace': ns, 'data-policy': policy}, fg);
+    list.forEach(function (r, i) {
+      const x1 = i + 1 < list.length ? left(list[i + 1]) : xEnd;
+      const cls = !r.present ? 'fence-absent' : !r.intact ? 'fence-altered' : (r.gen % 2 ? 'fence-a' : 'fence-b');
+      const text = !r.present ? 'absent' : 'generation ' + r.gen + (r.intact ? '' : ' (altered)');
+      band(g, r, left(r), x1, cls, text, {'data-band': 'fence', 'data-generation': r.gen});
+      if (i > 0) changes.push(left(r));
+    });
+    y += LANE;
+  }
+
+  function segments(g, list) {
+    const decided = list.filter(function (r) { return r.kind === 'decided'; });
+    decided.forEach(function (r, i) {
+      const x1 = i + 1 < decided.length ? xOf.get(decided[i + 1].seq) : xEnd;
+      el('rect', {x: xOf.get(r.seq), y: y + 1, width: x1 - xOf.get(r.seq), height: LANE - 2,
+                  class: 'seg v-' + r.verdict}, g);
+    });
+  }
+
+  function shape(g, r, cy) {
+    const x = xOf.get(r.seq);
+    switch (r.kind) {
+      case 'sandbox_observed':
+        return el('circle', {cx: x, cy: cy, r: 3.5, class: 'obs' + (r.mode === 'suspended' ? ' suspended' : '')}, g);
+      case 'decided':
+        if (r.verdict === 'suspend')
+          return el('path', {d: 'M' + x + ' ' + (cy - 7) + 'l7 7l-7 7l-7 -7z', class: 'v-suspend', 'data-verdict': r.verdict}, g);
+        if (r.verdict === 'hold')
+          return el('rect', {x: x - 5, y: cy - 5, width: 10, height: 10, class: 'v-hold', 'data-verdict': r.verdict}, g);
+        return el('circle', {cx: x, cy: cy, r: 5, class: 'v-' + r.verdict, 'data-verdict': r.verdict}, g);
+      case 'suspend_intent':
+        return el('path', {d: 'M' + (x - 6) + ' ' + (cy - 5) + 'h12l-6 10z', class: 'intent'}, g);
+      case 'suspend_outcome':
+        return el('rect', {x: x - 4.5, y: cy - 4.5, width: 9, height: 9, rx: 1.5,
+                           class: 'o-' + r.outcome, 'data-outcome': r.outcome}, g);
+      default:
+        return el('path', {d: 'M' + (x - 5) + ' ' + (cy - 5) + 'l10 10m0 -10l-10 10', class: 'forgotten'}, g);
+    }
+  }
+
+  function sandboxLane(ns, name, list, alt) {
+    laneBackground(alt);
+    label(fg, LABEL - 10, y + 15, name, 'lane-label', 'end');
+    const g = el('g', {'data-lane': 'sandbox', 'data-sandbox': ns + '/' + name}, fg);
+    segments(g, list);
+    const cy = y + LANE / 2;
+    list.forEach(function (r) {
+      if (r.kind !== 'suspend_outcome' || !xOf.has(r.ref)) return;
+      const x0 = xOf.get(r.ref), x1 = xOf.get(r.seq);
+      el('path', {d: 'M' + x0 + ' ' + cy + 'C' + x0 + ' ' + (cy - 14) + ' ' + x1 + ' ' + (cy - 14) + ' ' + x1 + ' ' + cy,
+                  class: 'link o-' + r.outcome, 'data-link': r.ref + '-' + r.seq}, g);
+    });
+    list.forEach(function (r) { mark(shape(g, r, cy), r); });
+    y += LANE;
+  }
+
+  function namespaceGroup(ns, group) {
+    el('rect', {x: 0, y: y, width: xEnd + PAD, height: HEAD, class: 'ns-bg'}, bg);
+    label(fg, 10, y + 16, ns, 'ns-label');
+    label(fg, LABEL - 10, y + 16, 'fence', 'lane-sub', 'end');
+    y += HEAD;
+    const top = y, changes = [];
+    Array.from(group.fences.keys()).sort().forEach(function (p) { fenceLane(ns, p, group.fences.get(p), changes); });
+    Array.from(group.sandboxes.keys()).sort().forEach(function (n, i) { sandboxLane(ns, n, group.sandboxes.get(n), i % 2); });
+    changes.forEach(function (x) { el('line', {x1: x, x2: x, y1: top, y2: y, class: 'fence-change'}, fg); });
+  }
+
+  const namespaces = new Map(), terms = [];
+  rows.forEach(function (r) {
+    if (r.kind === 'leadership') { terms.push(r); return; }
+    if (!namespaces.has(r.ns)) namespaces.set(r.ns, {fences: new Map(), sandboxes: new Map()});
+    const lanes = r.kind === 'fence_observed' ? namespaces.get(r.ns).fences : namespaces.get(r.ns).sandboxes;
+    if (!lanes.has(r.name)) lanes.set(r.name, []);
+    lanes.get(r.name).push(r);
+  });
+  axis();
+  leadershipLane(terms);
+  Array.from(namespaces.keys()).sort().forEach(function (ns) { namespaceGroup(ns, namespaces.get(ns)); });
+  svg.setAttribute('width', xEnd + PAD);
+  svg.setAttribute('height', y + 6);
+  grid.querySelectorAll('line').forEach(function (l) { l.setAttribute('y2', y); });
+  document.body.setAttribute('data-rendered', rows.length);
+})();
+)js";
+
+}  // namespace fk::cli

@@ -1,0 +1,427 @@
+// `fencekeeper replay`, run in-process on the journal the demo leaves (and on
+// hand-made hostile ones): the aligned text timeline with short UIDs and a
+// legend, the filters and their row counts, --check (--quiet), exit codes,
+// and the HTML page's escaping and self-containment.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <regex>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/replay_describe.h"
+#include "cli/replay_query.h"
+#include "journal/journal.h"
+#include "test_support.h"
+
+namespace fk::cli {
+namespace {
+using fk::testing::TempDir;
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+Outcome Replay(ReplayOptions o) {
+  std::ostringstream out, err;
+  Outcome r;
+  r.code = RunReplay(o, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+// A journal written by the code: the demo's incident run.
+std::string DemoJournal(const TempDir& dir) {
+  std::ostringstream out, err;
+  DemoOptions o;
+  o.directory = dir.path().string();
+  o.passes = 3;
+  EXPECT_EQ(RunDemo(o, out, err), kExitOk) << err.str();
+  return dir.File("journal.db");
+}
+
+// One demo run shared by the suite; a test that alters a journal alters a backup of it
+// (CheckTampered).
+class ReplayTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    journal_ = new std::string(DemoJournal(*dir_));
+  }
+  static void TearDownTestSuite() {
+    delete journal_;
+    delete dir_;
+  }
+
+  ReplayOptions Options() const {
+    ReplayOptions o;
+    o.journal = *journal_;
+    return o;
+  }
+  int64_t Count(const std::string& where) const {
+    SQLite::Database db(*journal_, SQLite::OPEN_READONLY);
+    return db.execAndGet("SELECT count(*) FROM events WHERE " + where).getInt64();
+  }
+  std::string RecordedAt(int64_t seq) const {
+    SQLite::Database db(*journal_, SQLite::OPEN_READONLY);
+    return db.execAndGet("SELECT recorded_at FROM events WHERE seq = " + std::to_string(seq))
+        .getString();
+  }
+
+  static TempDir* dir_;
+  static std::string* journal_;
+};
+TempDir* ReplayTest::dir_ = nullptr;
+std::string* ReplayTest::journal_ = nullptr;
+
+// The timeline's lines: from the column header to the first blank line.
+std::vector<std::string> TimelineLines(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("SEQ ", 0) == 0) in_table = true;
+    if (in_table && line.empty()) break;
+    if (in_table) lines.push_back(line);
+  }
+  return lines;
+}
+
+// "N of M rows shown" from the first line.
+int64_t RowsShown(const std::string& out) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(out, m, std::regex(R"(, (\d+) of \d+ rows shown)"))) << out;
+  return m.empty() ? -1 : std::stoll(m[1]);
+}
+
+TEST_F(ReplayTest, CheckPassesOnAJournalWrittenByTheCode) {
+  ReplayOptions o = Options();
+  o.check = true;
+  Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitOk) << r.err << r.out;
+  EXPECT_NE(r.out.find("integrity_check ok, 0 divergence(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("suspend_intent"), std::string::npos);
+  EXPECT_NE(r.out.find("verdict=hold reason=fence-stale"), std::string::npos);
+}
+
+// Alters one recorded decision the way an operator with sqlite3 could: the
+// append-only trigger has to be dropped first.
+int64_t TamperWithFirstDecision(const std::string& path, const std::string& verdict_sql_filter,
+                                const std::string& json_path, const std::string& value) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE);
+  const int64_t seq =
+      db.execAndGet("SELECT min(seq) FROM events WHERE kind = 'decided' AND " + verdict_sql_filter)
+          .getInt64();
+  db.exec("DROP TRIGGER events_append_only_update");
+  db.exec("UPDATE events SET payload = json_set(payload, '" + json_path + "', '" + value +
+          "') WHERE seq = " + std::to_string(seq));
+  return seq;
+}
+
+// replay --check (quiet or not) on a copy of the demo journal with one decision altered.
+struct Tampered {
+  int64_t seq = 0;
+  Outcome loud, quiet;
+};
+Tampered CheckTampered(const ReplayOptions& base, const std::string& filter,
+                       const std::string& json_path, const std::string& value) {
+  TempDir dir;
+  ReplayOptions o = base;
+  o.journal = dir.File("copy.db");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunBackup(base.journal, o.journal, out, err), kExitOk) << err.str();
+  Tampered t;
+  t.seq = TamperWithFirstDecision(o.journal, filter, json_path, value);
+  o.check = true;
+  t.loud = Replay(o);
+  o.quiet = true;
+  t.quiet = Replay(o);
+  // Without --check the timeline still prints and succeeds.
+  o.check = o.quiet = false;
+  EXPECT_EQ(Replay(o).code, kExitOk);
+  return t;
+}
+
+TEST_F(ReplayTest, CheckFailsNamingTheSeqOfAnAlteredDecision) {
+  const Tampered t = CheckTampered(Options(), "json_extract(payload, '$.verdict') = 'hold'",
+                                   "$.verdict", "healthy");
+  EXPECT_EQ(t.loud.code, kExitCheckFailed);
+  const std::string at = "divergence at seq " + std::to_string(t.seq);
+  EXPECT_NE(t.loud.err.find(at), std::string::npos) << t.loud.err;
+  EXPECT_NE(t.loud.err.find("recorded decision healthy/fence-stale/none"), std::string::npos)
+      << t.loud.err;
+  // Quiet: the verdict line alone on stdout, the divergences on stderr, the same exit code.
+  EXPECT_EQ(t.quiet.code, kExitCheckFailed);
+  EXPECT_EQ(std::count(t.quiet.out.begin(), t.quiet.out.end(), '\n'), 1) << t.quiet.out;
+  EXPECT_EQ(t.quiet.out.find(" 0 divergence(s)"), std::string::npos) << t.quiet.out;
+  EXPECT_NE(t.quiet.err.find(at), std::string::npos);
+}
+
+TEST_F(ReplayTest, CheckCatchesAnAlteredAction) {
+  const Tampered t = CheckTampered(Options(), "json_extract(payload, '$.action') = 'patch-suspend'",
+                                   "$.action", "none");
+  EXPECT_EQ(t.loud.code, kExitCheckFailed);
+  EXPECT_NE(t.loud.err.find("seq " + std::to_string(t.seq)), std::string::npos) << t.loud.err;
+}
+
+TEST_F(ReplayTest, CheckQuietPrintsExactlyTheVerdictLine) {
+  ReplayOptions o = Options();
+  o.check = true;
+  o.quiet = true;
+  Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(std::regex_match(
+      r.out,
+      std::regex(
+          R"(check: \d+ events, \d+ decisions re-run, integrity_check ok, 0 divergence\(s\)\n)")))
+      << r.out;
+}
+
+TEST_F(ReplayTest, ColumnsLineUpOnEveryRow) {
+  Outcome r = Replay(Options());
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto lines = TimelineLines(r.out);
+  ASSERT_EQ(static_cast<int64_t>(lines.size()), Count("1") + 1) << r.out;  // + the header
+  const std::string& header = lines.front();
+  for (const char* column : {"TIME", "EVENT", "SUBJECT", "UID", "DETAILS"}) {
+    const size_t at = header.find(std::string("  ") + column);
+    ASSERT_NE(at, std::string::npos) << column;
+    const size_t start = at + 2;
+    for (const auto& line : lines) {
+      ASSERT_GT(line.size(), start) << line;
+      EXPECT_EQ(line[start - 1], ' ') << column << " in: " << line;
+      EXPECT_NE(line[start], ' ') << column << " in: " << line;
+    }
+  }
+}
+
+TEST_F(ReplayTest, TextShowsShortUidsAndJsonWholeOnes) {
+  Outcome text = Replay(Options());
+  ASSERT_EQ(text.code, kExitOk);
+  const std::regex whole_uid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+  EXPECT_FALSE(std::regex_search(text.out, whole_uid)) << text.out;
+  SQLite::Database db(*journal_, SQLite::OPEN_READONLY);
+  const std::string uid =
+      db.execAndGet("SELECT uid FROM events WHERE name = 'active-1' LIMIT 1").getString();
+  ASSERT_EQ(uid.size(), 36u);
+  EXPECT_NE(text.out.find("  " + uid.substr(0, kShortUidLength) + "  "), std::string::npos);
+  ReplayOptions o = Options();
+  o.json = true;
+  EXPECT_NE(Replay(o).out.find("\"" + uid + "\""), std::string::npos);
+}
+
+TEST_F(ReplayTest, LegendExplainsEveryAbbreviation) {
+  Outcome r = Replay(Options());
+  const size_t legend = r.out.find("\nlegend:\n");
+  ASSERT_NE(legend, std::string::npos) << r.out;
+  for (const auto& entry : Legend()) {
+    const size_t at = r.out.find("\n  " + entry.term + "  ", legend);
+    EXPECT_NE(at, std::string::npos) << entry.term;
+    if (at != std::string::npos) {
+      EXPECT_EQ(r.out.substr(r.out.find_first_not_of(' ', at + 3 + entry.term.size()),
+                             entry.meaning.size()),
+                entry.meaning);
+    }
+  }
+  EXPECT_NE(r.out.find("pods=WS"), std::string::npos);
+  EXPECT_NE(r.out.find("W: the workload pod exists; S: the supervisor pod exists"),
+            std::string::npos);
+}
+
+TEST_F(ReplayTest, SandboxFilterKeepsItsNamespacesFenceRowsAsContext) {
+  ReplayOptions o = Options();
+  o.sandboxes = {"openshell-agents/active-1"};
+  Outcome text = Replay(o);
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_EQ(RowsShown(text.out),
+            Count("name = 'active-1' OR (kind = 'fence_observed' AND namespace = "
+                  "'openshell-agents')"));
+  EXPECT_EQ(text.out.find("active-2"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("team-healthy"), std::string::npos);
+  o.sandboxes.push_back("team-healthy/healthy-2");  // repeatable: either one
+  EXPECT_EQ(RowsShown(Replay(o).out),
+            Count("name IN ('active-1', 'healthy-2') OR kind = 'fence_observed'"));
+}
+
+TEST_F(ReplayTest, NamespaceFilterCountsItsRows) {
+  ReplayOptions o = Options();
+  o.namespaces = {"team-healthy"};
+  Outcome r = Replay(o);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(RowsShown(r.out), Count("namespace = 'team-healthy'"));
+  EXPECT_EQ(r.out.find("openshell-agents/"), std::string::npos) << r.out;
+  o.namespaces.push_back("openshell-agents");
+  EXPECT_EQ(RowsShown(Replay(o).out), Count("1"));
+}
+
+TEST_F(ReplayTest, SinceAndUntilTakeSeqsTimesAndDurations) {
+  ReplayOptions o = Options();
+  o.since = "29";
+  EXPECT_EQ(RowsShown(Replay(o).out), Count("seq >= 29"));
+  o.until = "36";
+  Outcome window = Replay(o);
+  EXPECT_EQ(RowsShown(window.out), 8);
+  EXPECT_NE(window.out.find("state after seq 36:"), std::string::npos) << window.out;
+
+  const std::string t = RecordedAt(29);
+  o = Options();
+  o.since = t;
+  EXPECT_EQ(RowsShown(Replay(o).out), Count("recorded_at >= '" + t + "'"));
+  o.since.reset();
+  o.until = t;
+  EXPECT_EQ(RowsShown(Replay(o).out), Count("recorded_at <= '" + t + "'"));
+  // A duration counts back from the last row.
+  o.until.reset();
+  o.since = "0s";
+  EXPECT_EQ(RowsShown(Replay(o).out), Count("recorded_at = (SELECT max(recorded_at) FROM events)"));
+  o.since = "1h";
+  EXPECT_EQ(RowsShown(Replay(o).out), Count("1"));
+}
+
+TEST(ReplayTime, ParsesRfc3339WithFractionsAndOffsets) {
+  const auto utc = ParseTimeMs("2026-12-01T10:00:00Z");
+  ASSERT_TRUE(utc);
+  EXPECT_EQ(*utc, 1796119200000);
+  EXPECT_EQ(ParseTimeMs("2026-12-01T11:00:00+01:00"), utc);
+  EXPECT_EQ(ParseTimeMs("2026-12-01T09:30:00-00:30"), utc);
+  EXPECT_EQ(ParseTimeMs("2026-12-01T10:00:00.25Z"), *utc + 250);
+  for (const char* bad : {"2026-12-01", "2026-12-01 10:00:00Z", "2026-13-01T10:00:00Z",
+                          "2026-12-01T10:00:00", "2026-12-01T10:00:00+1:00", "yesterday"})
+    EXPECT_FALSE(ParseTimeMs(bad)) << bad;
+}
+
+TEST_F(ReplayTest, FiltersThatMatchNothingExitThreeWithAMessage) {
+  ReplayOptions o = Options();
+  o.sandboxes = {"nope/nope"};
+  Outcome unknown = Replay(o);
+  EXPECT_EQ(unknown.code, kExitNoRows);
+  EXPECT_EQ(unknown.out, "");
+  EXPECT_NE(unknown.err.find("no row names sandbox nope/nope"), std::string::npos) << unknown.err;
+  // A typo in a known namespace: the message names what the journal does know there.
+  o.sandboxes = {"openshell-agents/active-9"};
+  Outcome typo = Replay(o);
+  EXPECT_EQ(typo.code, kExitNoRows);
+  EXPECT_NE(typo.err.find("openshell-agents/active-1"), std::string::npos) << typo.err;
+  o.sandboxes.clear();
+  o.namespaces = {"team-healthy", "team-typo"};  // one unknown is enough to say so
+  Outcome ns = Replay(o);
+  EXPECT_EQ(ns.code, kExitNoRows);
+  EXPECT_NE(ns.err.find("no row names namespace team-typo"), std::string::npos) << ns.err;
+  o = Options();
+  o.since = std::to_string(Count("1") + 1);
+  Outcome empty = Replay(o);
+  EXPECT_EQ(empty.code, kExitNoRows);
+  EXPECT_NE(empty.err.find("no row matches the filters between --since and --until"),
+            std::string::npos);
+}
+
+TEST_F(ReplayTest, MalformedBoundsAndNamesAreUsageErrors) {
+  for (const char* bad : {"yesterday", "-3", "2026-12-01T10:00"}) {
+    ReplayOptions o = Options();
+    o.since = bad;
+    Outcome r = Replay(o);
+    EXPECT_EQ(r.code, kExitUnusable) << bad;
+    EXPECT_NE(r.err.find("--since takes a seq"), std::string::npos) << r.err;
+  }
+  ReplayOptions o = Options();
+  o.sandboxes = {"no-slash"};
+  EXPECT_EQ(Replay(o).code, kExitUnusable);
+}
+
+TEST(ReplayCommand, UnusableJournalsExitTwoAndStayAbsentOrUntouched) {
+  TempDir dir;
+  ReplayOptions o;
+  o.journal = dir.File("missing.db");
+  Outcome missing = Replay(o);
+  EXPECT_EQ(missing.code, kExitUnusable);
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(o.journal));
+
+  o.journal = dir.File("foreign.db");
+  testing::WriteBytes(o.journal, "SQLite format 3");  // truncated header
+  EXPECT_EQ(Replay(o).code, kExitUnusable);
+  EXPECT_EQ(testing::ReadBytes(o.journal), "SQLite format 3");
+}
+
+TEST_F(ReplayTest, JsonHonoursUntilAndCheck) {
+  ReplayOptions o = Options();
+  o.until = "5";
+  o.json = true;
+  o.check = true;
+  Outcome json = Replay(o);
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  EXPECT_NE(json.out.find("\"last_seq\":5,"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"seq\":5,"), std::string::npos);
+  EXPECT_EQ(json.out.find("\"seq\":6,"), std::string::npos);
+  EXPECT_NE(json.out.find("\"ok\":true"), std::string::npos);
+}
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(ReplayTest, HtmlPageIsSelfContainedAndHasARowPerEvent) {
+  TempDir dir;
+  ReplayOptions o = Options();
+  o.html = dir.File("incident.html");
+  Outcome r = Replay(o);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("wrote " + *o.html), std::string::npos);
+  const std::string page = testing::ReadBytes(*o.html);
+  for (const char* outside : {"http:", "https:", "src=", "<link", "@import", "url(", "//cdn"})
+    EXPECT_EQ(page.find(outside), std::string::npos) << outside;
+  EXPECT_EQ(Occurrences(page, "<script"), 2u);  // the data, and the inline drawing script
+  EXPECT_EQ(static_cast<int64_t>(Occurrences(page, "<tr id=\"row-")), Count("1"));
+  EXPECT_NE(page.find("id=\"fk-lanes\""), std::string::npos);
+  EXPECT_NE(page.find("pods=WS"), std::string::npos);  // the legend of the details column
+}
+
+// Names come from the API server and notes from error messages: the page
+// must show them as text, never run or load them.
+TEST(ReplayHtml, EscapesHostileJournalText) {
+  TempDir dir;
+  const std::string path = dir.File("hostile.db");
+  const std::string name = "</script><img src=x onerror=alert(1)>";
+  {
+    auto j = journal::Journal::Open(path);
+    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    domain::Snapshot s = testing::HealthySnapshot(name, "ns\"'&<u>");
+    domain::Event observed;
+    observed.ns = s.sandbox.ns;
+    observed.name = name;
+    observed.uid = s.sandbox.uid;
+    observed.body = domain::SandboxObserved{s};
+    domain::Decision d = domain::decide(s);
+    d.note = "</script><script>alert(2)</script> \xE2\x80\xA8 see https://evil.example/x.js";
+    domain::Event decided = observed;
+    decided.body = domain::Decided{d};
+    ASSERT_TRUE((*j)->Append({observed, decided}).ok());
+  }
+  ReplayOptions o;
+  o.journal = path;
+  o.html = dir.File("page.html");
+  Outcome r = Replay(o);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::string page = testing::ReadBytes(*o.html);
+  EXPECT_EQ(Occurrences(page, "<script"), 2u);
+  EXPECT_EQ(Occurrences(page, "</script>"), 2u);
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("<u>"), std::string::npos);
+  // The table: HTML-escaped text.
+  EXPECT_NE(page.find("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_NE(page.find("ns&quot;&#39;&amp;&lt;u&gt;/"), std::string::npos);
+  // The data: JSON whose strings cannot end the script element.
+  const std::string data = page.substr(page.find("id=\"fk-data\""));
+  EXPECT_NE(data.find("\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e"),
+            std::string::npos);
+  EXPECT_NE(data.find("\\u2028"), std::string::npos);
+  EXPECT_EQ(data.find("\xE2\x80\xA8"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fk::cli
