@@ -1,6 +1,5 @@
 // `fencekeeper run`: the reconciler as a long-running process.
 #include <signal.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <ostream>
@@ -31,33 +30,26 @@ std::string Hostname() {
 }  // namespace
 
 int RunRun(const RunOptions& flags, std::ostream& err) {
+  // Fatal errors in the format asked for (text when --log-format itself is bad).
+  const log::Format format = ParseLogFormat(flags.log_format).value_or(log::Format::kText);
+  auto fail = [&](std::string_view error) {
+    ReportFatal(err, format, "fencekeeper run: cannot start", error);
+    return kExitUnusable;
+  };
   auto settings = ParseRunFlags(flags);
-  if (!settings.ok()) {
-    err << "fencekeeper run: " << settings.status().message() << "\n";
-    return kExitUnusable;
-  }
+  if (!settings.ok()) return fail(settings.status().message());
   const RunSettings& o = *settings;
-  if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) {
-    err << "fencekeeper run: " << s.message() << "\n";
-    return kExitUnusable;
-  }
+  if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) return fail(s.message());
 
   // The journal first: a journal we must not touch is refused within seconds.
   auto journal = journal::Journal::Open(o.journal);
-  if (!journal.ok()) {
-    err << "fencekeeper run: " << journal.status().ToString() << "\n";
-    return kExitUnusable;
-  }
+  if (!journal.ok()) return fail(journal.status().ToString());
   auto config = kube::ResolveConfig(o.kubeconfig, o.context, kube::ProcessEnv());
-  if (!config.ok()) {
-    err << "fencekeeper run: " << config.status().ToString() << "\n";
-    return kExitUnusable;
-  }
+  if (!config.ok()) return fail(config.status().ToString());
   const std::string lease_ns = o.leader_election_namespace.value_or((*config).default_namespace);
   if (o.leader_elect && !domain::IsDns1123Label(lease_ns)) {
-    err << "fencekeeper run: the Lease's namespace '" << lease_ns << "' (from " << (*config).source
-        << ") is not a DNS-1123 label; set --leader-election-namespace\n";
-    return kExitUnusable;
+    return fail("the Lease's namespace '" + lease_ns + "' (from " + (*config).source +
+                ") is not a DNS-1123 label; set --leader-election-namespace");
   }
 
   reconciler::Metrics metrics;
@@ -85,8 +77,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   }
   if (auto probe = kube::ApiClient::Create(*config, mo.client);
       !probe.ok()) {  // bad TLS material, a bad URL
-    err << "fencekeeper run: " << probe.status().ToString() << "\n";
-    return kExitUnusable;
+    return fail(probe.status().ToString());
   }
 
   // Stop signals are handled by one thread; block them before any other starts.
@@ -100,7 +91,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
     int sig = 0;
     sigwait(&signals, &sig);
     if (stop.fired()) return;  // woken by finish() below
-    spdlog::info("received {}; stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    log::Info("stopping").Str("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     stop.Fire();
   });
   auto finish = [&](int code) {
@@ -110,25 +101,27 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
     return code;
   };
 
-  spdlog::info("{} starting: journal {}, cluster {} ({})", fk::VersionLine(), o.journal,
-               (*config).server, (*config).source);
+  log::Info("fencekeeper starting")
+      .Str("version", fk::Version())
+      .Str("commit", fk::GitCommit())
+      .Str("journal", o.journal)
+      .Str("cluster", (*config).server)
+      .Str("config", (*config).source);
   reconciler::Manager manager(**journal, metrics, std::move(mo));
   std::unique_ptr<http::Server> http_server;
   if (o.http) {
     http_server = std::make_unique<http::Server>(
         o.http->host, o.http->port,
         [&](const http::Request& req) { return Probe(req, manager, metrics); });
-    if (Status s = http_server->Start(); !s.ok()) {
-      err << "fencekeeper run: " << s.ToString() << "\n";
-      return finish(kExitUnusable);
-    }
-    spdlog::info("serving /healthz, /readyz and /metrics on {}:{}", o.http->host,
-                 http_server->port());
+    if (Status s = http_server->Start(); !s.ok()) return finish(fail(s.ToString()));
+    log::Info("serving /healthz, /readyz and /metrics")
+        .Str("host", o.http->host)
+        .Int("port", http_server->port());
   }
 
   const reconciler::ManagerExit exit = manager.Run(stop);
   if (http_server) http_server->Stop();
-  spdlog::info("stopped");
+  log::Info("stopped");
   return finish(exit == reconciler::ManagerExit::kStopped ? kExitOk : 1);
 }
 
