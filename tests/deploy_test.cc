@@ -226,7 +226,7 @@ TEST_F(Deploy, MonitoringComponentsRender) {
     for (const auto& r : group["rules"]) {
       const std::string name = r["alert"].as<std::string>();
       alerts.insert(name);
-      std::string anchor = "docs/operations.md#alert-" + name;
+      std::string anchor = "docs/operations.md#" + ("alert-" + name);  // lowercased next
       std::transform(anchor.begin(), anchor.end(), anchor.begin(),
                      [](unsigned char ch) { return std::tolower(ch); });
       EXPECT_NE(r["annotations"]["description"].as<std::string>().find(anchor), std::string::npos)

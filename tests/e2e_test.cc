@@ -3,14 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include <sstream>
 
 #include <boost/json.hpp>
+#include <set>
 #include <thread>
 
+#include "common/log.h"
 #include "journal/journal.h"
 #include "kube/client.h"
 #include "kube/json_fields.h"
@@ -132,34 +132,8 @@ class EndToEnd : public testing::SimFixture {
   std::string path_ = dir_.File("journal.db");
 };
 
-// Captures the process-wide log so tests count real warning lines.
-class LogCapture {
- public:
-  LogCapture() : previous_(spdlog::default_logger()) {
-    auto logger = std::make_shared<spdlog::logger>(
-        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
-    logger->set_pattern("%l %v");
-    logger->set_level(spdlog::level::info);
-    spdlog::set_default_logger(logger);
-  }
-  ~LogCapture() { spdlog::set_default_logger(previous_); }
-  std::string Text() const { return out_.str(); }
-  int Lines(const std::string& level, const std::string& containing = "") {
-    std::istringstream in(out_.str());
-    int n = 0;
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind(level + " ", 0) == 0 && line.find(containing) != std::string::npos) ++n;
-    }
-    return n;
-  }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
-
 TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
-  LogCapture log;
+  const log::Capture log;  // the process-wide log, as records
   StartSim();
   auto in = Start();
   Passes(*in, 2);
@@ -170,9 +144,28 @@ TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
   EXPECT_EQ(Patches(), 3);
   for (const char* n : {"active-1", "active-2", "active-3"}) EXPECT_EQ(Patches(n), 1) << n;
   EXPECT_EQ(in->controller->stats().warnings, 3);
-  EXPECT_EQ(log.Lines("warning"), 3) << log.Text();  // exactly one warning line per transition
-  EXPECT_EQ(log.Lines("warning", "fence generation 1 -> 2"), 3);
-  EXPECT_EQ(log.Lines("info", "stopped-1 held"), 1);  // a held sandbox: once, at info
+  // Exactly one warning record per transition, its facts in fields.
+  const auto warnings = log.Matching(log::Level::kWarn);
+  ASSERT_EQ(warnings.size(), 3u);
+  std::set<std::string> warned;
+  for (const log::Record& w : warnings) {
+    EXPECT_EQ(w.msg, "fail-closed: suspended sandbox");
+    EXPECT_EQ(w.Get("namespace"), "openshell-agents");
+    warned.insert(w.Get("sandbox").value_or(""));
+    EXPECT_EQ(w.Get("uid"),
+              kube::MetadataString(Get("openshell-agents", *w.Get("sandbox")), "uid"));
+    EXPECT_EQ(w.Get("reason"), "fence-stale");
+    EXPECT_EQ(w.Get("fence_from"), "1");
+    EXPECT_EQ(w.Get("fence_to"), "2");
+    EXPECT_TRUE(w.Get("seq").has_value());
+    EXPECT_EQ(w.Get("controller"), "sandbox");
+    EXPECT_TRUE(w.Get("reconcile_id").has_value());
+  }
+  EXPECT_EQ(warned, (std::set<std::string>{"active-1", "active-2", "active-3"}));
+  int held = 0;  // a held sandbox: once, at info
+  for (const log::Record& r : log.Matching(log::Level::kInfo, "sandbox held"))
+    held += r.Get("sandbox") == "stopped-1";
+  EXPECT_EQ(held, 1);
   EXPECT_EQ(in->controller->stats().events_created, 3);
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
   // Zero writes to the 7 suspended sandboxes and the healthy namespace.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/json.hpp>
 #include <map>
 #include <string>
 #include <utility>
@@ -62,6 +63,22 @@ class MapCache : public reconciler::ClusterCache {
       m.erase(it);
     }
   }
+  // Puts every item that `list(path)` (a JSON list, e.g. the simulator's
+  // answer to a GET) holds for namespace `ns`'s sandboxes, pods and policies.
+  template <class ListFn>
+  void FillFrom(const std::string& ns, ListFn list) {
+    const std::pair<Kind, std::string> kinds[] = {
+        {Kind::kSandboxes, "/apis/agents.x-k8s.io/v1beta1/namespaces/" + ns + "/sandboxes"},
+        {Kind::kPods, "/api/v1/namespaces/" + ns + "/pods"},
+        {Kind::kPolicies, "/apis/networking.k8s.io/v1/namespaces/" + ns + "/networkpolicies"}};
+    for (const auto& [kind, path] : kinds) {
+      const boost::json::value items = list(path);
+      for (const auto& item : items.at("items").as_array())
+        Put(kind, ns, kube::MetadataString(item, "name"),
+            std::make_shared<const boost::json::value>(item));
+    }
+  }
+
   void Clear(Kind kind) {
     for (const auto& [ns, name] : Keys(kind, "")) Put(kind, ns, name, nullptr);
   }

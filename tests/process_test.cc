@@ -218,14 +218,18 @@ TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
   const std::string log = dir_.File("run.log");
   Process p(RunArgs(journal, {"--http-addr", "127.0.0.1:0", "--log-format", "json"}), log);
   ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
-  // The health server: the port is in the log.
+  // The health server: the port is in the log, a field of the "serving" record.
   std::string port;
   ASSERT_TRUE(Eventually([&] {
-    const std::string text = testing::ReadBytes(log);
-    const auto at = text.find("/metrics on 127.0.0.1:");
-    if (at == std::string::npos) return false;
-    port = text.substr(at + 22, text.find('"', at + 22) - at - 22);
-    return true;
+    std::istringstream lines(testing::ReadBytes(log));
+    for (std::string line; std::getline(lines, line);) {
+      const boost::json::value v = boost::json::parse(line);
+      if (v.at("msg") != "serving /healthz, /readyz and /metrics") continue;
+      EXPECT_EQ(v.at("host"), "127.0.0.1");
+      port = std::to_string(v.at("port").as_int64());
+      return true;
+    }
+    return false;
   }));
   kube::ClusterConfig health;
   health.server = "http://127.0.0.1:" + port;
@@ -247,14 +251,14 @@ TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);  // the process may be committing
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
-  // --log-format json: every line is one JSON object with time, level and msg.
+  // --log-format json: every line is one JSON object with ts, level and msg.
   std::istringstream lines(testing::ReadBytes(log));
   int n = 0;
   for (std::string line; std::getline(lines, line); ++n) {
     boost::system::error_code ec;
     json::value v = json::parse(line, ec);
     ASSERT_FALSE(ec) << line;
-    EXPECT_TRUE(v.as_object().contains("time") && v.as_object().contains("level") &&
+    EXPECT_TRUE(v.as_object().contains("ts") && v.as_object().contains("level") &&
                 v.as_object().contains("msg"))
         << line;
   }

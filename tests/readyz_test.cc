@@ -129,12 +129,12 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
             "[+]informer pods/ns-a ok\n"
             "readyz check passed\n");
   // Silence is never the answer: the scope at start, what the caches hold once synced.
-  EXPECT_EQ(LogLines("watching namespace ns-a for Sandboxes agents.x-k8s.io/v1beta1 with "
-                     "selector 'openshell.ai/managed-by=openshell'"),
+  EXPECT_EQ(LogLines("watching for Sandboxes scope=\"namespace ns-a\" api=agents.x-k8s.io/v1beta1 "
+                     "selector=\"openshell.ai/managed-by=openshell\""),
             1);
   const std::string synced =
-      "caches synced for namespace ns-a: 1 sandboxes, 2 policies, 2 pods in 1 namespace(s) (ns-a: "
-      "1 sandboxes, 2 policies, 2 pods)";
+      "caches synced scope=\"namespace ns-a\" caches=\"1 sandboxes, 2 policies, 2 pods in 1 "
+      "namespace(s) (ns-a: 1 sandboxes, 2 policies, 2 pods)\"";
   EXPECT_TRUE(Eventually([&] { return LogLines(synced) == 1; }));
   EXPECT_EQ(Get("/livez").status, 200);
   EXPECT_EQ(Get("/healthz").body, "ok\n");

@@ -1,6 +1,5 @@
 // `fencekeeper run`: the reconciler as a long-running process.
 #include <signal.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <ostream>
@@ -34,40 +33,36 @@ Result<std::unique_ptr<http::Server>> Listen(const std::optional<ListenAddress>&
   if (!at) return std::unique_ptr<http::Server>();
   auto server = std::make_unique<http::Server>(at->host, at->port, std::move(handler));
   if (Status s = server->Start(); !s.ok()) return s;
-  spdlog::info("serving {} on {}:{}", serves, at->host, server->port());
+  // The address as one field too: tests and people grep "127.0.0.1:PORT".
+  log::Info("serving " + serves)
+      .Str("address", at->host + ":" + std::to_string(server->port()))
+      .Int("port", server->port());
   return server;
 }
 
 }  // namespace
 
 int RunRun(const RunOptions& flags, std::ostream& err) {
+  // Fatal errors in the format asked for (text when --log-format itself is bad).
+  const log::Format format = ParseLogFormat(flags.log_format).value_or(log::Format::kText);
+  auto fail = [&](std::string_view error) {
+    ReportFatal(err, format, "fencekeeper run: cannot start", error);
+    return kExitUnusable;
+  };
   auto settings = ParseRunFlags(flags);
-  if (!settings.ok()) {
-    err << "fencekeeper run: " << settings.status().message() << "\n";
-    return kExitUnusable;
-  }
+  if (!settings.ok()) return fail(settings.status().message());
   const RunSettings& o = *settings;
-  if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) {
-    err << "fencekeeper run: " << s.message() << "\n";
-    return kExitUnusable;
-  }
+  if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) return fail(s.message());
 
   // The journal first: a journal we must not touch is refused within seconds.
   auto journal = journal::Journal::Open(o.journal);
-  if (!journal.ok()) {
-    err << "fencekeeper run: " << journal.status().ToString() << "\n";
-    return kExitUnusable;
-  }
+  if (!journal.ok()) return fail(journal.status().ToString());
   auto config = kube::ResolveConfig(o.kubeconfig, o.context, kube::ProcessEnv());
-  if (!config.ok()) {
-    err << "fencekeeper run: " << config.status().ToString() << "\n";
-    return kExitUnusable;
-  }
+  if (!config.ok()) return fail(config.status().ToString());
   const std::string lease_ns = o.leader_election_namespace.value_or((*config).default_namespace);
   if (o.leader_elect && !domain::IsDns1123Label(lease_ns)) {
-    err << "fencekeeper run: the Lease's namespace '" << lease_ns << "' (from " << (*config).source
-        << ") is not a DNS-1123 label; set --leader-election-namespace\n";
-    return kExitUnusable;
+    return fail("the Lease's namespace '" + lease_ns + "' (from " + (*config).source +
+                ") is not a DNS-1123 label; set --leader-election-namespace");
   }
 
   reconciler::Metrics metrics;
@@ -95,8 +90,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   }
   if (auto probe = kube::ApiClient::Create(*config, mo.client);
       !probe.ok()) {  // bad TLS material, a bad URL
-    err << "fencekeeper run: " << probe.status().ToString() << "\n";
-    return kExitUnusable;
+    return fail(probe.status().ToString());
   }
 
   // Stop signals are handled by one thread; block them before any other starts.
@@ -110,7 +104,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
     int sig = 0;
     sigwait(&signals, &sig);
     if (stop.fired()) return;  // woken by finish() below
-    spdlog::info("received {}; stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    log::Info("stopping").Str("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     stop.Fire();
   });
   auto finish = [&](int code) {
@@ -120,8 +114,12 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
     return code;
   };
 
-  spdlog::info("{} starting: journal {}, cluster {} ({})", fk::VersionLine(), o.journal,
-               (*config).server, (*config).source);
+  log::Info("fencekeeper starting")
+      .Str("version", fk::Version())
+      .Str("commit", fk::GitCommit())
+      .Str("journal", o.journal)
+      .Str("cluster", (*config).server)
+      .Str("config", (*config).source);
   reconciler::Manager manager(**journal, metrics, std::move(mo));
   const bool metrics_apart = o.metrics.has_value();
   auto http_server = Listen(
@@ -132,15 +130,14 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   });
   for (const auto* started : {&http_server, &metrics_server}) {
     if (!started->ok()) {
-      err << "fencekeeper run: " << started->status().ToString() << "\n";
-      return finish(kExitUnusable);
+      return finish(fail(started->status().ToString()));
     }
   }
 
   const reconciler::ManagerExit exit = manager.Run(stop);
   for (auto* server : {&*http_server, &*metrics_server})
     if (*server) (*server)->Stop();
-  spdlog::info("stopped");
+  log::Info("stopped");
   return finish(exit == reconciler::ManagerExit::kStopped ? kExitOk : 1);
 }
 

@@ -1,6 +1,7 @@
 #include "kube/client.h"
 
 #include "common/backoff.h"
+#include "common/log.h"
 #include "domain/dns_names.h"
 #include "kube/http_transport.h"
 #include "kube/json.h"
@@ -10,8 +11,6 @@
 #include <condition_variable>
 #include <fstream>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 namespace fk::kube {
 namespace json = boost::json;
@@ -32,6 +31,18 @@ std::string PercentEncode(std::string_view v) {
     }
   }
   return out;
+}
+
+// Trace: one record per request sent. The path only: a query may carry a
+// continue token, and the headers (never logged) carry the bearer token.
+void TraceRequest(const std::string& verb, std::string_view target, int code,
+                  MonoTime::duration took) {
+  if (!log::Enabled(log::Level::kTrace)) return;
+  log::Trace("API request")
+      .Str("verb", verb)
+      .Str("path", target.substr(0, target.find('?')))
+      .Int("code", code)
+      .Int("duration_ms", std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
 }
 
 }  // namespace
@@ -126,10 +137,12 @@ void ApiClient::NoteReachable(bool answered, const std::string& what) {
     unreachable_ = !answered;
   }
   if (!answered && !was && !stopping()) {
-    spdlog::warn("API server {} ({}) is not answering: {}; retrying", config_.server,
-                 config_.source, what);
+    log::Warn("API server is not answering; retrying")
+        .Str("server", config_.server)
+        .Str("config", config_.source)
+        .Error(what);
   } else if (answered && was) {
-    spdlog::info("API server {} answers again", config_.server);
+    log::Info("API server answers again").Str("server", config_.server);
   }
 }
 
@@ -234,8 +247,9 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
     if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
     const MonoTime sent = options_.time->MonotonicNow();
     auto res = transport_->RoundTrip(req, timeout, &abandon);
-    const double seconds =
-        std::chrono::duration<double>(options_.time->MonotonicNow() - sent).count();
+    const auto took = options_.time->MonotonicNow() - sent;
+    const double seconds = std::chrono::duration<double>(took).count();
+    TraceRequest(method, path, res.ok() ? res->status : 0, took);
     bool transient;  // worth retrying, if the method allows it
     if (!res.ok()) {
       Count(method, 0, seconds);
@@ -277,6 +291,7 @@ std::unique_ptr<Transport::Stream> ApiClient::OpenStream(const std::string& path
   HttpRequest req{"GET", path, "", "", {}};
   if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
   Count("WATCH", 200, 0);
+  TraceRequest("WATCH", path, 200, MonoTime::duration::zero());  // the stream's start
   return transport_->OpenStream(req, std::move(callbacks));
 }
 

@@ -5,7 +5,6 @@
 #include "common/version.h"
 #include "kube/line_splitter.h"
 
-#include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -18,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include "common/log.h"
 
 #include <sys/socket.h>
 
@@ -366,8 +366,8 @@ struct StreamState : HttpTransport::Stream, std::enable_shared_from_this<StreamS
   void Start(size_t max_line) {
     lines.emplace(max_line, [this, max_line](std::string_view line, bool truncated) {
       if (truncated)
-        spdlog::warn("a watch event longer than {} bytes was cut; it is skipped as undecodable",
-                     max_line);
+        log::Warn("a watch event too long was cut; it is skipped as undecodable")
+            .Int("max_bytes", static_cast<int64_t>(max_line));
       if (!cancelled) callbacks.on_line(line);
     });
   }

@@ -3,7 +3,7 @@
 #include "common/backoff.h"
 #include "kube/json_fields.h"
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include <malloc.h>
 #include <boost/json.hpp>
@@ -178,7 +178,15 @@ void Informer::ReportBad(std::string_view context, const BadObject& bad) {
     if (reported_bad_.size() > 10000) reported_bad_.clear();
     first = reported_bad_.insert(what).second;
   }
-  if (first) spdlog::warn("{}: skipping an undecodable object ({}): {}", Name(), context, what);
+  if (!first) return;
+  log::Warn("skipping an undecodable object")
+      .Str("informer", Name())
+      .Str("context", context)
+      .NonEmpty(log::key::kNamespace, bad.ns)
+      .NonEmpty("name", bad.name)
+      .NonEmpty(log::key::kUid, bad.uid)
+      .NonEmpty("resource_version", bad.resource_version)
+      .Error(bad.reason);
 }
 
 std::string Informer::ListPath(const std::string& continue_token) const {
@@ -204,8 +212,9 @@ Result<Informer::Listing> Informer::FetchAllPages() {
       ++stats_.pages;
     }
     if (!r.ok() && r.error.code == 410 && !token.empty() && restarts < kMaxRestarts) {
-      spdlog::info("{}: the list's continue token expired ({}); listing again from the start",
-                   Name(), r.error.message);
+      log::Info("the list's continue token expired; listing again from the start")
+          .Str("informer", Name())
+          .Error(r.error.message);
       ++restarts;
       std::lock_guard lock(mu_);
       ++stats_.list_restarts;
@@ -285,7 +294,7 @@ bool Informer::List() {
   auto listing = FetchAllPages();
   if (!listing.ok()) {
     if (stopping()) return false;
-    spdlog::warn("{}: {}", Name(), listing.status().message());
+    log::Warn("list failed").Str("informer", Name()).Error(listing.status().message());
     // The cache may be arbitrarily old now: readiness must say so.
     SetSynced(false, listing.status().message());
     return false;
@@ -353,8 +362,10 @@ bool Informer::TransformEvent(const std::string& type, DecodedObject* o) {
 bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
   auto event = DecodeWatchLine(line);
   if (!event.ok()) {
-    spdlog::warn("{}: skipping an undecodable watch line ({}): {}", Name(),
-                 event.status().message(), Excerpt(line));
+    log::Warn("skipping an undecodable watch line")
+        .Str("informer", Name())
+        .Error(event.status().message())
+        .Str("line", Excerpt(line));
     std::lock_guard lock(mu_);
     ++stats_.decode_errors;
     return false;
@@ -373,10 +384,10 @@ bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
     err.message = "an ERROR event nested too deep to be a Status";
     if (!DeeperThan(*o.object, 16)) err = DecodeStatus(200, json::serialize(*o.object));
     if (err.code == 410) {
-      spdlog::info("{} watch expired ({}); relisting", Name(), err.message);
+      log::Info("watch expired; relisting").Str("informer", Name()).Error(err.message);
       *end = WatchEnd::kExpired;
     } else {
-      spdlog::warn("{} watch ended with an error event: {}", Name(), err.ToString());
+      log::Warn("watch ended with an error event").Str("informer", Name()).Error(err.ToString());
       *end = WatchEnd::kError;
     }
     return true;
@@ -386,7 +397,9 @@ bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
     return false;
   }
   if (o.resource_version.empty() || (t != "ADDED" && t != "MODIFIED" && t != "DELETED")) {
-    spdlog::warn("{}: skipping an unusable watch event: {}", Name(), Excerpt(line));
+    log::Warn("skipping an unusable watch event")
+        .Str("informer", Name())
+        .Str("line", Excerpt(line));
     std::lock_guard lock(mu_);
     ++stats_.decode_errors;
     return false;
@@ -473,13 +486,13 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
         if (err.code == 410) {
           end = WatchEnd::kExpired;
         } else {
-          spdlog::warn("{} watch refused: {}", Name(), err.ToString());
+          log::Warn("watch refused").Str("informer", Name()).Error(err.ToString());
           if (non_ok->retry_after_seconds)
             *retry_after = std::chrono::seconds(*non_ok->retry_after_seconds);
           end = WatchEnd::kError;
         }
       } else if (!status.ok()) {
-        if (!stopping()) spdlog::warn("{} watch failed: {}", Name(), status.message());
+        if (!stopping()) log::Warn("watch failed").Str("informer", Name()).Error(status.message());
         end = WatchEnd::kError;
       }
       break;

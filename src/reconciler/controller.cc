@@ -1,7 +1,6 @@
 #include "reconciler/controller.h"
 
-#include <spdlog/spdlog.h>
-
+#include "common/log.h"
 #include "domain/decision.h"
 #include "reconciler/scope_log.h"
 
@@ -213,8 +212,9 @@ void Controller::Worker(bool first) {
     if (!time_.SleepFor(std::chrono::milliseconds(20), stop_)) return;
   }
   if (first)
-    spdlog::info("caches synced for {}: {}", ScopeText(options_.namespaces),
-                 CacheSummary(cache_, options_.namespaces));
+    log::Info("caches synced")
+        .Str("scope", ScopeText(options_.namespaces))
+        .Str("caches", CacheSummary(cache_, options_.namespaces));
   while (ProcessNextWorkItem(/*block=*/true)) {
   }
 }

@@ -1,6 +1,6 @@
 #include "reconciler/event_recorder.h"
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include <boost/json.hpp>
 #include <cstdio>
@@ -65,7 +65,10 @@ void EventRecorder::Publish(FailClosedEvent event) {
   std::lock_guard lock(mu_);
   if (stopping_ || queue_.size() >= capacity_) {
     Count(&EventStats::dropped, "dropped");
-    spdlog::info("Event for {}/{} dropped: the Event queue is full", event.ns, event.name);
+    log::Info("Event dropped: the Event queue is full")
+        .Namespace(event.ns)
+        .Sandbox(event.name)
+        .Seq(event.seq);
     return;
   }
   queue_.push_back(std::move(event));
@@ -114,7 +117,11 @@ void EventRecorder::Send(const FailClosedEvent& e) {
   if (!path.ok()) {
     std::lock_guard lock(mu_);
     Count(&EventStats::failed, "failed");
-    spdlog::error("not creating the Event for {}/{}: {}", e.ns, e.name, path.status().message());
+    log::Error("not creating the Event")
+        .Namespace(e.ns)
+        .Sandbox(e.name)
+        .Seq(e.seq)
+        .Error(path.status().message());
     return;
   }
   kube::ApiResponse r;
@@ -133,7 +140,11 @@ void EventRecorder::Send(const FailClosedEvent& e) {
     Count(&EventStats::created, "created");
   } else {
     Count(&EventStats::failed, "failed");
-    spdlog::info("could not create the Event for {}/{}: {}", e.ns, e.name, r.error.ToString());
+    log::Info("could not create the Event")
+        .Namespace(e.ns)
+        .Sandbox(e.name)
+        .Seq(e.seq)
+        .Error(r.error.ToString());
   }
 }
 

@@ -1,6 +1,6 @@
 #include "reconciler/leader.h"
 
-#include <spdlog/spdlog.h>
+#include "common/log.h"
 
 #include <algorithm>
 #include <array>
@@ -82,15 +82,18 @@ std::optional<MonoTime> LeaderElector::WriteFenceUntil() const {
 }
 
 void LeaderElector::Journal(const std::string& state) {
-  spdlog::info("leader election: {} lease {}/{} as {}", state, options_.ns, options_.name,
-               options_.identity);
+  log::Info("leader election")
+      .Str("state", state)
+      .Namespace(options_.ns)
+      .Str("lease", options_.name)
+      .Str("identity", options_.identity);
   if (!journal_) return;
   domain::Event e;
   e.ns = options_.ns;
   e.name = options_.name;
   e.body = domain::Leadership{options_.identity, state};
   if (auto r = journal_->Append({e}); !r.ok())
-    spdlog::error("cannot journal leadership change: {}", r.status().ToString());
+    log::Error("cannot journal a leadership change").Str("state", state).Error(r.status());
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
@@ -216,7 +219,7 @@ LeaderExit LeaderElector::Run(const std::function<Status()>& on_started,
   }
   Journal("acquired");
   if (Status s = on_started(); !s.ok()) {
-    spdlog::error("leader election: could not start leading: {}", s.ToString());
+    log::Error("leader election: could not start leading").Error(s);
     return StopLeading(on_stopped, LeaderExit::kStartFailed);
   }
   // Renew every retry period, and wake when the fence would lapse: no

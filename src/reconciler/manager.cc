@@ -1,8 +1,7 @@
 #include "reconciler/manager.h"
 
-#include <spdlog/spdlog.h>
-
 #include "common/backoff.h"
+#include "common/log.h"
 #include "reconciler/journal_metrics.h"
 #include "reconciler/scope_log.h"
 
@@ -69,7 +68,7 @@ std::optional<std::string> Manager::DiscoverSandboxVersion(kube::ApiClient& clie
     if (stop.fired()) return std::nullopt;
     auto v = client.DiscoverSandboxVersion({std::nullopt, &stop});  // SIGTERM cuts it short
     if (v.ok()) return *v;
-    spdlog::warn("cannot discover the Sandbox API yet: {}", v.status().message());
+    log::Warn("cannot discover the Sandbox API yet").Error(v.status().message());
     if (!time_.SleepFor(
             ExponentialDelay(std::chrono::milliseconds(500), attempt, std::chrono::seconds(30)),
             stop)) {
@@ -104,7 +103,7 @@ void Manager::StopTerm() {
 ManagerExit Manager::Run(Interrupt& stop) {
   auto client = kube::ApiClient::Create(options_.cluster, options_.client);
   if (!client.ok()) {
-    spdlog::error("{}", client.status().ToString());
+    log::Error("cannot create the API client").Error(client.status());
     return ManagerExit::kStartFailed;
   }
   auto version = DiscoverSandboxVersion(**client, stop);
@@ -112,13 +111,15 @@ ManagerExit Manager::Run(Interrupt& stop) {
   options_.controller.sandbox_version = *version;
   discovered_ = true;
   const auto& co = options_.controller;
-  spdlog::info("watching {} for Sandboxes {}/{} with selector '{}'", ScopeText(co.namespaces),
-               "agents.x-k8s.io", *version, co.selector);
+  log::Info("watching for Sandboxes")
+      .Str("scope", ScopeText(co.namespaces))
+      .Str("api", "agents.x-k8s.io/" + *version)
+      .Str("selector", co.selector);
 
   if (!options_.leader) {
     leading_ = true;
     if (Status s = StartTerm(); !s.ok()) {
-      spdlog::error("cannot start the reconciler: {}", s.ToString());
+      log::Error("cannot start the reconciler").Error(s);
       return ManagerExit::kStartFailed;
     }
     while (time_.SleepFor(std::chrono::hours(1), stop)) {
@@ -149,13 +150,16 @@ ManagerExit Manager::Run(Interrupt& stop) {
   const auto& lo = *options_.leader;
   switch (exit) {
     case LeaderExit::kLost:
-      spdlog::error(
-          "lost the lease {}/{}: no renewal succeeded within the renew deadline; exiting to start "
-          "afresh",
-          lo.ns, lo.name);
+      log::Error(
+          "lost the lease: no renewal succeeded within the renew deadline; exiting to start "
+          "afresh")
+          .Namespace(lo.ns)
+          .Str("lease", lo.name);
       return ManagerExit::kLostLease;
     case LeaderExit::kStartFailed:
-      spdlog::error("could not start leading; released the lease {}/{}; exiting", lo.ns, lo.name);
+      log::Error("could not start leading; released the lease; exiting")
+          .Namespace(lo.ns)
+          .Str("lease", lo.name);
       return ManagerExit::kStartFailed;
     default:
       return ManagerExit::kStopped;

@@ -1,9 +1,8 @@
 #include "reconciler/sandbox_reconciler.h"
 
-#include <spdlog/spdlog.h>
-
 #include <boost/json.hpp>
 
+#include "common/log.h"
 #include "domain/decision.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
@@ -59,6 +58,59 @@ std::optional<int64_t> GenerationOf(const std::string& body) {
 // that landed, and both are resolved by reading the object.
 bool DefiniteRefusal(const kube::ApiResponse& r) {
   return r.status >= 400 && r.status < 500 && r.status != 409 && r.status != 429;
+}
+
+// The sandbox's admitted fence generation (its annotation) and the fence's
+// generation as last observed: what a fence-stale transition moved between.
+struct FenceGenerations {
+  std::optional<int64_t> from, to;
+};
+
+FenceGenerations FenceOf(const domain::Snapshot& o) {
+  std::optional<int64_t> to;
+  if (o.workload_fence.present) to = o.workload_fence.generation;
+  return {o.sandbox.fence_generation, to};
+}
+
+// As the journal last observed the sandbox (what its intent was decided on).
+FenceGenerations FenceOf(const domain::JournalState& s, const std::string& uid) {
+  const auto it = s.sandboxes.find(uid);
+  if (it == s.sandboxes.end() || !it->second.observation) return {};
+  return FenceOf(*it->second.observation);
+}
+
+const char* ToString(ReconcileResult::Next next) {
+  switch (next) {
+    case ReconcileResult::Next::kDone:
+      return "done";
+    case ReconcileResult::Next::kRetry:
+      return "retry";
+    case ReconcileResult::Next::kAfter:
+      return "after";
+  }
+  return "?";
+}
+
+// One record per settled intent; an applied one is its transition's one warning.
+void LogSettled(const IntentRecord& intent, const SuspendOutcome& outcome,
+                const FenceGenerations& fence) {
+  const bool applied = outcome.outcome == Outcome::kApplied;
+  const bool failed = outcome.outcome == Outcome::kFailed;
+  log::Entry e(applied  ? log::Level::kWarn
+               : failed ? log::Level::kError
+                        : log::Level::kInfo,
+               applied  ? "fail-closed: suspended sandbox"
+               : failed ? "suspend refused; will retry"
+                        : "suspend not applied");
+  e.Namespace(intent.ns)
+      .Sandbox(intent.name)
+      .Uid(intent.uid)
+      .Reason(domain::ToString(intent.intent.reason))
+      .Seq(intent.seq)
+      .Int(log::key::kFenceFrom, fence.from)
+      .Int(log::key::kFenceTo, fence.to)
+      .Str("note", intent.intent.note);
+  if (!applied) e.Str("outcome", domain::ToString(outcome.outcome)).Str("detail", outcome.detail);
 }
 
 std::string IntentBody(const IntentRecord& i) {
@@ -133,10 +185,17 @@ std::optional<MonoTime> SandboxReconciler::WriteDeadline(const Pass& p) {
 }
 
 ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::string& name) {
+  // Every record of this pass carries the controller, this pass's id and the key.
+  const log::ReconcileScope scope("sandbox", ns, name);
   Count(&ReconcilerStats::reconciles);
-  Pass p{time_.MonotonicNow() + options_.pass_budget, std::nullopt};
+  Pass p;
+  p.deadline = time_.MonotonicNow() + options_.pass_budget;
   ReconcileResult result = Run(p, ns, name);
   if (result.next == ReconcileResult::Next::kRetry) result.retry_after_seconds = p.retry_after;
+  log::Debug("reconciled")
+      .Str("verdict", p.verdict)
+      .Str("action", p.action)
+      .Str("result", ToString(result.next));
   return result;
 }
 
@@ -149,7 +208,7 @@ kube::ApiResponse SandboxReconciler::Pass::Noted(kube::ApiResponse r) {
 ReconcileResult SandboxReconciler::Run(Pass& p, const std::string& ns, const std::string& name) {
   if (!ResolvePending(p, ns, name)) return ReconcileResult::Retry();
   if (Status s = kube::CheckObjectName(ns, name); !s.ok()) {
-    spdlog::error("skipping sandbox {}/{}: {}; nothing is sent for it", ns, name, s.message());
+    log::Error("skipping sandbox; nothing is sent for it").Error(s.message());
     return ReconcileResult::Done();
   }
   SandboxPtr sandbox = cache_.Sandbox(ns, name);
@@ -194,8 +253,7 @@ domain::Snapshot SandboxReconciler::Observe(Pass& p, const kube::ParsedSandbox& 
             ? kube::ObjectPath("", "v1", "pods", ns, object_name)
             : kube::ObjectPath("networking.k8s.io", "v1", "networkpolicies", ns, object_name);
     if (!path.ok()) {  // e.g. a hostile pod-name annotation: no such object can exist
-      spdlog::warn("sandbox {}/{}: not reading {}", ns, sb.observation.name,
-                   path.status().message());
+      log::Warn("not reading an object the sandbox names").Error(path.status().message());
       return nullptr;
     }
     kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
@@ -264,7 +322,7 @@ ReconcileResult SandboxReconciler::ForgetIfGone(Pass& p, const std::string& ns,
     const std::string why =
         live_uid.empty() ? "deleted from the cluster" : "name now belongs to uid " + live_uid;
     if (!journal_.Forget(uid, why).ok()) return ReconcileResult::Retry();
-    spdlog::info("sandbox {}/{} (uid {}) forgotten: {}", ns, name, uid, why);
+    log::Info("sandbox forgotten").Uid(uid).Str("why", why);
   }
   return ReconcileResult::Done();
 }
@@ -273,13 +331,14 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
                                                      const std::string& name,
                                                      const kube::CachedSandbox& sandbox) {
   if (!sandbox.error.empty()) {
-    spdlog::warn("skipping sandbox {}/{}: {}", ns, name, sandbox.error);
+    log::Warn("skipping sandbox").Error(sandbox.error);
     return {ReconcileResult::Done(), nullptr};  // its next change re-enqueues it
   }
   const kube::ParsedSandbox parsed = sandbox.Parsed(ns, name);
   bool ok = true;
   domain::Snapshot snap = Observe(p, parsed, /*live=*/false, &ok);
   domain::Decision decision = domain::decide(snap);
+  p.Decided(decision);
   if (NeedsLiveConfirmation(snap, decision)) {
     Count(&ReconcilerStats::confirmations);
     domain::Snapshot live = Observe(p, parsed, /*live=*/true, &ok);
@@ -288,14 +347,13 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
     domain::Decision live_decision = domain::decide(live);
     if (live_decision.action != Action::kPatchSuspend) {
       Count(&ReconcilerStats::unconfirmed);
-      spdlog::info(
-          "sandbox {}/{}: the cache said suspend ({}), the live objects do not; waiting for the "
-          "cache",
-          ns, name, decision.note);
+      log::Info("the cache said suspend, the live objects do not; waiting for the cache")
+          .Str("note", decision.note);
       return {ReconcileResult::Retry(), nullptr};
     }
     snap = std::move(live);
     decision = std::move(live_decision);
+    p.Decided(decision);
   }
   // An intent is recorded only when it can be sent at once.
   if (decision.action == Action::kPatchSuspend && !WriteDeadline(p))
@@ -306,7 +364,12 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   if (!recorded.ok())
     return {ReconcileResult::Retry(), nullptr};  // nothing durable, so nothing sent
   if (recorded->appended > 0 && decision.verdict == Verdict::kHold) {
-    spdlog::info("sandbox {}/{} held: {}", ns, name, decision.note);
+    const FenceGenerations fence = FenceOf(snap);
+    log::Info("sandbox held")
+        .Reason(domain::ToString(decision.reason))
+        .Int(log::key::kFenceFrom, fence.from)
+        .Int(log::key::kFenceTo, fence.to)
+        .Str("note", decision.note);
   }
   // A refusal that persists: the refused intent is sent again (read first,
   // so a resend that landed before a crash is found applied, not resent).
@@ -329,8 +392,9 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
   if (!path.ok()) {
     // A name the API server cannot have issued (a damaged journal): no such
     // sandbox exists, so the intent is settled without sending anything.
-    spdlog::error("journal seq {}: {}; settling it without a request", intent.seq,
-                  path.status().message());
+    log::Error("settling a journaled intent without a request")
+        .Seq(intent.seq)
+        .Error(path.status().message());
     return Settle(intent, {Outcome::kSuperseded, std::nullopt, path.status().message()}, nullptr);
   }
   bool send = send_first;
@@ -352,8 +416,9 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
                            : SuspendOutcome{Outcome::kFailed, std::nullopt, r.error.ToString()},
                       nullptr);
       }
-      spdlog::info("suspend of {}/{} (journal seq {}): result unknown ({}); reading the sandbox",
-                   intent.ns, intent.name, intent.seq, r.error.ToString());
+      log::Info("suspend result unknown; reading the sandbox")
+          .Seq(intent.seq)
+          .Error(r.error.ToString());
     }
     ReadBack rb = Read(p, intent);
     if (rb.kind == ReadBack::Kind::kUnknown)
@@ -380,8 +445,9 @@ SandboxReconciler::ReadBack SandboxReconciler::Read(Pass& p, const IntentRecord&
                     : Result<kube::ParsedSandbox>(
                           Status::IOError(r.ok() ? "not a JSON object" : r.error.ToString()));
   if (!parsed.ok()) {
-    spdlog::warn("cannot read {}/{} to settle journal seq {}: {}; will retry", intent.ns,
-                 intent.name, intent.seq, parsed.status().message());
+    log::Warn("cannot read the sandbox to settle an intent; will retry")
+        .Seq(intent.seq)
+        .Error(parsed.status().message());
     return {};
   }
   const auto& now = parsed->observation;
@@ -418,11 +484,11 @@ SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
     return {ReconcileResult::Retry(), nullptr};  // stays pending
   const std::string reason = domain::ToString(intent.intent.reason);
   if (metrics_) metrics_->Transition(reason, domain::ToString(outcome.outcome));
+  // One warning per fail-closed transition, when its suspend is known to have landed.
+  LogSettled(intent, outcome,
+             journal_.Read([&](const domain::JournalState& s) { return FenceOf(s, intent.uid); }));
   switch (outcome.outcome) {
     case Outcome::kApplied:
-      // One warning per fail-closed transition, when its suspend is known to have landed.
-      spdlog::warn("fail-closed: suspended sandbox {}/{} (reason {}: {}; journal seq {})",
-                   intent.ns, intent.name, reason, intent.intent.note, intent.seq);
       Count(&ReconcilerStats::warnings);
       Count(&ReconcilerStats::applied);
       if (events_) {
@@ -432,18 +498,12 @@ SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
       }
       return {ReconcileResult::Done(), nullptr};
     case Outcome::kFailed:
-      spdlog::error("suspend of {}/{} refused and will be retried: {} (journal seq {})", intent.ns,
-                    intent.name, outcome.detail, intent.seq);
       Count(&ReconcilerStats::failures);
       return {ReconcileResult::Retry(), nullptr};
     case Outcome::kConflict:
-      spdlog::info("suspend of {}/{} not applied: conflict ({}; journal seq {})", intent.ns,
-                   intent.name, outcome.detail, intent.seq);
       Count(&ReconcilerStats::conflicts);
       return {fresh ? ReconcileResult::Done() : ReconcileResult::Retry(), fresh};
     default:
-      spdlog::info("suspend of {}/{} not applied: {} ({}; journal seq {})", intent.ns, intent.name,
-                   domain::ToString(outcome.outcome), outcome.detail, intent.seq);
       Count(&ReconcilerStats::superseded);
       return {ReconcileResult::Done(), nullptr};
   }
@@ -456,12 +516,13 @@ Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evalu
   std::lock_guard lock(mu_);
   if (r.ok()) {
     if (r->appended && metrics_) metrics_->JournalAppend(seconds);
-    if (!journal_ok_) spdlog::info("journal {} is writable again", journal_.path());
+    if (!journal_ok_) log::Info("journal is writable again").Str("journal", journal_.path());
     journal_ok_ = true;
   } else {
     if (journal_ok_)
-      spdlog::error("journal write failed; no PATCH is sent until it is durable: {}",
-                    r.status().ToString());
+      log::Error("journal write failed; no PATCH is sent until it is durable")
+          .Str("journal", journal_.path())
+          .Error(r.status());
     journal_ok_ = false;
     if (metrics_) metrics_->JournalError();
     ++stats_.journal_errors;
@@ -479,11 +540,12 @@ Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutco
     journal_ok_ = true;
   } else {
     journal_ok_ = false;
-    spdlog::error(
-        "cannot record the outcome of journal seq {} ({}); it stays pending and is settled by "
-        "reading the "
-        "sandbox once the journal takes writes: {}",
-        seq, domain::ToString(outcome.outcome), r.status().ToString());
+    log::Error(
+        "cannot record an intent's outcome; it stays pending and is settled by reading the "
+        "sandbox once the journal takes writes")
+        .Seq(seq)
+        .Str("outcome", domain::ToString(outcome.outcome))
+        .Error(r.status());
     if (metrics_) metrics_->JournalError();
     ++stats_.journal_errors;
   }

@@ -116,6 +116,12 @@ class SandboxReconciler {
     std::optional<int64_t> retry_after;  // the longest Retry-After heard in this pass
     kube::CallOptions Call() const { return {deadline, nullptr}; }
     kube::ApiResponse Noted(kube::ApiResponse r);  // remembers its Retry-After
+    // The pass's last decision, for its debug record ("none": nothing decided).
+    std::string verdict = "none", action = "none";
+    void Decided(const domain::Decision& d) {
+      verdict = domain::ToString(d.verdict);
+      action = domain::ToString(d.action);
+    }
   };
 
   ReconcileResult Run(Pass& p, const std::string& ns, const std::string& name);

@@ -85,14 +85,17 @@ std::map<std::string, double> MemoryOf(pid_t pid) {
   return out;
 }
 
-// `run`'s health port, from its log line "serving ... on 127.0.0.1:PORT".
+// `run`'s health port, from its log record `msg="serving ... /metrics"
+// address=127.0.0.1:PORT`.
 std::optional<std::string> HealthPort(const std::string& log) {
   const std::string text = fk::testing::ReadBytes(log);
-  const auto at = text.find("/metrics on 127.0.0.1:");
-  if (at == std::string::npos) return std::nullopt;
-  size_t end = at + 22;
+  const std::string address = "address=127.0.0.1:";
+  const auto serving = text.find("/metrics\" " + address);
+  if (serving == std::string::npos) return std::nullopt;
+  const size_t at = text.find(address, serving) + address.size();
+  size_t end = at;
   while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-  return text.substr(at + 22, end - at - 22);
+  return text.substr(at, end - at);
 }
 
 struct Sample {
