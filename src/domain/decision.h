@@ -22,7 +22,7 @@ enum class Verdict {
 
 // OpenShell's own bootstrap grace (SANDBOX_RUNTIME_BOOTSTRAP_GRACE): a
 // bootstrap older than this is stale, so row 1a stops applying.
-inline constexpr int64_t kBootstrapGraceMs = 5 * 60 * 1000;
+inline constexpr int64_t kBootstrapGraceMs = int64_t{5} * 60 * 1000;
 
 enum class Reason {
   kNone,

@@ -42,6 +42,84 @@ Status CreateFile(const std::string& path) {
   return Status::Ok();
 }
 
+using SqliteHeader = std::array<unsigned char, 100>;
+
+// SQLite's 100-byte file header; a file without SQLite's magic string is
+// refused before SQLite is let near it.
+Result<SqliteHeader> ReadSqliteHeader(const std::string& path) {
+  SqliteHeader header{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::IOError("cannot read journal " + Quote(path) + ": " + std::strerror(errno));
+  in.read(reinterpret_cast<char*>(header.data()), header.size());
+  if (in.gcount() != 100 || std::memcmp(header.data(), kSqliteMagic, 16) != 0) {
+    return Status::Refused(
+        "journal " + Quote(path) +
+        " is not an SQLite database (not a fencekeeper journal); refusing to touch it");
+  }
+  return header;
+}
+
+// A header field: SQLite stores them big-endian.
+int32_t HeaderInt32(const SqliteHeader& header, size_t offset) {
+  return static_cast<int32_t>((uint32_t{header[offset]} << 24) |
+                              (uint32_t{header[offset + 1]} << 16) |
+                              (uint32_t{header[offset + 2]} << 8) | uint32_t{header[offset + 3]});
+}
+
+// A WAL-mode file with no -wal frames beside it: every committed change is in
+// the main file, so its header is the truth; and opening a WAL database, even
+// read-only, would create -wal and -shm files beside a file that may not be ours.
+bool HeaderIsTheTruth(const SqliteHeader& header, const std::string& path) {
+  const bool wal_mode = header[18] == 2 && header[19] == 2;
+  std::error_code wal_ec;
+  const bool wal_has_frames =
+      fs::exists(path + "-wal", wal_ec) && fs::file_size(path + "-wal", wal_ec) > 0;
+  return wal_mode && !wal_has_frames;
+}
+
+void ReadIdentityFromHeader(const SqliteHeader& header, FileInfo& info) {
+  info.application_id = HeaderInt32(header, 68);
+  info.user_version = HeaderInt32(header, 60);
+  const int32_t pages = HeaderInt32(header, 28);
+  info.empty = info.application_id == 0 && info.user_version == 0 && pages <= 1;
+}
+
+// Asks SQLite itself, read-only, when the header may be behind the -wal file
+// (or the file is in rollback mode, where opening it creates nothing).
+Status ReadIdentityFromDatabase(const std::string& path, FileInfo& info) {
+  try {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    info.application_id = db.execAndGet("PRAGMA application_id").getInt();
+    info.user_version = db.execAndGet("PRAGMA user_version").getInt();
+    const int objects = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
+    info.empty = objects == 0 && info.application_id == 0 && info.user_version == 0;
+  } catch (const SQLite::Exception& e) {
+    return Status::Refused("journal " + Quote(path) +
+                           " cannot be read as an SQLite database: " + e.what());
+  }
+  return Status::Ok();
+}
+
+// A non-empty database is touched only if it is fencekeeper's and not newer
+// than this binary: migrating or writing anything else could destroy it.
+Status CheckOwnership(const std::string& path, const FileInfo& info) {
+  if (info.application_id != kApplicationId) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", static_cast<uint32_t>(info.application_id));
+    return Status::Refused("journal " + Quote(path) +
+                           " is an SQLite database of another application (application_id " + hex +
+                           ", expected fencekeeper's 0x464b4a31); refusing to touch it");
+  }
+  if (info.user_version > LatestSchemaVersion()) {
+    return Status::Refused(
+        "journal " + Quote(path) + " has schema version " + std::to_string(info.user_version) +
+        ", newer than this fencekeeper knows (" + std::to_string(LatestSchemaVersion()) +
+        "); run a fencekeeper at least as new as the one that wrote it");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<FileInfo> InspectJournalFile(const std::string& path) {
@@ -57,92 +135,97 @@ Result<FileInfo> InspectJournalFile(const std::string& path) {
     info.empty = true;
     return info;
   }
-  std::array<unsigned char, 100> header{};
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-      return Status::IOError("cannot read journal " + Quote(path) + ": " + std::strerror(errno));
-    in.read(reinterpret_cast<char*>(header.data()), header.size());
-    if (in.gcount() != 100 || std::memcmp(header.data(), kSqliteMagic, 16) != 0) {
-      return Status::Refused(
-          "journal " + Quote(path) +
-          " is not an SQLite database (not a fencekeeper journal); refusing to touch it");
-    }
-  }
-  auto be32 = [&](size_t offset) {
-    return static_cast<int32_t>((uint32_t{header[offset]} << 24) |
-                                (uint32_t{header[offset + 1]} << 16) |
-                                (uint32_t{header[offset + 2]} << 8) | uint32_t{header[offset + 3]});
-  };
-  const bool wal_mode = header[18] == 2 && header[19] == 2;
-  std::error_code wal_ec;
-  const bool wal_has_frames =
-      fs::exists(path + "-wal", wal_ec) && fs::file_size(path + "-wal", wal_ec) > 0;
-  if (wal_mode && !wal_has_frames) {
-    // Every committed change is in the main file, so its header is the
-    // truth; and opening a WAL database, even read-only, would create -wal
-    // and -shm files beside a file that may not be ours.
-    info.application_id = be32(68);
-    info.user_version = be32(60);
-    const int32_t pages = be32(28);
-    info.empty = info.application_id == 0 && info.user_version == 0 && pages <= 1;
-  } else {
-    try {
-      SQLite::Database db(path, SQLite::OPEN_READONLY);
-      info.application_id = db.execAndGet("PRAGMA application_id").getInt();
-      info.user_version = db.execAndGet("PRAGMA user_version").getInt();
-      const int objects = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
-      info.empty = objects == 0 && info.application_id == 0 && info.user_version == 0;
-    } catch (const SQLite::Exception& e) {
-      return Status::Refused("journal " + Quote(path) +
-                             " cannot be read as an SQLite database: " + e.what());
-    }
+  auto header = ReadSqliteHeader(path);
+  if (!header.ok()) return header.status();
+  if (HeaderIsTheTruth(*header, path)) {
+    ReadIdentityFromHeader(*header, info);
+  } else if (Status s = ReadIdentityFromDatabase(path, info); !s.ok()) {
+    return s;
   }
   if (info.empty) return info;
-  if (info.application_id != kApplicationId) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%08x", static_cast<uint32_t>(info.application_id));
-    return Status::Refused("journal " + Quote(path) +
-                           " is an SQLite database of another application (application_id " + hex +
-                           ", expected fencekeeper's 0x464b4a31); refusing to touch it");
-  }
-  if (info.user_version > LatestSchemaVersion()) {
-    return Status::Refused(
-        "journal " + Quote(path) + " has schema version " + std::to_string(info.user_version) +
-        ", newer than this fencekeeper knows (" + std::to_string(LatestSchemaVersion()) +
-        "); run a fencekeeper at least as new as the one that wrote it");
-  }
+  if (Status s = CheckOwnership(path, info); !s.ok()) return s;
   return info;
 }
 
-Journal::Journal(std::string path, std::unique_ptr<Impl> impl)
-    : path_(std::move(path)), impl_(std::move(impl)) {}
+namespace {
 
-Journal::~Journal() = default;
-
-Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOptions options) {
-  const TimeSource* clock = options.clock ? options.clock : &RealTimeSource::Instance();
-  auto info = InspectJournalFile(path);
-  if (!info.ok()) return info.status();
-
+// Readies the file for an open as `options` asks. Read-only opens never
+// create or migrate, so they need a journal already at the latest schema; a
+// writable open creates a missing file (mode 0600) or needs write access.
+Status PrepareFile(const std::string& path, const FileInfo& info, const OpenOptions& options) {
   if (options.read_only) {
-    if (!info->exists) return Status::NotFound("journal " + Quote(path) + " does not exist");
-    if (info->empty || info->user_version < LatestSchemaVersion()) {
+    if (!info.exists) return Status::NotFound("journal " + Quote(path) + " does not exist");
+    if (info.empty || info.user_version < LatestSchemaVersion()) {
       return Status::Refused("journal " + Quote(path) + " is at schema version " +
-                             std::to_string(info->user_version) +
+                             std::to_string(info.user_version) +
                              "; run `fencekeeper migrate --journal " + path + "` first");
     }
-  } else if (!info->exists) {
+  } else if (!info.exists) {
     const fs::path parent = fs::absolute(path).parent_path();
     std::error_code ec;
     if (!fs::is_directory(parent, ec)) {
       return Status::IOError("cannot create journal " + Quote(path) + ": directory " +
                              Quote(parent.string()) + " does not exist");
     }
-    if (Status s = CreateFile(path); !s.ok()) return s;
+    return CreateFile(path);
   } else if (::access(path.c_str(), R_OK | W_OK) != 0) {
     return Status::IOError("journal " + Quote(path) + " is not writable: " + std::strerror(errno));
   }
+  return Status::Ok();
+}
+
+// Sets the connection's pragmas; SQLite failures throw SQLite::Exception.
+Status ConfigureConnection(SQLite::Database& db, const std::string& path,
+                           const OpenOptions& options) {
+  db.setBusyTimeout(options.busy_timeout_ms);
+  if (!options.read_only) {
+    if (sqlite3_db_readonly(db.getHandle(), "main") == 1) {
+      return Status::IOError("journal " + Quote(path) + " could only be opened read-only");
+    }
+    const std::string mode = db.execAndGet("PRAGMA journal_mode = WAL").getString();
+    if (mode != "wal") {
+      return Status::IOError("journal " + Quote(path) + " could not be switched to WAL mode (got " +
+                             mode + ")");
+    }
+    // FULL: a commit that recorded "intent issued" must survive power loss,
+    // not only a process crash (sqlite-journal-facts §1.1).
+    db.exec("PRAGMA synchronous = FULL");
+    db.exec("PRAGMA journal_size_limit = " + std::to_string(options.wal_size_limit_bytes));
+  }
+  db.exec("PRAGMA foreign_keys = ON");
+  if (options.max_page_count > 0) {
+    db.exec("PRAGMA max_page_count = " + std::to_string(options.max_page_count));
+  }
+  return Status::Ok();
+}
+
+// A read-only open that cannot load the state of a journal with a -wal file
+// has most likely hit ReadOnlyUri's limit (a WAL is readable only with its
+// -shm file or a writable directory): say so, and what to do.
+Status ExplainLoadFailure(const std::string& path, const OpenOptions& options, const Status& s) {
+  std::error_code ec;
+  if (options.read_only && fs::exists(path + "-wal", ec)) {
+    return Status::IOError(s.message() +
+                           " (the journal has a -wal file, which can be read only with its "
+                           "-shm file or a writable directory: copy the journal and its -wal "
+                           "somewhere writable)");
+  }
+  return s;
+}
+
+}  // namespace
+
+Journal::Journal(std::string path, std::unique_ptr<Impl> impl)
+    : path_(std::move(path)), impl_(std::move(impl)) {}
+
+Journal::~Journal() = default;
+
+Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path,
+                                               const OpenOptions& options) {
+  const TimeSource* clock = options.clock ? options.clock : &RealTimeSource::Instance();
+  auto info = InspectJournalFile(path);
+  if (!info.ok()) return info.status();
+  if (Status s = PrepareFile(path, *info, options); !s.ok()) return s;
 
   std::unique_ptr<Impl> impl;
   try {
@@ -151,26 +234,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
                ? std::make_unique<Impl>(ReadOnlyUri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
                                         options.vfs, clock)
                : std::make_unique<Impl>(path, SQLite::OPEN_READWRITE, options.vfs, clock);
-    auto& db = impl->db;
-    db.setBusyTimeout(options.busy_timeout_ms);
-    if (!options.read_only) {
-      if (sqlite3_db_readonly(db.getHandle(), "main") == 1) {
-        return Status::IOError("journal " + Quote(path) + " could only be opened read-only");
-      }
-      const std::string mode = db.execAndGet("PRAGMA journal_mode = WAL").getString();
-      if (mode != "wal") {
-        return Status::IOError("journal " + Quote(path) +
-                               " could not be switched to WAL mode (got " + mode + ")");
-      }
-      // FULL: a commit that recorded "intent issued" must survive power loss,
-      // not only a process crash (sqlite-journal-facts §1.1).
-      db.exec("PRAGMA synchronous = FULL");
-      db.exec("PRAGMA journal_size_limit = " + std::to_string(options.wal_size_limit_bytes));
-    }
-    db.exec("PRAGMA foreign_keys = ON");
-    if (options.max_page_count > 0) {
-      db.exec("PRAGMA max_page_count = " + std::to_string(options.max_page_count));
-    }
+    if (Status s = ConfigureConnection(impl->db, path, options); !s.ok()) return s;
   } catch (const SQLite::Exception& e) {
     return FromSqlite("cannot open journal " + Quote(path), e);
   }
@@ -188,88 +252,107 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path, OpenOpti
   } catch (const SQLite::Exception& e) {
     return FromSqlite("journal " + Quote(path), e);
   }
-  if (Status s = journal->LoadState(); !s.ok()) {
-    std::error_code ec;
-    if (options.read_only && fs::exists(path + "-wal", ec)) {
-      // ReadOnlyUri's limit: a WAL is readable only with its -shm or a writable directory.
-      return Status::IOError(s.message() +
-                             " (the journal has a -wal file, which can be read only with its "
-                             "-shm file or a writable directory: copy the journal and its -wal "
-                             "somewhere writable)");
-    }
-    return s;
-  }
+  if (Status s = journal->LoadState(); !s.ok()) return ExplainLoadFailure(path, options, s);
   return journal;
 }
+
+namespace {
+
+FenceRecord FenceRow(SQLite::Statement& row) {
+  FenceRecord r;
+  r.ns = row.getColumn(0).getString();
+  r.policy = row.getColumn(1).getString();
+  r.observation = {row.getColumn(2).getInt() != 0, row.getColumn(3).getString(),
+                   row.getColumn(4).getInt64(), row.getColumn(5).getInt() != 0};
+  r.seq = row.getColumn(6).getInt64();
+  r.updated_at = row.getColumn(7).getString();
+  return r;
+}
+
+void LoadFences(SQLite::Database& db, JournalState& state) {
+  SQLite::Statement fences(db,
+                           "SELECT namespace, policy, present, policy_uid, generation, intact, "
+                           "seq, updated_at FROM fence_projection");
+  while (fences.executeStep()) {
+    FenceRecord r = FenceRow(fences);
+    state.fences[{r.ns, r.policy}] = r;
+  }
+}
+
+constexpr const char* kSandboxProjection =
+    "SELECT sandbox_uid, namespace, name, observation, observation_seq, "
+    "decision, decision_seq, pending_intent_seq, applied_generation, "
+    "updated_at, refused_intent_seq FROM sandbox_projection";
+constexpr int kRefusedIntentColumn = 10;
+
+// Decodes column `col` of sandbox `uid`'s row, a JSON text or NULL, into `out`.
+template <class T>
+Status DecodeColumn(SQLite::Statement& row, int col, const std::string& uid,
+                    Result<T> (*decode)(std::string_view), std::optional<T>& out) {
+  if (row.getColumn(col).isNull()) return Status::Ok();
+  auto decoded = decode(row.getColumn(col).getString());
+  if (!decoded.ok())
+    return Status::Corruption("sandbox_projection " + uid + ": " + decoded.status().message());
+  out = std::move(*decoded);
+  return Status::Ok();
+}
+
+// A sandbox_projection row, all but its refused intent (which lives in the
+// events table). A row whose JSON does not decode is corruption.
+Result<SandboxRecord> SandboxRow(SQLite::Statement& row) {
+  SandboxRecord r;
+  r.uid = row.getColumn(0).getString();
+  r.ns = row.getColumn(1).getString();
+  r.name = row.getColumn(2).getString();
+  if (Status s = DecodeColumn(row, 3, r.uid, &DecodeSnapshot, r.observation); !s.ok()) return s;
+  r.observation_seq = row.getColumn(4).getInt64();
+  if (Status s = DecodeColumn(row, 5, r.uid, &DecodeDecision, r.decision); !s.ok()) return s;
+  r.decision_seq = row.getColumn(6).getInt64();
+  if (!row.getColumn(7).isNull()) r.history.pending_intent_seq = row.getColumn(7).getInt64();
+  if (!row.getColumn(8).isNull()) r.history.applied_generation = row.getColumn(8).getInt64();
+  r.updated_at = row.getColumn(9).getString();
+  return r;
+}
+
+// The visitor of event `seq`, which sandbox `uid`'s projection names as its
+// pending intent: it puts that intent into `state`, and calls any other kind
+// of event there corruption.
+std::function<Status(const Event&)> PendingIntentLoader(JournalState& state, const std::string& uid,
+                                                        int64_t seq) {
+  return [&state, &uid, seq](const Event& e) {
+    if (const auto* intent = std::get_if<SuspendIntent>(&e.body)) {
+      state.pending_intents[seq] = IntentRecord{seq, e.ns, e.name, e.uid, *intent};
+      return Status::Ok();
+    }
+    return Status::Corruption("sandbox_projection " + uid + " names seq " + std::to_string(seq) +
+                              " as its pending intent, but that event is a " + ToString(e.kind()));
+  };
+}
+
+}  // namespace
 
 Status Journal::LoadState() {
   std::lock_guard db_lock(db_mu_);
   JournalState state;
   try {
     auto& db = impl_->db;
-    SQLite::Statement fences(
-        db,
-        "SELECT namespace, policy, present, policy_uid, generation, intact, seq, "
-        "updated_at FROM fence_projection");
-    while (fences.executeStep()) {
-      FenceRecord r;
-      r.ns = fences.getColumn(0).getString();
-      r.policy = fences.getColumn(1).getString();
-      r.observation = {fences.getColumn(2).getInt() != 0, fences.getColumn(3).getString(),
-                       fences.getColumn(4).getInt64(), fences.getColumn(5).getInt() != 0};
-      r.seq = fences.getColumn(6).getInt64();
-      r.updated_at = fences.getColumn(7).getString();
-      state.fences[{r.ns, r.policy}] = r;
-    }
-    SQLite::Statement sandboxes(
-        db,
-        "SELECT sandbox_uid, namespace, name, observation, observation_seq, "
-        "decision, decision_seq, pending_intent_seq, applied_generation, "
-        "updated_at, refused_intent_seq FROM sandbox_projection");
+    LoadFences(db, state);
+    SQLite::Statement sandboxes(db, kSandboxProjection);
     while (sandboxes.executeStep()) {
-      SandboxRecord r;
-      r.uid = sandboxes.getColumn(0).getString();
-      r.ns = sandboxes.getColumn(1).getString();
-      r.name = sandboxes.getColumn(2).getString();
-      if (!sandboxes.getColumn(3).isNull()) {
-        auto snap = DecodeSnapshot(sandboxes.getColumn(3).getString());
-        if (!snap.ok())
-          return Status::Corruption("sandbox_projection " + r.uid + ": " + snap.status().message());
-        r.observation = *snap;
-      }
-      r.observation_seq = sandboxes.getColumn(4).getInt64();
-      if (!sandboxes.getColumn(5).isNull()) {
-        auto d = DecodeDecision(sandboxes.getColumn(5).getString());
-        if (!d.ok())
-          return Status::Corruption("sandbox_projection " + r.uid + ": " + d.status().message());
-        r.decision = *d;
-      }
-      r.decision_seq = sandboxes.getColumn(6).getInt64();
-      if (!sandboxes.getColumn(7).isNull())
-        r.history.pending_intent_seq = sandboxes.getColumn(7).getInt64();
-      if (!sandboxes.getColumn(8).isNull())
-        r.history.applied_generation = sandboxes.getColumn(8).getInt64();
-      r.updated_at = sandboxes.getColumn(9).getString();
-      if (!sandboxes.getColumn(10).isNull()) {
-        auto refused = LoadRefused(sandboxes.getColumn(10).getInt64());
+      auto r = SandboxRow(sandboxes);
+      if (!r.ok()) return r.status();
+      if (const auto& column = sandboxes.getColumn(kRefusedIntentColumn); !column.isNull()) {
+        auto refused = LoadRefused(column.getInt64());
         if (!refused.ok()) return refused.status();
-        r.refused = *refused;
+        r->refused = *refused;
       }
-      state.sandboxes[r.uid] = r;
+      state.sandboxes[r->uid] = *r;
     }
     for (const auto& [uid, r] : state.sandboxes) {
       if (!r.history.pending_intent_seq) continue;
       const int64_t seq = *r.history.pending_intent_seq;
-      Status s = ForEachEventLocked(seq, seq, [&](const Event& e) {
-        if (const auto* intent = std::get_if<SuspendIntent>(&e.body)) {
-          state.pending_intents[seq] = IntentRecord{seq, e.ns, e.name, e.uid, *intent};
-          return Status::Ok();
-        }
-        return Status::Corruption(
-            "sandbox_projection " + uid + " names seq " + std::to_string(seq) +
-            " as its pending intent, but that event is a " + ToString(e.kind()));
-      });
-      if (!s.ok()) return s;
+      if (Status s = ForEachEventLocked(seq, seq, PendingIntentLoader(state, uid, seq)); !s.ok())
+        return s;
     }
     state.last_seq = db.execAndGet("SELECT COALESCE(max(seq), 0) FROM events").getInt64();
   } catch (const SQLite::Exception& e) {

@@ -95,7 +95,8 @@ class Journal {
  public:
   // Creates (mode 0600) and migrates a missing or empty file, upgrades an older
   // journal, and refuses anything else with a message naming the file.
-  static Result<std::unique_ptr<Journal>> Open(const std::string& path, OpenOptions options = {});
+  static Result<std::unique_ptr<Journal>> Open(const std::string& path,
+                                               const OpenOptions& options = {});
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;

@@ -75,115 +75,155 @@ std::optional<std::string> DecodeBase64(const std::string& text) {
   return out;
 }
 
-Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context_name) {
-  auto text = ReadWholeFile(path, "kubeconfig");
-  if (!text.ok()) return text.status();
-  const std::string where = "kubeconfig '" + path + "'";
+namespace {
+
+// A kubeconfig being read: how messages name it, and the directory its
+// relative file paths are relative to (as kubectl resolves them).
+struct KubeconfigFile {
+  std::string where;
+  fs::path dir;
+
+  std::string Resolve(const std::string& p) const {
+    return fs::path(p).is_absolute() ? p : (dir / p).string();
+  }
+
+  // `<key>-data` (inline base64) wins over `<key>` (a file name), as in
+  // client-go; with neither, `out` is left as it is.
+  Status DataOrFile(const YAML::Node& node, const std::string& key, const std::string& field,
+                    std::string* out) const {
+    if (node[key + "-data"]) {
+      auto decoded = DecodeBase64(node[key + "-data"].as<std::string>());
+      if (!decoded)
+        return Status::InvalidArgument(where + ": " + field + "-data is not valid base64");
+      *out = *decoded;
+    } else if (node[key]) {
+      auto content = ReadWholeFile(Resolve(node[key].as<std::string>()), where + ": " + field);
+      if (!content.ok()) return content.status();
+      *out = *content;
+    }
+    return Status::Ok();
+  }
+};
+
+Result<YAML::Node> ParseKubeconfig(const std::string& text, const std::string& where) {
   YAML::Node root;
   try {
-    root = YAML::Load(*text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(where + " is not valid YAML: " + e.what());
   }
   if (!root || !root.IsMap()) return Status::InvalidArgument(where + " is not a YAML mapping");
-  const fs::path base = fs::path(path).parent_path();
-  auto resolve = [&](const std::string& p) {
-    return fs::path(p).is_absolute() ? p : (base / p).string();
-  };
+  return root;
+}
 
+// The context asked for, or else the file's current-context.
+Result<std::string> ContextName(const YAML::Node& root, const std::string& where,
+                                const std::string& requested) {
+  if (!requested.empty()) return requested;
+  if (!root["current-context"] || root["current-context"].as<std::string>().empty()) {
+    return Status::InvalidArgument(
+        where + ": no current-context is set and no --context was given (contexts: " +
+        Names(root["contexts"]) + ")");
+  }
+  return root["current-context"].as<std::string>();
+}
+
+// The server, its TLS settings and CA of cluster `name` (named by context `ctx`).
+Status ReadCluster(const YAML::Node& root, const KubeconfigFile& file, const std::string& ctx,
+                   const std::string& name, ClusterConfig& cfg) {
+  const std::string& where = file.where;
+  const std::optional<YAML::Node> cluster = Named(root["clusters"], name);
+  if (!cluster || !(*cluster)["cluster"]) {
+    return Status::InvalidArgument(where + ": cluster '" + name + "' (of context '" + ctx +
+                                   "') not found (clusters: " + Names(root["clusters"]) + ")");
+  }
+  const YAML::Node cl = (*cluster)["cluster"];
+  if (!cl["server"] || cl["server"].as<std::string>().empty()) {
+    return Status::InvalidArgument(where + ": clusters[" + name + "].cluster.server is missing");
+  }
+  cfg.server = cl["server"].as<std::string>();
+  if (cfg.server.rfind("http://", 0) != 0 && cfg.server.rfind("https://", 0) != 0) {
+    return Status::InvalidArgument(where + ": clusters[" + name + "].cluster.server '" +
+                                   cfg.server + "' must start with http:// or https://");
+  }
+  if (cl["insecure-skip-tls-verify"])
+    cfg.insecure_skip_tls_verify = cl["insecure-skip-tls-verify"].as<bool>();
+  if (cl["tls-server-name"]) cfg.tls_server_name = cl["tls-server-name"].as<std::string>();
+  return file.DataOrFile(cl, "certificate-authority",
+                         "clusters[" + name + "].cluster.certificate-authority", &cfg.ca_pem);
+}
+
+// A user's credentials: a token, a token file (read once now, so a missing
+// file is an error at start-up) or a client certificate and key. exec and
+// auth-provider plugins are refused rather than silently ignored.
+Status ReadCredentials(const YAML::Node& u, const KubeconfigFile& file, const std::string& field,
+                       ClusterConfig& cfg) {
+  const std::string& where = file.where;
+  if (u["token"]) cfg.token = u["token"].as<std::string>();
+  if (u["tokenFile"]) {
+    cfg.token_file = file.Resolve(u["tokenFile"].as<std::string>());
+    auto t = ReadWholeFile(cfg.token_file, where + ": " + field + "tokenFile");
+    if (!t.ok()) return t.status();
+  }
+  if (Status s = file.DataOrFile(u, "client-certificate", field + "client-certificate",
+                                 &cfg.client_cert_pem);
+      !s.ok())
+    return s;
+  if (Status s = file.DataOrFile(u, "client-key", field + "client-key", &cfg.client_key_pem);
+      !s.ok())
+    return s;
+  if (cfg.client_cert_pem.empty() != cfg.client_key_pem.empty()) {
+    return Status::InvalidArgument(where + ": " + field +
+                                   "client-certificate and client-key must be given together");
+  }
+  if (u["exec"] || u["auth-provider"]) {
+    return Status::InvalidArgument(where + ": " + field +
+                                   "exec and auth-provider credentials are not supported; "
+                                   "use a token, tokenFile or client certificate");
+  }
+  return Status::Ok();
+}
+
+// User `name` (named by context `ctx`); a user entry without a mapping has no credentials.
+Status ReadUser(const YAML::Node& root, const KubeconfigFile& file, const std::string& ctx,
+                const std::string& name, ClusterConfig& cfg) {
+  const std::optional<YAML::Node> user = Named(root["users"], name);
+  if (!user) {
+    return Status::InvalidArgument(file.where + ": user '" + name + "' (of context '" + ctx +
+                                   "') not found (users: " + Names(root["users"]) + ")");
+  }
+  const YAML::Node u = (*user)["user"];
+  if (!u || !u.IsMap()) return Status::Ok();
+  return ReadCredentials(u, file, "users[" + name + "].user.", cfg);
+}
+
+}  // namespace
+
+Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context_name) {
+  auto text = ReadWholeFile(path, "kubeconfig");
+  if (!text.ok()) return text.status();
+  const KubeconfigFile file{"kubeconfig '" + path + "'", fs::path(path).parent_path()};
+  const std::string& where = file.where;
+  auto root = ParseKubeconfig(*text, where);
+  if (!root.ok()) return root.status();
   try {
-    std::string ctx = context_name;
-    if (ctx.empty()) {
-      if (!root["current-context"] || root["current-context"].as<std::string>().empty()) {
-        return Status::InvalidArgument(
-            where + ": no current-context is set and no --context was given (contexts: " +
-            Names(root["contexts"]) + ")");
-      }
-      ctx = root["current-context"].as<std::string>();
-    }
-    const std::optional<YAML::Node> context = Named(root["contexts"], ctx);
+    auto ctx = ContextName(*root, where, context_name);
+    if (!ctx.ok()) return ctx.status();
+    const std::optional<YAML::Node> context = Named((*root)["contexts"], *ctx);
     if (!context) {
-      return Status::InvalidArgument(where + ": context '" + ctx +
-                                     "' not found (contexts: " + Names(root["contexts"]) + ")");
+      return Status::InvalidArgument(where + ": context '" + *ctx +
+                                     "' not found (contexts: " + Names((*root)["contexts"]) + ")");
     }
     const YAML::Node c = (*context)["context"];
     if (!c || !c["cluster"])
-      return Status::InvalidArgument(where + ": contexts[" + ctx + "].context.cluster is missing");
-    const std::string cluster_name = c["cluster"].as<std::string>();
-    const std::optional<YAML::Node> cluster = Named(root["clusters"], cluster_name);
-    if (!cluster || !(*cluster)["cluster"]) {
-      return Status::InvalidArgument(where + ": cluster '" + cluster_name + "' (of context '" +
-                                     ctx + "') not found (clusters: " + Names(root["clusters"]) +
-                                     ")");
-    }
-    const YAML::Node cl = (*cluster)["cluster"];
+      return Status::InvalidArgument(where + ": contexts[" + *ctx + "].context.cluster is missing");
     ClusterConfig cfg;
-    cfg.source = where + " (context " + ctx + ")";
-    if (!cl["server"] || cl["server"].as<std::string>().empty()) {
-      return Status::InvalidArgument(where + ": clusters[" + cluster_name +
-                                     "].cluster.server is missing");
-    }
-    cfg.server = cl["server"].as<std::string>();
-    if (cfg.server.rfind("http://", 0) != 0 && cfg.server.rfind("https://", 0) != 0) {
-      return Status::InvalidArgument(where + ": clusters[" + cluster_name + "].cluster.server '" +
-                                     cfg.server + "' must start with http:// or https://");
-    }
-    if (cl["insecure-skip-tls-verify"])
-      cfg.insecure_skip_tls_verify = cl["insecure-skip-tls-verify"].as<bool>();
-    if (cl["tls-server-name"]) cfg.tls_server_name = cl["tls-server-name"].as<std::string>();
-    auto data_or_file = [&](const YAML::Node& node, const std::string& key,
-                            const std::string& field, std::string* out) -> Status {
-      if (node[key + "-data"]) {
-        auto decoded = DecodeBase64(node[key + "-data"].as<std::string>());
-        if (!decoded)
-          return Status::InvalidArgument(where + ": " + field + "-data is not valid base64");
-        *out = *decoded;
-      } else if (node[key]) {
-        auto content = ReadWholeFile(resolve(node[key].as<std::string>()), where + ": " + field);
-        if (!content.ok()) return content.status();
-        *out = *content;
-      }
-      return Status::Ok();
-    };
-    if (Status s = data_or_file(cl, "certificate-authority",
-                                "clusters[" + cluster_name + "].cluster.certificate-authority",
-                                &cfg.ca_pem);
-        !s.ok())
+    cfg.source = where + " (context " + *ctx + ")";
+    if (Status s = ReadCluster(*root, file, *ctx, c["cluster"].as<std::string>(), cfg); !s.ok())
       return s;
-
     if (c["user"]) {
-      const std::string user_name = c["user"].as<std::string>();
-      const std::optional<YAML::Node> user = Named(root["users"], user_name);
-      if (!user) {
-        return Status::InvalidArgument(where + ": user '" + user_name + "' (of context '" + ctx +
-                                       "') not found (users: " + Names(root["users"]) + ")");
-      }
-      const YAML::Node u = (*user)["user"];
-      const std::string field = "users[" + user_name + "].user.";
-      if (u && u.IsMap()) {
-        if (u["token"]) cfg.token = u["token"].as<std::string>();
-        if (u["tokenFile"]) {
-          cfg.token_file = resolve(u["tokenFile"].as<std::string>());
-          auto t = ReadWholeFile(cfg.token_file, where + ": " + field + "tokenFile");
-          if (!t.ok()) return t.status();
-        }
-        if (Status s = data_or_file(u, "client-certificate", field + "client-certificate",
-                                    &cfg.client_cert_pem);
-            !s.ok())
-          return s;
-        if (Status s = data_or_file(u, "client-key", field + "client-key", &cfg.client_key_pem);
-            !s.ok())
-          return s;
-        if (cfg.client_cert_pem.empty() != cfg.client_key_pem.empty()) {
-          return Status::InvalidArgument(
-              where + ": " + field + "client-certificate and client-key must be given together");
-        }
-        if (u["exec"] || u["auth-provider"]) {
-          return Status::InvalidArgument(where + ": " + field +
-                                         "exec and auth-provider credentials are not supported; "
-                                         "use a token, tokenFile or client certificate");
-        }
-      }
+      if (Status s = ReadUser(*root, file, *ctx, c["user"].as<std::string>(), cfg); !s.ok())
+        return s;
     }
     if (c["namespace"]) cfg.default_namespace = c["namespace"].as<std::string>();
     return cfg;

@@ -154,8 +154,8 @@ Result<JsonDoc> ParseJson(std::string_view text, std::string_view what, int enve
   try {
     auto doc = std::make_shared<ParsedJson>();
     TreeSink sink(json::storage_ptr(&doc->arena));
-    const std::string error =
-        ReadJson(text, sink, static_cast<size_t>(kMaxObjectDepth + envelope_levels));
+    const std::string error = ReadJson(
+        text, sink, static_cast<size_t>(kMaxObjectDepth) + static_cast<size_t>(envelope_levels));
     if (!error.empty())
       return Status::InvalidArgument(std::string(what) + " cannot be decoded: " + error);
     doc->value = sink.Release();  // the same storage: moved, not copied
@@ -247,73 +247,116 @@ bool DeeperThan(const json::value& v, int levels) {
   return false;
 }
 
-std::optional<ItemsLayout> ScanListItems(std::string_view body) {
-  ItemsLayout out;
-  int depth = 0;
-  bool in_string = false, escaped = false, expect_key = false, key_string = false;
-  bool in_items = false, found = false;
-  size_t string_start = 0, item_start = std::string_view::npos;
-  std::string_view key;
-  auto end_item = [&](size_t at) {
-    if (item_start == std::string_view::npos) return;
-    size_t end = at;
-    while (end > item_start && std::isspace(static_cast<unsigned char>(body[end - 1]))) --end;
-    out.items.push_back(body.substr(item_start, end - item_start));
-    item_start = std::string_view::npos;
-  };
-  for (size_t i = 0; i < body.size(); ++i) {
-    const char c = body[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-        if (key_string) key = body.substr(string_start + 1, i - string_start - 1);
+namespace {
+
+// ScanListItems' single pass: a tokenizer that tracks strings, nesting and
+// the top-level keys, just enough to find the "items" array and where each
+// of its elements begins and ends.
+class ItemsScanner {
+ public:
+  explicit ItemsScanner(std::string_view body) : body_(body) {}
+
+  std::optional<ItemsLayout> Scan() && {
+    for (size_t i = 0; i < body_.size(); ++i) {
+      if (in_string_) {
+        StringByte(i);
+      } else if (!std::isspace(static_cast<unsigned char>(body_[i])) && !Token(i)) {
+        return std::nullopt;
       }
-      continue;
     }
-    if (std::isspace(static_cast<unsigned char>(c))) continue;
-    if (in_items && depth == 2 && item_start == std::string_view::npos && c != ',' && c != ']')
-      item_start = i;
-    switch (c) {
-      case '"':
-        in_string = true;
-        string_start = i;
-        key_string = depth == 1 && expect_key;
-        break;
-      case '{':
-      case '[':
-        if (c == '[' && depth == 1 && !expect_key && key == "items" && !found) {
-          in_items = found = true;
-          out.items_begin = i;
-        }
-        ++depth;
-        expect_key = c == '{' && depth == 1;
-        break;
-      case '}':
-      case ']':
-        if (--depth < 0) return std::nullopt;
-        if (in_items && depth == 1) {
-          end_item(i);
-          in_items = false;
-          out.items_end = i + 1;
-        }
-        break;
-      case ',':
-        if (depth == 1) expect_key = true;
-        if (in_items && depth == 2) end_item(i);
-        break;
-      case ':':
-        if (depth == 1) expect_key = false;
-        break;
-      default:
-        break;
+    if (depth_ != 0 || in_string_ || !found_ || in_items_) return std::nullopt;
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr size_t kNone = std::string_view::npos;
+
+  // Inside a string only its closing quote matters; a top-level key is kept
+  // so that the array after `"items":` can be recognised.
+  void StringByte(size_t i) {
+    const char c = body_[i];
+    if (escaped_) {
+      escaped_ = false;
+    } else if (c == '\\') {
+      escaped_ = true;
+    } else if (c == '"') {
+      in_string_ = false;
+      if (key_string_) key_ = body_.substr(string_start_ + 1, i - string_start_ - 1);
     }
   }
-  if (depth != 0 || in_string || !found || in_items) return std::nullopt;
-  return out;
+
+  // A byte outside strings, not whitespace. False when a bracket closes more
+  // than was opened.
+  bool Token(size_t i) {
+    const char c = body_[i];
+    if (in_items_ && depth_ == 2 && item_start_ == kNone && c != ',' && c != ']') item_start_ = i;
+    switch (c) {
+      case '"':
+        in_string_ = true;
+        string_start_ = i;
+        key_string_ = depth_ == 1 && expect_key_;
+        return true;
+      case '{':
+      case '[':
+        Open(i, c);
+        return true;
+      case '}':
+      case ']':
+        return Close(i);
+      case ',':
+        if (depth_ == 1) expect_key_ = true;
+        if (in_items_ && depth_ == 2) EndItem(i);
+        return true;
+      case ':':
+        if (depth_ == 1) expect_key_ = false;
+        return true;
+      default:
+        return true;
+    }
+  }
+
+  void Open(size_t i, char c) {
+    // Only the first "items" of the top-level object counts.
+    if (c == '[' && depth_ == 1 && !expect_key_ && key_ == "items" && !found_) {
+      in_items_ = found_ = true;
+      out_.items_begin = i;
+    }
+    ++depth_;
+    expect_key_ = c == '{' && depth_ == 1;
+  }
+
+  bool Close(size_t i) {
+    if (--depth_ < 0) return false;
+    if (in_items_ && depth_ == 1) {
+      EndItem(i);
+      in_items_ = false;
+      out_.items_end = i + 1;
+    }
+    return true;
+  }
+
+  // The element being read ends before `at`, less trailing whitespace.
+  void EndItem(size_t at) {
+    if (item_start_ == kNone) return;
+    size_t end = at;
+    while (end > item_start_ && std::isspace(static_cast<unsigned char>(body_[end - 1]))) --end;
+    out_.items.push_back(body_.substr(item_start_, end - item_start_));
+    item_start_ = kNone;
+  }
+
+  const std::string_view body_;
+  ItemsLayout out_;
+  int depth_ = 0;
+  bool in_string_ = false, escaped_ = false, expect_key_ = false, key_string_ = false;
+  bool in_items_ = false, found_ = false;
+  size_t string_start_ = 0, item_start_ = kNone;
+  std::string_view key_;
+};
+
+}  // namespace
+
+std::optional<ItemsLayout> ScanListItems(std::string_view body) {
+  return ItemsScanner(body).Scan();
 }
 
 Result<ListPage> DecodeListPage(std::string_view body, const Transform& transform) {

@@ -101,7 +101,7 @@ InformerCache::InformerCache(kube::ApiClient& client, const CacheScope& scope) {
   }
 }
 
-void InformerCache::Subscribe(Handler handler) {
+void InformerCache::Subscribe(const Handler& handler) {
   for (size_t i = 0; i < informers_.size(); ++i) {
     const auto kind = static_cast<CacheKind>(i % 3);
     informers_[i]->Subscribe(

@@ -90,7 +90,7 @@ class InformerCache final : public ClusterCache {
 
   InformerCache(kube::ApiClient& client, const CacheScope& scope);
   // Register before Start: hears every change of every cached object.
-  void Subscribe(Handler handler);
+  void Subscribe(const Handler& handler);
   void Start();
   void Stop();
 
