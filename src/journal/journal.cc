@@ -188,7 +188,7 @@ Status ConfigureConnection(SQLite::Database& db, const std::string& path,
                              mode + ")");
     }
     // FULL: a commit that recorded "intent issued" must survive power loss,
-    // not only a process crash (sqlite-journal-facts §1.1).
+    // not only a process crash (docs/design.md#append-only-intent-before-effect).
     db.exec("PRAGMA synchronous = FULL");
     db.exec("PRAGMA journal_size_limit = " + std::to_string(options.wal_size_limit_bytes));
   }
