@@ -4,6 +4,8 @@
 // the HTTP server's request handling called in-process (sim/handler.h).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <boost/json.hpp>
 
 #include "sim/handler.h"
@@ -121,6 +123,20 @@ TEST_F(StoreTest, CreateSetsIdentityGenerationOneAndDropsStatus) {
       o.object.as_object().contains("status"));  // status subresource: POSTed status is dropped
   EXPECT_EQ(CreateSandbox("a").failure->code, 409);
   EXPECT_EQ(CreateSandbox("a").failure->reason, "AlreadyExists");
+}
+
+// replay shows the first 8 characters of a UID: they must tell objects apart,
+// as they do for a real API server's random UIDs.
+TEST_F(StoreTest, UidsAreUniqueAndDifferInTheirFirstEightCharacters) {
+  std::set<std::string> uids, heads;
+  for (int i = 0; i < 200; ++i) {
+    const std::string uid(
+        CreateSandbox("sb-" + std::to_string(i)).object.at("metadata").at("uid").as_string());
+    uids.insert(uid);
+    heads.insert(uid.substr(0, 8));
+  }
+  EXPECT_EQ(uids.size(), 200u);
+  EXPECT_EQ(heads.size(), 200u);
 }
 
 TEST_F(StoreTest, GenerationMovesOnlyWithSpecAndResourceVersionWithEveryChange) {

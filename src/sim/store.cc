@@ -58,10 +58,18 @@ bool Store::Key::operator<(const Key& o) const {
 Store::Store(const TimeSource& clock, size_t history_limit)
     : clock_(clock), history_limit_(history_limit), uid_prefix_(std::random_device{}()) {}
 
+// Unique by the counter in the last group; the first group is a hash of it,
+// so UIDs differ from their first characters on, as random v4 UIDs from a
+// real API server do (replay shows the first 8).
 std::string Store::NewUid() {
+  const uint64_t n = ++uid_counter_;
+  uint32_t head = uid_prefix_ ^ static_cast<uint32_t>(n * 0x9E3779B97F4A7C15ULL >> 32);
+  head ^= head >> 16;
+  head *= 0x85EBCA6BU;
+  head ^= head >> 13;
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%08x-5e3d-4000-8000-%012llx", uid_prefix_,
-                static_cast<unsigned long long>(++uid_counter_));
+  std::snprintf(buf, sizeof buf, "%08x-5e3d-4000-8000-%012llx", head,
+                static_cast<unsigned long long>(n));
   return buf;
 }
 
