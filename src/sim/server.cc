@@ -14,6 +14,8 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <charconv>
+#include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <fstream>
 #include <map>
@@ -125,7 +127,7 @@ struct Cleanup {
 };
 
 struct WatchState : std::enable_shared_from_this<WatchState> {
-  explicit WatchState(net::any_io_executor ex) : timer(ex) {}
+  explicit WatchState(const net::any_io_executor& ex) : timer(ex) {}
   std::mutex mu;
   std::deque<std::string> lines;
   net::steady_timer timer;
@@ -316,7 +318,7 @@ struct Server::Impl {
     beast::flat_buffer buffer;
     for (;;) {
       http::request_parser<http::string_body> parser;
-      parser.body_limit(64 * 1024 * 1024);
+      parser.body_limit(std::uint64_t{64} * 1024 * 1024);
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(300));
       boost::system::error_code ec;
       co_await http::async_read(stream, buffer, parser, net::redirect_error(kUse, ec));
@@ -364,7 +366,17 @@ Server::Server(Simulator& sim, ServerOptions options)
   impl_->token = impl_->options.bearer_token;
 }
 
-Server::~Server() { Stop(); }
+// Stop() joins the io thread, which cannot fail for our own running thread;
+// should it throw all the same, say so rather than terminate the process.
+Server::~Server() {
+  try {
+    Stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fencekeeper sim: stopping the server failed: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "fencekeeper sim: stopping the server failed\n");
+  }
+}
 
 Status Server::Start() {
   Impl& s = *impl_;
