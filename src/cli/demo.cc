@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -87,44 +88,23 @@ std::string Annotation(const json::value& obj, const char* key) {
       .value_or("");
 }
 
-}  // namespace
+// A temporary directory of its own unless --dir names one; nullopt if it cannot be made.
+std::optional<std::string> DemoDirectory(const DemoOptions& options) {
+  if (options.directory) return *options.directory;
+  std::string tmpl = (std::filesystem::temp_directory_path() / "fencekeeper-demo-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) return std::nullopt;
+  return tmpl;
+}
 
-int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
-  std::string dir;
-  if (options.directory) {
-    dir = *options.directory;
-  } else {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "fencekeeper-demo-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) {
-      err << "fencekeeper demo: cannot create a temporary directory\n";
-      return kExitUnusable;
-    }
-    dir = tmpl;
-  }
-  const std::string path = (std::filesystem::path(dir) / "journal.db").string();
-  if (Status s = SetUpLogging("text", "warn"); !s.ok()) return kExitUnusable;
+int Fail(std::ostream& err, const Status& s) {
+  err << "fencekeeper demo: " << s.ToString() << "\n";
+  return kExitUnusable;
+}
 
-  auto scenario = sim::ParseScenarioFile("incident-3525");
-  if (!scenario.ok()) {
-    err << "fencekeeper demo: " << scenario.status().ToString() << "\n";
-    return kExitUnusable;
-  }
-  scenario->options.bookmark_interval = std::chrono::milliseconds(200);
-  sim::Simulator simulator(scenario->options);
-  if (Status s = sim::ApplyScenario(simulator, *scenario); !s.ok()) {
-    err << "fencekeeper demo: " << s.ToString() << "\n";
-    return kExitUnusable;
-  }
-  sim::Server server(simulator, {});
-  if (Status s = server.Start(); !s.ok()) {
-    err << "fencekeeper demo: " << s.ToString() << "\n";
-    return kExitUnusable;
-  }
-  const auto resync = std::chrono::milliseconds(100);
+void PrintIntro(std::ostream& out, const std::string& url, const std::string& path,
+                std::chrono::milliseconds resync) {
   out << "fencekeeper demo: the upstream incident (OpenShell #3525), end to end\n"
-      << "  Kubernetes API: an in-process simulator at " << server.url()
-      << " (scenario incident-3525)\n"
+      << "  Kubernetes API: an in-process simulator at " << url << " (scenario incident-3525)\n"
       << "  namespace openshell-agents: 7 sandboxes suspended, 3 running, all admitted under fence "
          "generation 1\n"
       << "  namespace team-healthy: 2 running sandboxes\n"
@@ -132,34 +112,36 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
       << "  resync every " << resync.count()
       << "ms; warnings below are the reconciler's own log lines\n\n"
       << std::flush;
+}
 
+// Two reconciler lifetimes on one journal: the fence rolls during the first;
+// the restart shows that the journal, not memory, keeps it from acting twice.
+Status RunBothLifetimes(const std::string& url, const std::string& path, int passes,
+                        std::chrono::milliseconds resync, sim::Simulator& simulator,
+                        std::ostream& out, Phase* first, Phase* second) {
   auto roll_fence = [&] {
     out << "fence openshell-agents/openshell-sandbox-workloads rolled to generation "
         << sim::RollFence(simulator, "openshell-agents") << "\n"
         << std::flush;
   };
-  Phase first, second;
   out << "[1] reconciler started; two passes after its caches synced:\n" << std::flush;
-  if (Status s =
-          RunReconciler(server.url(), path, options.passes, resync, roll_fence, simulator, &first);
-      !s.ok()) {
-    err << "fencekeeper demo: " << s.ToString() << "\n";
-    return kExitUnusable;
-  }
-  out << "    " << options.passes << " resync passes: " << first.patches << " PATCHes, "
-      << first.warnings << " warnings, " << first.journal_rows << " journal rows\n\n"
+  if (Status s = RunReconciler(url, path, passes, resync, roll_fence, simulator, first); !s.ok())
+    return s;
+  out << "    " << passes << " resync passes: " << first->patches << " PATCHes, " << first->warnings
+      << " warnings, " << first->journal_rows << " journal rows\n\n"
       << "[2] reconciler restarted on the same journal\n"
       << std::flush;
   if (Status s = RunReconciler(
-          server.url(), path, options.passes, resync, [] {}, simulator, &second);
-      !s.ok()) {
-    err << "fencekeeper demo: " << s.ToString() << "\n";
-    return kExitUnusable;
-  }
-  out << "    " << options.passes << " resync passes: " << second.patches << " PATCHes, "
-      << second.warnings << " warnings, " << second.journal_rows << " journal rows, "
-      << second.other_requests << " API requests besides list and watch\n\n";
+          url, path, passes, resync, [] {}, simulator, second);
+      !s.ok())
+    return s;
+  out << "    " << passes << " resync passes: " << second->patches << " PATCHes, "
+      << second->warnings << " warnings, " << second->journal_rows << " journal rows, "
+      << second->other_requests << " API requests besides list and watch\n\n";
+  return Status::Ok();
+}
 
+void PrintOutcomePerSandbox(std::ostream& out, sim::Simulator& simulator) {
   out << "outcome per sandbox (as the API server holds them now):\n";
   const auto* sandboxes = sim::FindKind("agents.x-k8s.io", "sandboxes");
   for (const auto& obj :
@@ -176,6 +158,10 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
     }
     out << "\n";
   }
+}
+
+void PrintTotalsAndNextSteps(std::ostream& out, const Phase& first, const Phase& second,
+                             const std::string& path) {
   out << "\ntotals: " << first.patches + second.patches << " PATCHes, "
       << first.warnings + second.warnings
       << " warnings. OpenShell before its fix re-patched and re-warned the 7 suspended sandboxes "
@@ -191,6 +177,36 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
       << "  fencekeeper replay --journal " << path << " --check\n"
       << "\nthe incident as a swimlane timeline (one self-contained page, open it in a browser):\n"
       << "  fencekeeper replay --journal " << path << " --html incident.html\n";
+}
+
+}  // namespace
+
+int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
+  const std::optional<std::string> dir = DemoDirectory(options);
+  if (!dir) {
+    err << "fencekeeper demo: cannot create a temporary directory\n";
+    return kExitUnusable;
+  }
+  const std::string path = (std::filesystem::path(*dir) / "journal.db").string();
+  if (Status s = SetUpLogging("text", "warn"); !s.ok()) return kExitUnusable;
+
+  auto scenario = sim::ParseScenarioFile("incident-3525");
+  if (!scenario.ok()) return Fail(err, scenario.status());
+  scenario->options.bookmark_interval = std::chrono::milliseconds(200);
+  sim::Simulator simulator(scenario->options);
+  if (Status s = sim::ApplyScenario(simulator, *scenario); !s.ok()) return Fail(err, s);
+  sim::Server server(simulator, {});
+  if (Status s = server.Start(); !s.ok()) return Fail(err, s);
+  const auto resync = std::chrono::milliseconds(100);
+  PrintIntro(out, server.url(), path, resync);
+
+  Phase first, second;
+  if (Status s = RunBothLifetimes(server.url(), path, options.passes, resync, simulator, out,
+                                  &first, &second);
+      !s.ok())
+    return Fail(err, s);
+  PrintOutcomePerSandbox(out, simulator);
+  PrintTotalsAndNextSteps(out, first, second, path);
   return kExitOk;
 }
 

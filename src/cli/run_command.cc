@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <functional>
 #include <ostream>
 #include <thread>
 
@@ -40,34 +41,14 @@ Result<std::unique_ptr<http::Server>> Listen(const std::optional<ListenAddress>&
   return server;
 }
 
-}  // namespace
-
-int RunRun(const RunOptions& flags, std::ostream& err) {
-  // Fatal errors in the format asked for (text when --log-format itself is bad).
-  const log::Format format = ParseLogFormat(flags.log_format).value_or(log::Format::kText);
-  auto fail = [&](std::string_view error) {
-    ReportFatal(err, format, "fencekeeper run: cannot start", error);
-    return kExitUnusable;
-  };
-  auto settings = ParseRunFlags(flags);
-  if (!settings.ok()) return fail(settings.status().message());
-  const RunSettings& o = *settings;
-  if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) return fail(s.message());
-
-  // The journal first: a journal we must not touch is refused within seconds.
-  auto journal = journal::Journal::Open(o.journal);
-  if (!journal.ok()) return fail(journal.status().ToString());
-  auto config = kube::ResolveConfig(o.kubeconfig, o.context, kube::ProcessEnv());
-  if (!config.ok()) return fail(config.status().ToString());
-  const std::string lease_ns = o.leader_election_namespace.value_or((*config).default_namespace);
-  if (o.leader_elect && !domain::IsDns1123Label(lease_ns)) {
-    return fail("the Lease's namespace '" + lease_ns + "' (from " + (*config).source +
-                ") is not a DNS-1123 label; set --leader-election-namespace");
-  }
-
-  reconciler::Metrics metrics;
+// Where the manager's options come from: the validated flags and the
+// resolved cluster config; API requests are counted into `metrics`.
+reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
+                                             const kube::ClusterConfig& config,
+                                             const std::string& lease_ns,
+                                             reconciler::Metrics& metrics) {
   reconciler::ManagerOptions mo;
-  mo.cluster = *config;
+  mo.cluster = config;
   mo.client.qps = o.kube_api_qps;
   mo.client.burst = o.kube_api_burst;
   mo.client.on_request = [&metrics](const std::string& verb, int code, double seconds) {
@@ -88,39 +69,66 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
     lo.retry_period = o.retry_period;
     mo.leader = lo;
   }
-  if (auto probe = kube::ApiClient::Create(*config, mo.client);
-      !probe.ok()) {  // bad TLS material, a bad URL
-    return fail(probe.status().ToString());
+  return mo;
+}
+
+// SIGINT and SIGTERM fire `stop()`, handled by one thread. Construct it before
+// any other thread starts: the signals are blocked here and the threads
+// started later inherit the mask, so only sigwait sees them.
+class StopSignals {
+ public:
+  StopSignals() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::thread([this] { AwaitSignal(); });
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  // Finish() has normally run; this covers an exception on the way out. join()
+  // cannot fail here (our own joinable thread, joined from another one).
+  ~StopSignals() {
+    try {
+      Finish(0);
+    } catch (...) {
+    }
   }
 
-  // Stop signals are handled by one thread; block them before any other starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  Interrupt stop;
-  std::thread signal_thread([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    if (stop.fired()) return;  // woken by finish() below
-    log::Info("stopping").Str("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    stop.Fire();
-  });
-  auto finish = [&](int code) {
-    stop.Fire();
-    pthread_kill(signal_thread.native_handle(), SIGTERM);  // wakes sigwait
-    signal_thread.join();
-    return code;
-  };
+  Interrupt& stop() { return stop_; }
 
-  log::Info("fencekeeper starting")
-      .Str("version", fk::Version())
-      .Str("commit", fk::GitCommit())
-      .Str("journal", o.journal)
-      .Str("cluster", (*config).server)
-      .Str("config", (*config).source);
-  reconciler::Manager manager(**journal, metrics, std::move(mo));
+  // Wakes and joins the signal thread (once); passes `code` through.
+  int Finish(int code) {
+    if (!thread_.joinable()) return code;
+    stop_.Fire();
+    // SIGTERM is blocked in every thread and the signal thread waits for it in
+    // sigwait: this wakes that wait, it terminates nothing.
+    // NOLINTNEXTLINE(bugprone-bad-signal-to-kill-thread): wakes our own sigwait (see above)
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+    return code;
+  }
+
+ private:
+  void AwaitSignal() {
+    int sig = 0;
+    sigwait(&signals_, &sig);
+    if (stop_.fired()) return;  // woken by Finish()
+    log::Info("stopping").Str("signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    stop_.Fire();
+  }
+
+  sigset_t signals_{};
+  Interrupt stop_;
+  std::thread thread_;
+};
+
+using FailFn = std::function<int(std::string_view error)>;
+
+// Serves probes and metrics and runs the manager until `stop` fires.
+int ServeUntilStopped(const RunSettings& o, journal::Journal& journal, reconciler::Metrics& metrics,
+                      reconciler::ManagerOptions mo, Interrupt& stop, const FailFn& fail) {
+  reconciler::Manager manager(journal, metrics, std::move(mo));
   const bool metrics_apart = o.metrics.has_value();
   auto http_server = Listen(
       o.http, metrics_apart ? "/healthz and /readyz" : "/healthz, /readyz and /metrics",
@@ -129,16 +137,55 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
     return MetricsEndpoint(req, manager);
   });
   for (const auto* started : {&http_server, &metrics_server}) {
-    if (!started->ok()) {
-      return finish(fail(started->status().ToString()));
-    }
+    if (!started->ok()) return fail(started->status().ToString());
   }
-
   const reconciler::ManagerExit exit = manager.Run(stop);
   for (auto* server : {&*http_server, &*metrics_server})
     if (*server) (*server)->Stop();
   log::Info("stopped");
-  return finish(exit == reconciler::ManagerExit::kStopped ? kExitOk : 1);
+  return exit == reconciler::ManagerExit::kStopped ? kExitOk : 1;
+}
+
+}  // namespace
+
+int RunRun(const RunOptions& flags, std::ostream& err) {
+  // Fatal errors in the format asked for (text when --log-format itself is bad).
+  const log::Format format = ParseLogFormat(flags.log_format).value_or(log::Format::kText);
+  const FailFn fail = [&](std::string_view error) {
+    ReportFatal(err, format, "fencekeeper run: cannot start", error);
+    return kExitUnusable;
+  };
+  auto settings = ParseRunFlags(flags);
+  if (!settings.ok()) return fail(settings.status().message());
+  const RunSettings& o = *settings;
+  if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) return fail(s.message());
+
+  // The journal first: a journal we must not touch is refused within seconds.
+  auto journal = journal::Journal::Open(o.journal);
+  if (!journal.ok()) return fail(journal.status().ToString());
+  auto config = kube::ResolveConfig(o.kubeconfig, o.context, kube::ProcessEnv());
+  if (!config.ok()) return fail(config.status().ToString());
+  const std::string lease_ns = o.leader_election_namespace.value_or((*config).default_namespace);
+  if (o.leader_elect && !domain::IsDns1123Label(lease_ns)) {
+    return fail("the Lease's namespace '" + lease_ns + "' (from " + (*config).source +
+                ") is not a DNS-1123 label; set --leader-election-namespace");
+  }
+  reconciler::Metrics metrics;
+  reconciler::ManagerOptions mo = ManagerOptionsFor(o, *config, lease_ns, metrics);
+  if (auto probe = kube::ApiClient::Create(*config, mo.client);
+      !probe.ok()) {  // bad TLS material, a bad URL
+    return fail(probe.status().ToString());
+  }
+
+  StopSignals signals;
+  log::Info("fencekeeper starting")
+      .Str("version", fk::Version())
+      .Str("commit", fk::GitCommit())
+      .Str("journal", o.journal)
+      .Str("cluster", (*config).server)
+      .Str("config", (*config).source);
+  return signals.Finish(
+      ServeUntilStopped(o, **journal, metrics, std::move(mo), signals.stop(), fail));
 }
 
 }  // namespace fk::cli

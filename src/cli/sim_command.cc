@@ -27,10 +27,6 @@ std::string ReadFile(const std::string& path, bool* ok) {
   return ss.str();
 }
 
-}  // namespace
-
-namespace {
-
 // The scenario with the command line's faults and options applied; false
 // (after saying why on `err`) if a flag is malformed.
 bool BuildScenario(const SimCommandOptions& options, sim::Scenario* scenario, std::ostream& err) {
@@ -116,35 +112,47 @@ class PeriodicFaults {
   std::thread thread_;  // last: starts once the members it uses exist
 };
 
-}  // namespace
-
-int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& err) {
+// --listen, --tls-cert/--tls-key and --token as the server's options; false
+// (after saying why on `err`) if one is malformed or a file cannot be read.
+bool BuildServerOptions(const SimCommandOptions& options, sim::ServerOptions* server_options,
+                        std::ostream& err) {
   const auto colon = options.listen.rfind(':');
   if (colon == std::string::npos) {
     err << "fencekeeper sim: --listen takes HOST:PORT, got '" << options.listen << "'\n";
-    return kExitUnusable;
+    return false;
   }
-  sim::Scenario scenario;
-  if (!BuildScenario(options, &scenario, err)) return kExitUnusable;
-
-  sim::ServerOptions server_options;
-  server_options.host = options.listen.substr(0, colon);
+  server_options->host = options.listen.substr(0, colon);
   try {
-    server_options.port = static_cast<uint16_t>(std::stoi(options.listen.substr(colon + 1)));
+    server_options->port = static_cast<uint16_t>(std::stoi(options.listen.substr(colon + 1)));
   } catch (...) {
     err << "fencekeeper sim: --listen port is not a number: '" << options.listen << "'\n";
-    return kExitUnusable;
+    return false;
   }
   if (options.tls_cert || options.tls_key) {
     bool ok_cert = false, ok_key = false;
-    if (options.tls_cert) server_options.tls_cert_pem = ReadFile(*options.tls_cert, &ok_cert);
-    if (options.tls_key) server_options.tls_key_pem = ReadFile(*options.tls_key, &ok_key);
+    if (options.tls_cert) server_options->tls_cert_pem = ReadFile(*options.tls_cert, &ok_cert);
+    if (options.tls_key) server_options->tls_key_pem = ReadFile(*options.tls_key, &ok_key);
     if (!ok_cert || !ok_key) {
       err << "fencekeeper sim: --tls-cert and --tls-key must both name readable PEM files\n";
-      return kExitUnusable;
+      return false;
     }
   }
-  if (options.token) server_options.bearer_token = *options.token;
+  if (options.token) server_options->bearer_token = *options.token;
+  return true;
+}
+
+int Fail(std::ostream& err, const Status& s) {
+  err << "fencekeeper sim: " << s.ToString() << "\n";
+  return kExitUnusable;
+}
+
+}  // namespace
+
+int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& err) {
+  sim::ServerOptions server_options;
+  if (!BuildServerOptions(options, &server_options, err)) return kExitUnusable;
+  sim::Scenario scenario;
+  if (!BuildScenario(options, &scenario, err)) return kExitUnusable;
 
   // Block the stop signals before any thread starts, then wait for one.
   sigset_t stop;
@@ -154,20 +162,12 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   sim::Simulator simulator(scenario.options);
-  if (Status s = sim::ApplyScenario(simulator, scenario); !s.ok()) {
-    err << "fencekeeper sim: " << s.ToString() << "\n";
-    return kExitUnusable;
-  }
+  if (Status s = sim::ApplyScenario(simulator, scenario); !s.ok()) return Fail(err, s);
   sim::Server server(simulator, server_options);
-  if (Status s = server.Start(); !s.ok()) {
-    err << "fencekeeper sim: " << s.ToString() << "\n";
-    return kExitUnusable;
-  }
+  if (Status s = server.Start(); !s.ok()) return Fail(err, s);
   if (options.write_kubeconfig) {
-    if (Status s = sim::WriteKubeconfig(*options.write_kubeconfig, server.url()); !s.ok()) {
-      err << "fencekeeper sim: " << s.ToString() << "\n";
-      return kExitUnusable;
-    }
+    if (Status s = sim::WriteKubeconfig(*options.write_kubeconfig, server.url()); !s.ok())
+      return Fail(err, s);
   }
   out << "fencekeeper sim: serving the Kubernetes API on " << server.url();
   if (options.write_kubeconfig) out << " (kubeconfig: " << *options.write_kubeconfig << ")";

@@ -115,6 +115,14 @@ std::optional<Route> ResolveRoute(const Simulator& sim, const std::vector<std::s
 
 // ---- discovery ----------------------------------------------------------------
 
+// "group/version", built in place (these run in loops over every kind).
+std::string GroupVersion(const std::string& group, const std::string& version) {
+  std::string gv = group;
+  gv += '/';
+  gv += version;
+  return gv;
+}
+
 json::value ApiVersions(const std::string& address) {
   return json::object{{"kind", "APIVersions"},
                       {"versions", json::array{"v1"}},
@@ -131,7 +139,7 @@ json::value GroupJson(const Simulator& sim, const std::string& group) {
       if (!sim.Serves(k, v)) continue;
       bool seen = false;
       for (const auto& e : versions) seen |= e.at("version") == json::value(v);
-      if (!seen) versions.push_back({{"groupVersion", group + "/" + v}, {"version", v}});
+      if (!seen) versions.push_back({{"groupVersion", GroupVersion(group, v)}, {"version", v}});
     }
     for (const auto& v : k.versions) {
       if (preferred.empty() && sim.Serves(k, v)) preferred = v;
@@ -207,7 +215,8 @@ std::optional<json::value> OpenApiV3Group(const Simulator& sim, const std::strin
   json::object paths;
   for (const auto& k : Kinds()) {
     if (k.group != group || !sim.Serves(k, version)) continue;
-    const std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+    const std::string prefix =
+        group.empty() ? "/api/" + version : "/apis/" + GroupVersion(group, version);
     const std::string path =
         prefix + (k.namespaced ? "/namespaces/{namespace}/" : "/") + k.plural + "/{name}";
     paths[path] = {{"patch",
@@ -360,7 +369,12 @@ ApiReply FaultResponse(const FaultRule& f) {
 std::string EncodeContinue(int64_t rv, const std::string& ns, const std::string& name) {
   static const char* kHex = "0123456789abcdef";
   std::string out;
-  for (unsigned char c : std::to_string(rv) + "/" + ns + "/" + name) {
+  std::string key = std::to_string(rv);
+  key += '/';
+  key += ns;
+  key += '/';
+  key += name;
+  for (unsigned char c : key) {
     out += kHex[c >> 4];
     out += kHex[c & 15];
   }
@@ -425,156 +439,180 @@ std::optional<ApiReply> Paginate(const Store& store, const Target& t, ListOutcom
   return std::nullopt;
 }
 
-ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const Route& r,
-                  const std::string& verb) {
-  Store& store = sim.store();
+std::optional<ApiReply> ParseBody(const std::string& body, json::value* out) {
+  boost::system::error_code ec;
+  *out = json::parse(body, ec);
+  if (ec) return Fail(400, "BadRequest", "the request body is not valid JSON: " + ec.message());
+  return std::nullopt;
+}
+
+// A store outcome as the client sees it: the object in the requested version.
+ApiReply ReplyWith(const Outcome& o, const Route& r, int ok_status = 200) {
+  if (!o.ok()) return Fail(*o.failure);
+  return Json(ok_status, Simulator::ToVersion(*r.kind, o.object, r.version));
+}
+
+ApiReply GetOne(Simulator& sim, const Route& r, bool table) {
+  Outcome o = sim.store().Get(*r.kind, r.ns, r.name);
+  if (!table) return ReplyWith(o, r);
+  if (!o.ok()) return Fail(*o.failure);
+  return Json(200, Table(*r.kind, {Simulator::ToVersion(*r.kind, o.object, r.version)},
+                         kube::MetadataString(o.object, "resourceVersion"), sim.clock().Now()));
+}
+
+// A stale list the scenario queued replaces the store's answer (filtered the same way).
+void ApplyStaleList(Simulator& sim, const Route& r, const Selector& labels, const Selector& fields,
+                    ListOutcome& l) {
+  auto stale = sim.TakeStaleList(*r.kind);
+  if (!stale) return;
+  l.items.clear();
+  for (auto& item : stale->items) {
+    if ((r.ns.empty() || kube::MetadataString(item, "namespace") == r.ns) && labels.Matches(item) &&
+        fields.Matches(item)) {
+      l.items.push_back(std::move(item));
+    }
+  }
+  l.resource_version = stale->resource_version;
+}
+
+ApiReply ListReply(Simulator& sim, const Route& r, ListOutcome& l, const std::string& next_token,
+                   bool table) {
   const ResourceKind& kind = *r.kind;
-  auto parse_body = [&](json::value* out) -> std::optional<ApiReply> {
+  for (auto& item : l.items) item = Simulator::ToVersion(kind, std::move(item), r.version);
+  if (table) {
+    json::value tab = Table(kind, l.items, std::to_string(l.resource_version), sim.clock().Now());
+    if (!next_token.empty()) tab.as_object()["metadata"].as_object()["continue"] = next_token;
+    return Json(200, tab);
+  }
+  json::array items(l.items.begin(), l.items.end());
+  json::object meta{{"resourceVersion", std::to_string(l.resource_version)}};
+  if (!next_token.empty()) meta["continue"] = next_token;
+  return Json(200, json::object{{"kind", kind.kind + "List"},
+                                {"apiVersion", kind.ApiVersion(r.version)},
+                                {"metadata", std::move(meta)},
+                                {"items", items}});
+}
+
+ApiReply ListAll(Simulator& sim, const Target& t, const Route& r, bool table) {
+  if (!t.Query("sendInitialEvents").empty()) {
+    return Fail(422, "Invalid",
+                "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: "
+                "sendInitialEvents is forbidden for list");
+  }
+  auto labels = Selector::ParseLabels(t.Query("labelSelector"));
+  auto fields = Selector::ParseFields(t.Query("fieldSelector"), r.kind);
+  if (!labels || !fields)
+    return Fail(400, "BadRequest", "unable to parse the label or field selector");
+  ListOutcome l = sim.store().List(*r.kind, r.ns, *labels, *fields);
+  if (t.Query("continue").empty()) ApplyStaleList(sim, r, *labels, *fields, l);
+  std::string next_token;
+  if (auto bad = Paginate(sim.store(), t, &l, &next_token)) return *bad;
+  return ListReply(sim, r, l, next_token, table);
+}
+
+ApiReply CreateOne(Simulator& sim, const ApiRequest& req, const Route& r) {
+  if (!r.name.empty() || r.status)
+    return Fail(405, "MethodNotAllowed", "POST goes to a collection");
+  json::value body;
+  if (auto bad = ParseBody(req.body, &body)) return *bad;
+  return ReplyWith(sim.store().Create(*r.kind, r.ns,
+                                      Simulator::FromVersion(*r.kind, std::move(body), r.version)),
+                   r, 201);
+}
+
+ApiReply UpdateOne(Simulator& sim, const ApiRequest& req, const Route& r) {
+  json::value body;
+  if (auto bad = ParseBody(req.body, &body)) return *bad;
+  return ReplyWith(
+      sim.store().Update(*r.kind, r.ns, r.name,
+                         Simulator::FromVersion(*r.kind, std::move(body), r.version), r.status),
+      r);
+}
+
+ApiReply DeleteOne(Simulator& sim, const ApiRequest& req, const Route& r) {
+  std::optional<std::string> pre_rv, pre_uid;
+  if (!req.body.empty()) {
     boost::system::error_code ec;
-    *out = json::parse(req.body, ec);
-    if (ec) return Fail(400, "BadRequest", "the request body is not valid JSON: " + ec.message());
+    json::value opts = json::parse(req.body, ec);
+    if (!ec && opts.is_object()) {
+      if (auto* p = opts.as_object().if_contains("preconditions"); p && p->is_object()) {
+        if (auto* v = p->as_object().if_contains("resourceVersion"); v && v->is_string())
+          pre_rv = std::string(v->as_string());
+        if (auto* v = p->as_object().if_contains("uid"); v && v->is_string())
+          pre_uid = std::string(v->as_string());
+      }
+    }
+  }
+  const ResourceKind& kind = *r.kind;
+  Outcome o = sim.store().Delete(kind, r.ns, r.name, pre_rv, pre_uid);
+  if (!o.ok() || !kind.custom) return ReplyWith(o, r);
+  return Json(200, json::object{{"kind", "Status"},
+                                {"apiVersion", "v1"},
+                                {"metadata", json::object{}},
+                                {"status", "Success"},
+                                {"details",
+                                 {{"name", r.name},
+                                  {"group", kind.group},
+                                  {"kind", kind.plural},
+                                  {"uid", o.object.at("metadata").at("uid")}}}});
+}
+
+// The patch media type this server takes for `kind`, or "" (415).
+std::string PatchType(const std::string& content_type, const ResourceKind& kind) {
+  std::string type = content_type.substr(0, content_type.find(';'));
+  // Simplification: apply is a merge patch of the body, without
+  // managedFields; the body must be JSON.
+  if (type == "application/apply-patch+yaml") return type;
+  if (type == "application/strategic-merge-patch+json")
+    return kind.custom ? "" : type;  // CRDs do not support strategic merge
+  if (type == "application/merge-patch+json" || type == "application/json-patch+json") return type;
+  return "";
+}
+
+ApiReply PatchOne(Simulator& sim, const ApiRequest& req, const Target& t, const Route& r) {
+  const std::string type = PatchType(req.content_type, *r.kind);
+  if (type == "application/apply-patch+yaml" && t.Query("fieldManager").empty()) {
+    return Fail(422, "Invalid",
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
+                "required for apply patch");
+  }
+  if (type.empty()) {
+    return Fail(415, "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json-patch+json, application/merge-patch+json, "
+                "application/apply-patch+yaml");
+  }
+  json::value patch;
+  if (auto bad = ParseBody(req.body, &patch)) return *bad;
+  const bool json_patch = type == "application/json-patch+json";
+  if (!json_patch && !patch.is_object())
+    return Fail(400, "BadRequest", "a merge patch must be a JSON object");
+  const ResourceKind& kind = *r.kind;
+  auto apply = [&](json::value& obj) -> std::optional<ApiFailure> {
+    json::value view = Simulator::ToVersion(kind, obj, r.version);
+    if (json_patch) {
+      JsonPatchError err;
+      if (!ApplyJsonPatch(view, patch, &err))
+        return ApiFailure{err.http_status, err.http_status == 422 ? "Invalid" : "BadRequest",
+                          err.message, r.name, &kind};
+    } else {
+      view = MergePatch(std::move(view), patch);
+    }
+    obj = Simulator::FromVersion(kind, std::move(view), r.version);
     return std::nullopt;
   };
-  auto reply = [&](const Outcome& o, int ok_status = 200) {
-    if (!o.ok()) return Fail(*o.failure);
-    return Json(ok_status, Simulator::ToVersion(kind, o.object, r.version));
-  };
+  return ReplyWith(sim.store().Mutate(kind, r.ns, r.name, apply, r.status), r);
+}
 
-  const bool table = WantsTable(req.accept) && HasPrinterColumns(kind);
-  if (verb == "get" && table) {
-    Outcome o = store.Get(kind, r.ns, r.name);
-    if (!o.ok()) return Fail(*o.failure);
-    return Json(200, Table(kind, {Simulator::ToVersion(kind, o.object, r.version)},
-                           kube::MetadataString(o.object, "resourceVersion"), sim.clock().Now()));
-  }
-  if (verb == "get") return reply(store.Get(kind, r.ns, r.name));
-  if (verb == "list") {
-    if (!t.Query("sendInitialEvents").empty()) {
-      return Fail(422, "Invalid",
-                  "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: "
-                  "sendInitialEvents is forbidden for list");
-    }
-    auto labels = Selector::ParseLabels(t.Query("labelSelector"));
-    auto fields = Selector::ParseFields(t.Query("fieldSelector"), &kind);
-    if (!labels || !fields)
-      return Fail(400, "BadRequest", "unable to parse the label or field selector");
-    ListOutcome l = store.List(kind, r.ns, *labels, *fields);
-    if (auto stale = t.Query("continue").empty() ? sim.TakeStaleList(kind) : std::nullopt) {
-      l.items.clear();
-      for (auto& item : stale->items) {
-        if ((r.ns.empty() || kube::MetadataString(item, "namespace") == r.ns) &&
-            labels->Matches(item) && fields->Matches(item)) {
-          l.items.push_back(std::move(item));
-        }
-      }
-      l.resource_version = stale->resource_version;
-    }
-    std::string next_token;
-    if (auto bad = Paginate(store, t, &l, &next_token)) return *bad;
-    for (auto& item : l.items) item = Simulator::ToVersion(kind, std::move(item), r.version);
-    if (table) {
-      json::value tab = Table(kind, l.items, std::to_string(l.resource_version), sim.clock().Now());
-      if (!next_token.empty()) tab.as_object()["metadata"].as_object()["continue"] = next_token;
-      return Json(200, tab);
-    }
-    json::array items(l.items.begin(), l.items.end());
-    json::object meta{{"resourceVersion", std::to_string(l.resource_version)}};
-    if (!next_token.empty()) meta["continue"] = next_token;
-    return Json(200, json::object{{"kind", kind.kind + "List"},
-                                  {"apiVersion", kind.ApiVersion(r.version)},
-                                  {"metadata", std::move(meta)},
-                                  {"items", items}});
-  }
-  if (verb == "create") {
-    if (!r.name.empty() || r.status)
-      return Fail(405, "MethodNotAllowed", "POST goes to a collection");
-    json::value body;
-    if (auto bad = parse_body(&body)) return *bad;
-    return reply(store.Create(kind, r.ns, Simulator::FromVersion(kind, std::move(body), r.version)),
-                 201);
-  }
-  if (verb == "update") {
-    json::value body;
-    if (auto bad = parse_body(&body)) return *bad;
-    return reply(store.Update(kind, r.ns, r.name,
-                              Simulator::FromVersion(kind, std::move(body), r.version), r.status));
-  }
-  if (verb == "delete") {
-    std::optional<std::string> pre_rv, pre_uid;
-    if (!req.body.empty()) {
-      boost::system::error_code ec;
-      json::value opts = json::parse(req.body, ec);
-      if (!ec && opts.is_object()) {
-        if (auto* p = opts.as_object().if_contains("preconditions"); p && p->is_object()) {
-          if (auto* v = p->as_object().if_contains("resourceVersion"); v && v->is_string())
-            pre_rv = std::string(v->as_string());
-          if (auto* v = p->as_object().if_contains("uid"); v && v->is_string())
-            pre_uid = std::string(v->as_string());
-        }
-      }
-    }
-    Outcome o = store.Delete(kind, r.ns, r.name, pre_rv, pre_uid);
-    if (!o.ok() || !kind.custom) return reply(o);
-    return Json(200, json::object{{"kind", "Status"},
-                                  {"apiVersion", "v1"},
-                                  {"metadata", json::object{}},
-                                  {"status", "Success"},
-                                  {"details",
-                                   {{"name", r.name},
-                                    {"group", kind.group},
-                                    {"kind", kind.plural},
-                                    {"uid", o.object.at("metadata").at("uid")}}}});
-  }
-  if (verb == "patch") {
-    std::string type = req.content_type;
-    type = type.substr(0, type.find(';'));
-    json::value patch;
-    if (type == "application/apply-patch+yaml") {
-      if (t.Query("fieldManager").empty()) {
-        return Fail(422, "Invalid",
-                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
-                    "required for apply patch");
-      }
-      // Simplification (see reference B.7): apply is a merge patch of the
-      // body, without managedFields; the body must be JSON.
-    } else if (type == "application/strategic-merge-patch+json" && kind.custom) {
-      type.clear();  // CRDs do not support strategic merge: 415 below
-    } else if (type != "application/merge-patch+json" && type != "application/json-patch+json" &&
-               type != "application/strategic-merge-patch+json") {
-      type.clear();
-    }
-    if (type.empty()) {
-      return Fail(
-          415, "UnsupportedMediaType",
-          "the body of the request was in an unknown format - accepted media types include: "
-          "application/json-patch+json, application/merge-patch+json, "
-          "application/apply-patch+yaml");
-    }
-    if (auto bad = parse_body(&patch)) return *bad;
-    const bool json_patch = type == "application/json-patch+json";
-    if (!json_patch && !patch.is_object())
-      return Fail(400, "BadRequest", "a merge patch must be a JSON object");
-    std::optional<JsonPatchError> patch_error;
-    Outcome o = store.Mutate(
-        kind, r.ns, r.name,
-        [&](json::value& obj) -> std::optional<ApiFailure> {
-          json::value view = Simulator::ToVersion(kind, obj, r.version);
-          if (json_patch) {
-            JsonPatchError err;
-            if (!ApplyJsonPatch(view, patch, &err)) {
-              patch_error = err;
-              return ApiFailure{err.http_status, err.http_status == 422 ? "Invalid" : "BadRequest",
-                                err.message, r.name, &kind};
-            }
-          } else {
-            view = MergePatch(std::move(view), patch);
-          }
-          obj = Simulator::FromVersion(kind, std::move(view), r.version);
-          return std::nullopt;
-        },
-        r.status);
-    return reply(o);
-  }
+ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const Route& r,
+                  const std::string& verb) {
+  const bool table = WantsTable(req.accept) && HasPrinterColumns(*r.kind);
+  if (verb == "get") return GetOne(sim, r, table);
+  if (verb == "list") return ListAll(sim, t, r, table);
+  if (verb == "create") return CreateOne(sim, req, r);
+  if (verb == "update") return UpdateOne(sim, req, r);
+  if (verb == "delete") return DeleteOne(sim, req, r);
+  if (verb == "patch") return PatchOne(sim, req, t, r);
   return Fail(405, "MethodNotAllowed",
               "the server does not allow this method on the requested resource");
 }

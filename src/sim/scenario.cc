@@ -111,6 +111,147 @@ Result<json::value> YamlToJson(const std::string& yaml_text) {
   }
 }
 
+namespace {
+
+// The parsers below run inside ParseScenario's try: yaml-cpp's conversion
+// errors (YAML::Exception) are reported there, with the source name.
+
+Status ParseOptions(const YAML::Node& v, const Reader& r, SimOptions& options) {
+  for (const auto& o : v) {
+    const std::string ok = o.first.as<std::string>();
+    if (ok == "latency" || ok == "bookmarkInterval" || ok == "dropWatchesEvery" ||
+        ok == "expireHistoryEvery") {
+      auto d = ParseDuration(o.second.as<std::string>());
+      if (!d) return r.Error("options." + ok, "not a duration like 250ms or 2s");
+      (ok == "latency"            ? options.latency
+       : ok == "bookmarkInterval" ? options.bookmark_interval
+       : ok == "dropWatchesEvery" ? options.drop_watches_every
+                                  : options.expire_history_every) = *d;
+    } else if (ok == "dropWatchAfterEvents") {
+      options.drop_watch_after_events = o.second.as<int>();
+    } else if (ok == "historyLimit") {
+      options.history_limit = o.second.as<size_t>();
+    } else if (ok == "emulateAgentSandbox") {
+      options.emulate_agent_sandbox = o.second.as<bool>();
+    } else {
+      return r.Error("options", "unknown option '" + ok + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseFault(const YAML::Node& f, const Reader& r, FaultRule& rule) {
+  for (const auto& fk : f) {
+    const std::string k = fk.first.as<std::string>();
+    if (k == "verb")
+      rule.verb = fk.second.as<std::string>();
+    else if (k == "resource")
+      rule.resource = fk.second.as<std::string>();
+    else if (k == "status")
+      rule.status = fk.second.as<int>();
+    else if (k == "retryAfterSeconds")
+      rule.retry_after_seconds = fk.second.as<int>();
+    else if (k == "plainText")
+      rule.plain_text = fk.second.as<bool>();
+    else if (k == "count")
+      rule.count = fk.second.as<int>();
+    else
+      return r.Error("faults", "unknown field '" + k + "'");
+  }
+  return Status::Ok();
+}
+
+Status ParseFaults(const YAML::Node& v, const Reader& r, std::vector<FaultRule>& faults) {
+  if (!v.IsSequence()) return r.Error("faults", "must be a list");
+  for (const auto& f : v) {
+    FaultRule rule;
+    if (Status s = ParseFault(f, r, rule); !s.ok()) return s;
+    faults.push_back(rule);
+  }
+  return Status::Ok();
+}
+
+Status ParseFence(const YAML::Node& f, const Reader& r, ScenarioNamespace& ns) {
+  if (f.IsScalar()) {
+    ns.fence = f.as<bool>();
+  } else {
+    if (f["boundaryPort"]) ns.boundary_port = f["boundaryPort"].as<int>();
+    if (f["generation"]) ns.fence_generation = f["generation"].as<int>();
+  }
+  // Each generation past 1 is one policy edit when the scenario is
+  // applied, and the altered spec uses boundaryPort + 1.
+  if (ns.boundary_port < 1 || ns.boundary_port > 65535)
+    return r.Error("namespaces." + ns.name, "fence.boundaryPort must be a port, 1 to 65535");
+  if (ns.fence_generation < 1 || ns.fence_generation > kMaxFenceGeneration)
+    return r.Error("namespaces." + ns.name, "fence.generation must be 1 to 1000");
+  return Status::Ok();
+}
+
+Status ParseSandbox(const YAML::Node& s, const Reader& r, ScenarioNamespace& ns) {
+  ScenarioSandbox sb;
+  if (!s["name"]) return r.Error("namespaces." + ns.name, "every sandbox needs a name");
+  sb.name = s["name"].as<std::string>();
+  if (s["mode"]) {
+    const std::string mode = s["mode"].as<std::string>();
+    if (mode != "Running" && mode != "Suspended")
+      return r.Error(ns.name + "/" + sb.name, "mode must be Running or Suspended");
+    sb.running = mode == "Running";
+  }
+  if (s["admittedFenceGeneration"])
+    sb.admitted_fence_generation = s["admittedFenceGeneration"].as<int64_t>();
+  if (s["pods"]) sb.pods = s["pods"].as<bool>();
+  ns.sandboxes.push_back(sb);
+  return Status::Ok();
+}
+
+Status ParseNamespace(const YAML::Node& n, const Reader& r, ScenarioNamespace& ns) {
+  if (!n["name"]) return r.Error("namespaces", "every namespace needs a name");
+  ns.name = n["name"].as<std::string>();
+  if (n["fence"]) {
+    if (Status s = ParseFence(n["fence"], r, ns); !s.ok()) return s;
+  }
+  if (n["podBytes"]) ns.pod_bytes = n["podBytes"].as<size_t>();
+  if (const YAML::Node& g = n["generate"]) {
+    const int count = g["count"] ? g["count"].as<int>() : 0;
+    if (count < 0 || count > kMaxGenerated)
+      return r.Error("namespaces." + ns.name, "generate.count must be 0 to 1000000");
+    const std::string prefix = g["prefix"] ? g["prefix"].as<std::string>() : "sb-";
+    for (int i = 0; i < count; ++i) {
+      ScenarioSandbox sb;
+      sb.name = GeneratedName(prefix, i);
+      ns.sandboxes.push_back(sb);
+    }
+  }
+  for (const auto& s : n["sandboxes"]) {
+    if (Status st = ParseSandbox(s, r, ns); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status ParseTopLevelKey(const std::string& key, const YAML::Node& v, const Reader& r,
+                        Scenario& sc) {
+  if (key == "options") return ParseOptions(v, r, sc.options);
+  if (key == "faults") return ParseFaults(v, r, sc.faults);
+  if (key == "namespaces") {
+    if (!v.IsSequence()) return r.Error("namespaces", "must be a list");
+    for (const auto& n : v) {
+      ScenarioNamespace ns;
+      if (Status s = ParseNamespace(n, r, ns); !s.ok()) return s;
+      sc.namespaces.push_back(std::move(ns));
+    }
+    return Status::Ok();
+  }
+  if (key == "objects") {
+    if (!v.IsSequence()) return r.Error("objects", "must be a list");
+    Budget budget;
+    for (const auto& o : v) sc.objects.push_back(NodeToJson(o, budget));
+    return Status::Ok();
+  }
+  return r.Error("top level", "unknown key '" + key + "'");
+}
+
+}  // namespace
+
 Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& source_name) {
   Reader r(source_name);
   YAML::Node root;
@@ -124,113 +265,8 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
   if (!root.IsMap()) return r.Error("top level", "must be a mapping");
   try {
     for (const auto& kv : root) {
-      const std::string key = kv.first.as<std::string>();
-      const YAML::Node& v = kv.second;
-      if (key == "options") {
-        for (const auto& o : v) {
-          const std::string ok = o.first.as<std::string>();
-          if (ok == "latency" || ok == "bookmarkInterval" || ok == "dropWatchesEvery" ||
-              ok == "expireHistoryEvery") {
-            auto d = ParseDuration(o.second.as<std::string>());
-            if (!d) return r.Error("options." + ok, "not a duration like 250ms or 2s");
-            (ok == "latency"            ? sc.options.latency
-             : ok == "bookmarkInterval" ? sc.options.bookmark_interval
-             : ok == "dropWatchesEvery" ? sc.options.drop_watches_every
-                                        : sc.options.expire_history_every) = *d;
-          } else if (ok == "dropWatchAfterEvents") {
-            sc.options.drop_watch_after_events = o.second.as<int>();
-          } else if (ok == "historyLimit") {
-            sc.options.history_limit = o.second.as<size_t>();
-          } else if (ok == "emulateAgentSandbox") {
-            sc.options.emulate_agent_sandbox = o.second.as<bool>();
-          } else {
-            return r.Error("options", "unknown option '" + ok + "'");
-          }
-        }
-      } else if (key == "faults") {
-        if (!v.IsSequence()) return r.Error("faults", "must be a list");
-        for (const auto& f : v) {
-          FaultRule rule;
-          for (const auto& fk : f) {
-            const std::string k = fk.first.as<std::string>();
-            if (k == "verb")
-              rule.verb = fk.second.as<std::string>();
-            else if (k == "resource")
-              rule.resource = fk.second.as<std::string>();
-            else if (k == "status")
-              rule.status = fk.second.as<int>();
-            else if (k == "retryAfterSeconds")
-              rule.retry_after_seconds = fk.second.as<int>();
-            else if (k == "plainText")
-              rule.plain_text = fk.second.as<bool>();
-            else if (k == "count")
-              rule.count = fk.second.as<int>();
-            else
-              return r.Error("faults", "unknown field '" + k + "'");
-          }
-          sc.faults.push_back(rule);
-        }
-      } else if (key == "namespaces") {
-        if (!v.IsSequence()) return r.Error("namespaces", "must be a list");
-        for (const auto& n : v) {
-          ScenarioNamespace ns;
-          if (!n["name"]) return r.Error("namespaces", "every namespace needs a name");
-          ns.name = n["name"].as<std::string>();
-          if (n["fence"]) {
-            const YAML::Node& f = n["fence"];
-            if (f.IsScalar()) {
-              ns.fence = f.as<bool>();
-            } else {
-              if (f["boundaryPort"]) ns.boundary_port = f["boundaryPort"].as<int>();
-              if (f["generation"]) ns.fence_generation = f["generation"].as<int>();
-            }
-            // Each generation past 1 is one policy edit when the scenario is
-            // applied, and the altered spec uses boundaryPort + 1.
-            if (ns.boundary_port < 1 || ns.boundary_port > 65535) {
-              return r.Error("namespaces." + ns.name,
-                             "fence.boundaryPort must be a port, 1 to 65535");
-            }
-            if (ns.fence_generation < 1 || ns.fence_generation > kMaxFenceGeneration) {
-              return r.Error("namespaces." + ns.name, "fence.generation must be 1 to 1000");
-            }
-          }
-          if (n["podBytes"]) ns.pod_bytes = n["podBytes"].as<size_t>();
-          if (const YAML::Node& g = n["generate"]) {
-            const int count = g["count"] ? g["count"].as<int>() : 0;
-            if (count < 0 || count > kMaxGenerated)
-              return r.Error("namespaces." + ns.name, "generate.count must be 0 to 1000000");
-            const std::string prefix = g["prefix"] ? g["prefix"].as<std::string>() : "sb-";
-            for (int i = 0; i < count; ++i) {
-              ScenarioSandbox sb;
-              sb.name = GeneratedName(prefix, i);
-              ns.sandboxes.push_back(sb);
-            }
-          }
-          for (const auto& s : n["sandboxes"]) {
-            ScenarioSandbox sb;
-            if (!s["name"]) return r.Error("namespaces." + ns.name, "every sandbox needs a name");
-            sb.name = s["name"].as<std::string>();
-            if (s["mode"]) {
-              const std::string mode = s["mode"].as<std::string>();
-              if (mode != "Running" && mode != "Suspended") {
-                return r.Error(ns.name + "/" + sb.name, "mode must be Running or Suspended");
-              }
-              sb.running = mode == "Running";
-            }
-            if (s["admittedFenceGeneration"])
-              sb.admitted_fence_generation = s["admittedFenceGeneration"].as<int64_t>();
-            if (s["pods"]) sb.pods = s["pods"].as<bool>();
-            ns.sandboxes.push_back(sb);
-          }
-          sc.namespaces.push_back(std::move(ns));
-        }
-      } else if (key == "objects") {
-        if (!v.IsSequence()) return r.Error("objects", "must be a list");
-        Budget budget;
-        for (const auto& o : v) sc.objects.push_back(NodeToJson(o, budget));
-      } else {
-        return r.Error("top level", "unknown key '" + key + "'");
-      }
+      if (Status s = ParseTopLevelKey(kv.first.as<std::string>(), kv.second, r, sc); !s.ok())
+        return s;
     }
   } catch (const YAML::Exception& e) {
     return r.Error("YAML", e.what());
@@ -355,116 +391,142 @@ json::value BoundaryPod(const std::string& ns, const std::string& name, const ch
   return pod;
 }
 
-Status ApplyScenario(Simulator& sim, const Scenario& sc) {
-  Store& store = sim.store();
-  const ResourceKind* namespaces = FindKind("", "namespaces");
+namespace {
+
+// The fence a namespace's sandboxes were admitted under (empty if it has none).
+struct CreatedFence {
+  std::string uid;
+  int64_t generation = 0;
+};
+
+Status CreateFence(Store& store, const ScenarioNamespace& ns, CreatedFence* fence) {
   const ResourceKind* policies = FindKind("networking.k8s.io", "networkpolicies");
+  // Generation N takes N-1 spec edits after the create. Alternate the
+  // boundary port so that the last edit restores the intended spec:
+  // version i (0 = create) carries the intended port iff (edits - i) is even.
+  const int edits = std::max(0, ns.fence_generation - 1);
+  auto port_at = [&](int i) {
+    return (edits - i) % 2 == 0 ? ns.boundary_port : ns.boundary_port + 1;
+  };
+  Outcome w = store.Create(*policies, ns.name, IntendedWorkloadPolicy(ns.name, port_at(0)));
+  if (auto s = Check(w, ns.name + "/openshell-sandbox-workloads"); !s.ok()) return s;
+  for (int i = 1; i <= edits; ++i) {
+    w = store.Mutate(
+        *policies, ns.name, "openshell-sandbox-workloads",
+        [&](json::value& obj) -> std::optional<ApiFailure> {
+          obj.at("spec").at("ingress").at(0).at("ports").at(0).as_object()["port"] = port_at(i);
+          return std::nullopt;
+        },
+        false);
+  }
+  if (auto s = Check(store.Create(*policies, ns.name, IntendedSupervisorPolicy(ns.name)),
+                     ns.name + "/openshell-sandbox-supervisors");
+      !s.ok())
+    return s;
+  fence->uid = Uid(w.object);
+  fence->generation = w.object.at("metadata").at("generation").as_int64();
+  return Status::Ok();
+}
+
+// The boundary pods of one sandbox, as OpenShell names and labels them; their
+// UIDs go into the sandbox's annotations ("gone-..." when there are none).
+Status CreatePods(Store& store, const ScenarioNamespace& ns, const ScenarioSandbox& sb,
+                  std::string* workload_uid, std::string* supervisor_uid) {
   const ResourceKind* pods = FindKind("", "pods");
-  const ResourceKind* sandboxes = FindKind("agents.x-k8s.io", "sandboxes");
+  *workload_uid = "gone-" + sb.name;
+  *supervisor_uid = "gone-sup-" + sb.name;
+  if (!sb.pods) return Status::Ok();
+  if (sb.running) {
+    Outcome p =
+        store.Create(*pods, ns.name, BoundaryPod(ns.name, sb.name, "workload", ns.pod_bytes));
+    if (auto s = Check(p, "pod " + sb.name); !s.ok()) return s;
+    *workload_uid = Uid(p.object);
+  }
+  Outcome sp = store.Create(
+      *pods, ns.name, BoundaryPod(ns.name, "os-supervisor-" + sb.name, "supervisor", ns.pod_bytes));
+  if (auto s = Check(sp, "supervisor pod of " + sb.name); !s.ok()) return s;
+  *supervisor_uid = Uid(sp.object);
+  return Status::Ok();
+}
+
+Status CreateSandbox(Store& store, const ScenarioNamespace& ns, const ScenarioSandbox& sb,
+                     const CreatedFence& fence) {
+  std::string workload_uid, supervisor_uid;
+  if (auto s = CreatePods(store, ns, sb, &workload_uid, &supervisor_uid); !s.ok()) return s;
+  json::object annotations{
+      {kube::kWorkloadUidAnnotation, workload_uid},
+      {kube::kSupervisorUidAnnotation, supervisor_uid},
+      {"openshell.ai/sandbox-runtime-readiness", sb.running ? "ready" : "unavailable"}};
+  if (ns.fence) {
+    annotations[kube::kFenceUidAnnotation] = fence.uid;
+    annotations[kube::kFenceGenerationAnnotation] =
+        std::to_string(sb.admitted_fence_generation.value_or(fence.generation));
+  }
+  json::value sandbox = json::object{
+      {"apiVersion", "agents.x-k8s.io/v1beta1"},
+      {"kind", "Sandbox"},
+      {"metadata",
+       {{"name", sb.name},
+        {"namespace", ns.name},
+        {"labels", {{"openshell.ai/managed-by", "openshell"}, {kube::kSandboxIdLabel, sb.name}}},
+        {"annotations", annotations}}},
+      {"spec",
+       {{"operatingMode", sb.running ? "Running" : "Suspended"},
+        {"podTemplate",
+         {{"spec",
+           {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}}}}}};
+  return Check(store.Create(*FindKind("agents.x-k8s.io", "sandboxes"), ns.name, std::move(sandbox)),
+               "sandbox " + sb.name);
+}
+
+Status CreateNamespace(Store& store, const ScenarioNamespace& ns) {
+  if (auto s = Check(store.Create(*FindKind("", "namespaces"), "",
+                                  json::object{{"metadata", {{"name", ns.name}}}}),
+                     "namespace " + ns.name);
+      !s.ok())
+    return s;
+  CreatedFence fence;
+  if (ns.fence) {
+    if (auto s = CreateFence(store, ns, &fence); !s.ok()) return s;
+  }
+  for (const ScenarioSandbox& sb : ns.sandboxes) {
+    if (auto s = CreateSandbox(store, ns, sb, fence); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// One of the scenario's `objects`, in any kind and version the simulator serves.
+Status CreateObject(Store& store, const json::value& obj) {
+  if (!obj.is_object()) return Status::InvalidArgument("scenario: objects must be mappings");
+  const auto* av = obj.get_object().if_contains("apiVersion");
+  const auto* k = obj.get_object().if_contains("kind");
+  if (!av || !k || !av->is_string() || !k->is_string()) {
+    return Status::InvalidArgument("scenario: every object needs apiVersion and kind");
+  }
+  const std::string api_version(av->get_string());
+  const ResourceKind* kind = FindKindByKind(api_version, std::string(k->get_string()));
+  if (!kind) {
+    return Status::InvalidArgument("scenario: the simulator does not serve " + api_version + " " +
+                                   std::string(k->get_string()));
+  }
+  std::string ns;
+  if (const auto* m = obj.get_object().if_contains("metadata"); m && m->is_object()) {
+    if (const auto* n = m->get_object().if_contains("namespace"); n && n->is_string())
+      ns = n->get_string();
+  }
+  if (kind->namespaced && ns.empty()) ns = "default";
+  const std::string version = api_version.substr(api_version.find('/') + 1);
+  return Check(store.Create(*kind, ns, Simulator::FromVersion(*kind, obj, version)), kind->kind);
+}
+
+}  // namespace
+
+Status ApplyScenario(Simulator& sim, const Scenario& sc) {
   for (const ScenarioNamespace& ns : sc.namespaces) {
-    if (auto s =
-            Check(store.Create(*namespaces, "", json::object{{"metadata", {{"name", ns.name}}}}),
-                  "namespace " + ns.name);
-        !s.ok())
-      return s;
-    std::string fence_uid;
-    int64_t fence_generation = 0;
-    if (ns.fence) {
-      // Generation N takes N-1 spec edits after the create. Alternate the
-      // boundary port so that the last edit restores the intended spec:
-      // version i (0 = create) carries the intended port iff (edits - i) is even.
-      const int edits = std::max(0, ns.fence_generation - 1);
-      auto port_at = [&](int i) {
-        return (edits - i) % 2 == 0 ? ns.boundary_port : ns.boundary_port + 1;
-      };
-      Outcome w = store.Create(*policies, ns.name, IntendedWorkloadPolicy(ns.name, port_at(0)));
-      if (auto s = Check(w, ns.name + "/openshell-sandbox-workloads"); !s.ok()) return s;
-      for (int i = 1; i <= edits; ++i) {
-        w = store.Mutate(
-            *policies, ns.name, "openshell-sandbox-workloads",
-            [&](json::value& obj) -> std::optional<ApiFailure> {
-              obj.at("spec").at("ingress").at(0).at("ports").at(0).as_object()["port"] = port_at(i);
-              return std::nullopt;
-            },
-            false);
-      }
-      if (auto s = Check(store.Create(*policies, ns.name, IntendedSupervisorPolicy(ns.name)),
-                         ns.name + "/openshell-sandbox-supervisors");
-          !s.ok())
-        return s;
-      fence_uid = Uid(w.object);
-      fence_generation = w.object.at("metadata").at("generation").as_int64();
-    }
-    for (const ScenarioSandbox& sb : ns.sandboxes) {
-      const std::string id = sb.name;
-      std::string workload_uid = "gone-" + sb.name, supervisor_uid = "gone-sup-" + sb.name;
-      if (sb.pods) {
-        if (sb.running) {
-          Outcome p =
-              store.Create(*pods, ns.name, BoundaryPod(ns.name, sb.name, "workload", ns.pod_bytes));
-          if (auto s = Check(p, "pod " + sb.name); !s.ok()) return s;
-          workload_uid = Uid(p.object);
-        }
-        Outcome sp =
-            store.Create(*pods, ns.name,
-                         BoundaryPod(ns.name, "os-supervisor-" + id, "supervisor", ns.pod_bytes));
-        if (auto s = Check(sp, "supervisor pod of " + sb.name); !s.ok()) return s;
-        supervisor_uid = Uid(sp.object);
-      }
-      json::object annotations{
-          {kube::kWorkloadUidAnnotation, workload_uid},
-          {kube::kSupervisorUidAnnotation, supervisor_uid},
-          {"openshell.ai/sandbox-runtime-readiness", sb.running ? "ready" : "unavailable"}};
-      if (ns.fence) {
-        annotations[kube::kFenceUidAnnotation] = fence_uid;
-        annotations[kube::kFenceGenerationAnnotation] =
-            std::to_string(sb.admitted_fence_generation.value_or(fence_generation));
-      }
-      json::value sandbox = json::object{
-          {"apiVersion", "agents.x-k8s.io/v1beta1"},
-          {"kind", "Sandbox"},
-          {"metadata",
-           {{"name", sb.name},
-            {"namespace", ns.name},
-            {"labels", {{"openshell.ai/managed-by", "openshell"}, {kube::kSandboxIdLabel, id}}},
-            {"annotations", annotations}}},
-          {"spec",
-           {{"operatingMode", sb.running ? "Running" : "Suspended"},
-            {"podTemplate",
-             {{"spec",
-               {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}}}}}};
-      if (auto s =
-              Check(store.Create(*sandboxes, ns.name, std::move(sandbox)), "sandbox " + sb.name);
-          !s.ok())
-        return s;
-    }
+    if (auto s = CreateNamespace(sim.store(), ns); !s.ok()) return s;
   }
   for (const json::value& obj : sc.objects) {
-    if (!obj.is_object()) return Status::InvalidArgument("scenario: objects must be mappings");
-    const auto* av = obj.get_object().if_contains("apiVersion");
-    const auto* k = obj.get_object().if_contains("kind");
-    if (!av || !k || !av->is_string() || !k->is_string()) {
-      return Status::InvalidArgument("scenario: every object needs apiVersion and kind");
-    }
-    const ResourceKind* kind =
-        FindKindByKind(std::string(av->get_string()), std::string(k->get_string()));
-    if (!kind) {
-      return Status::InvalidArgument("scenario: the simulator does not serve " +
-                                     std::string(av->get_string()) + " " +
-                                     std::string(k->get_string()));
-    }
-    std::string ns;
-    if (const auto* m = obj.get_object().if_contains("metadata"); m && m->is_object()) {
-      if (const auto* n = m->get_object().if_contains("namespace"); n && n->is_string())
-        ns = n->get_string();
-    }
-    if (kind->namespaced && ns.empty()) ns = "default";
-    const std::string version =
-        std::string(av->get_string()).substr(std::string(av->get_string()).find('/') + 1);
-    if (auto s =
-            Check(store.Create(*kind, ns, Simulator::FromVersion(*kind, obj, version)), kind->kind);
-        !s.ok())
-      return s;
+    if (auto s = CreateObject(sim.store(), obj); !s.ok()) return s;
   }
   for (const FaultRule& f : sc.faults) sim.AddFault(f);
   return Status::Ok();

@@ -14,10 +14,13 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <charconv>
+#include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <fstream>
 #include <map>
 #include <thread>
+#include <variant>
 
 #include "kube/json_fields.h"
 #include "sim/handler.h"
@@ -64,6 +67,56 @@ std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labe
   return json::serialize(line) + "\n";
 }
 
+// What a watch request asks for, once its query parameters are valid.
+struct WatchParams {
+  Selector labels, fields;
+  std::optional<int64_t> from_rv;
+  bool bookmarks = false;
+  int timeout_seconds = 1800;
+};
+
+// The watch's parameters, or the reply that refuses them.
+std::variant<ApiReply, WatchParams> ParseWatchParams(const Target& t, const Route& r) {
+  auto labels = Selector::ParseLabels(t.Query("labelSelector"));
+  auto fields = Selector::ParseFields(t.Query("fieldSelector"), r.kind);
+  if (!labels || !fields)
+    return FailureReply(400, "BadRequest", "unable to parse the label or field selector");
+  if (!t.Query("sendInitialEvents").empty() || !t.Query("resourceVersionMatch").empty()) {
+    // As a server with the WatchList feature gate off: client-go falls back to list+watch.
+    return FailureReply(422, "Invalid",
+                        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: "
+                        "Forbidden: sendInitialEvents is forbidden for watch unless the "
+                        "WatchList feature gate is enabled");
+  }
+  WatchParams p{*labels, *fields, std::nullopt, t.Flag("allowWatchBookmarks"), 1800};
+  if (const std::string rv = t.Query("resourceVersion"); !rv.empty()) {
+    int64_t parsed = 0;
+    auto [end, perr] = std::from_chars(rv.data(), rv.data() + rv.size(), parsed);
+    if (perr != std::errc() || end != rv.data() + rv.size() || parsed < 0)
+      return FailureReply(400, "BadRequest", "invalid resourceVersion '" + rv + "'");
+    p.from_rv = parsed;
+  }
+  if (const std::string ts = t.Query("timeoutSeconds"); !ts.empty())
+    p.timeout_seconds = std::max(1, std::atoi(ts.c_str()));
+  return p;
+}
+
+std::string ErrorLine(const ApiFailure& failure) {
+  return json::serialize(
+             json::object{{"type", "ERROR"}, {"object", json::parse(failure.ToJson())}}) +
+         "\n";
+}
+
+std::string BookmarkLine(const Route& r, int64_t rv) {
+  return json::serialize(
+             json::object{{"type", "BOOKMARK"},
+                          {"object",
+                           {{"kind", r.kind->kind},
+                            {"apiVersion", r.kind->ApiVersion(r.version)},
+                            {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}}) +
+         "\n";
+}
+
 // Runs its function when the scope ends, also when a coroutine frame is
 // destroyed without resuming (server shutdown).
 struct Cleanup {
@@ -74,7 +127,7 @@ struct Cleanup {
 };
 
 struct WatchState : std::enable_shared_from_this<WatchState> {
-  explicit WatchState(net::any_io_executor ex) : timer(ex) {}
+  explicit WatchState(const net::any_io_executor& ex) : timer(ex) {}
   std::mutex mu;
   std::deque<std::string> lines;
   net::steady_timer timer;
@@ -151,42 +204,13 @@ struct Server::Impl {
 
   template <class Stream>
   net::awaitable<void> Watch(Stream& stream, const Request& req, const Target& t, const Route& r) {
-    auto labels = Selector::ParseLabels(t.Query("labelSelector"));
-    auto fields = Selector::ParseFields(t.Query("fieldSelector"), r.kind);
-    if (!labels || !fields) {
-      co_await Write(
-          stream, req,
-          FailureReply(400, "BadRequest", "unable to parse the label or field selector"));
+    auto parsed = ParseWatchParams(t, r);
+    if (auto* refused = std::get_if<ApiReply>(&parsed)) {
+      co_await Write(stream, req, *refused);
       co_return;
     }
-    if (!t.Query("sendInitialEvents").empty() || !t.Query("resourceVersionMatch").empty()) {
-      // As a server with the WatchList feature gate off: client-go falls back to list+watch.
-      co_await Write(stream, req,
-                     FailureReply(422, "Invalid",
-                                  "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: "
-                                  "Forbidden: sendInitialEvents is forbidden for watch unless the "
-                                  "WatchList feature gate is enabled"));
-      co_return;
-    }
-    std::optional<int64_t> from_rv;
-    if (const std::string rv = t.Query("resourceVersion"); !rv.empty()) {
-      int64_t parsed = 0;
-      auto [p, perr] = std::from_chars(rv.data(), rv.data() + rv.size(), parsed);
-      if (perr != std::errc() || p != rv.data() + rv.size() || parsed < 0) {
-        co_await Write(stream, req,
-                       FailureReply(400, "BadRequest", "invalid resourceVersion '" + rv + "'"));
-        co_return;
-      }
-      from_rv = parsed;
-    }
-    const bool bookmarks = t.Flag("allowWatchBookmarks");
-    int timeout_seconds = 1800;
-    if (const std::string ts = t.Query("timeoutSeconds"); !ts.empty())
-      timeout_seconds = std::max(1, std::atoi(ts.c_str()));
-
+    const WatchParams& params = std::get<WatchParams>(parsed);
     auto state = std::make_shared<WatchState>(co_await net::this_coro::executor);
-    const Route route = r;
-    const Selector ls = *labels, fs = *fields;
     const bool table = WantsTable(req[http::field::accept]) && HasPrinterColumns(*r.kind);
     const uint64_t epoch = sim.watch_epoch();
     const uint64_t waker = sim.AddWatchStream(
@@ -196,13 +220,14 @@ struct Server::Impl {
         [weak = std::weak_ptr<WatchState>(state)](std::string raw) {
           if (auto s = weak.lock()) s->Push(std::move(raw));
         });
-    Store::WatchStart start = sim.store().Watch(
-        *r.kind, r.ns, from_rv,
-        [state, route, ls, fs, table, &clock = sim.clock()](const StoredEvent& e) {
-          const auto table_at = table ? std::optional(clock.Now()) : std::nullopt;
-          std::string line = EventLine(e, route, ls, fs, table_at);
-          if (!line.empty()) state->Push(std::move(line));
-        });
+    Store::WatchStart start =
+        sim.store().Watch(*r.kind, r.ns, params.from_rv,
+                          [state, route = r, ls = params.labels, fs = params.fields, table,
+                           &clock = sim.clock()](const StoredEvent& e) {
+                            const auto table_at = table ? std::optional(clock.Now()) : std::nullopt;
+                            std::string line = EventLine(e, route, ls, fs, table_at);
+                            if (!line.empty()) state->Push(std::move(line));
+                          });
     Cleanup unregister{[this, waker, id = start.failure ? 0 : start.id] {
       sim.RemoveWatchStream(waker);
       if (id) sim.store().Unwatch(id);
@@ -216,54 +241,53 @@ struct Server::Impl {
     http::response_serializer<http::empty_body> sr{res};
     boost::system::error_code ec;
     co_await http::async_write_header(stream, sr, net::redirect_error(kUse, ec));
-
-    if (start.failure) {
+    if (!ec && start.failure) {
       // Errors after the resourceVersion parsed travel as one ERROR event.
-      const std::string line =
-          json::serialize(
-              json::object{{"type", "ERROR"}, {"object", json::parse(start.failure->ToJson())}}) +
-          "\n";
-      if (!ec)
-        co_await net::async_write(stream, http::make_chunk(net::buffer(line)),
-                                  net::redirect_error(kUse, ec));
-    } else {
-      const auto deadline =
-          std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-      auto next_bookmark = std::chrono::steady_clock::now() + sim.options().bookmark_interval;
-      int sent = 0;
-      const int drop_after = sim.options().drop_watch_after_events;
-      while (!ec) {
-        const int64_t bookmark_rv = sim.store().CurrentResourceVersion();  // read before draining
-        for (std::string& line : state->Take()) {
-          co_await net::async_write(stream, http::make_chunk(net::buffer(line)),
-                                    net::redirect_error(kUse, ec));
-          if (ec) break;
-          ++sent;
-        }
-        if (ec || sim.watch_epoch() != epoch || (drop_after > 0 && sent >= drop_after)) break;
-        const auto now = std::chrono::steady_clock::now();
-        if (now >= deadline) break;
-        if (bookmarks && now >= next_bookmark) {
-          const std::string line =
-              json::serialize(json::object{
-                  {"type", "BOOKMARK"},
-                  {"object",
-                   {{"kind", r.kind->kind},
-                    {"apiVersion", r.kind->ApiVersion(r.version)},
-                    {"metadata", {{"resourceVersion", std::to_string(bookmark_rv)}}}}}}) +
-              "\n";
-          co_await net::async_write(stream, http::make_chunk(net::buffer(line)),
-                                    net::redirect_error(kUse, ec));
-          next_bookmark = now + sim.options().bookmark_interval;
-          continue;
-        }
-        state->timer.expires_at(bookmarks ? std::min(deadline, next_bookmark) : deadline);
-        boost::system::error_code wait_ec;
-        co_await state->timer.async_wait(net::redirect_error(kUse, wait_ec));
-      }
+      co_await WriteLine(stream, ErrorLine(*start.failure), ec);
+    } else if (!ec) {
+      co_await StreamEvents(stream, *state, r, params, epoch, ec);
     }
     if (!ec)
       co_await net::async_write(stream, http::make_chunk_last(), net::redirect_error(kUse, ec));
+  }
+
+  template <class Stream>
+  net::awaitable<void> WriteLine(Stream& stream, const std::string& line,
+                                 boost::system::error_code& ec) {
+    co_await net::async_write(stream, http::make_chunk(net::buffer(line)),
+                              net::redirect_error(kUse, ec));
+  }
+
+  // The watch's events (and bookmarks) as chunks until the watch times out, a
+  // fault drops it, or the client goes away (`ec`).
+  template <class Stream>
+  net::awaitable<void> StreamEvents(Stream& stream, WatchState& state, const Route& r,
+                                    const WatchParams& params, uint64_t epoch,
+                                    boost::system::error_code& ec) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(params.timeout_seconds);
+    auto next_bookmark = std::chrono::steady_clock::now() + sim.options().bookmark_interval;
+    int sent = 0;
+    const int drop_after = sim.options().drop_watch_after_events;
+    while (!ec) {
+      const int64_t bookmark_rv = sim.store().CurrentResourceVersion();  // read before draining
+      for (std::string& line : state.Take()) {
+        co_await WriteLine(stream, line, ec);
+        if (ec) break;
+        ++sent;
+      }
+      if (ec || sim.watch_epoch() != epoch || (drop_after > 0 && sent >= drop_after)) break;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) break;
+      if (params.bookmarks && now >= next_bookmark) {
+        co_await WriteLine(stream, BookmarkLine(r, bookmark_rv), ec);
+        next_bookmark = now + sim.options().bookmark_interval;
+        continue;
+      }
+      state.timer.expires_at(params.bookmarks ? std::min(deadline, next_bookmark) : deadline);
+      boost::system::error_code wait_ec;
+      co_await state.timer.async_wait(net::redirect_error(kUse, wait_ec));
+    }
   }
 
   // Serves one request; returns whether the connection stays open.
@@ -294,7 +318,7 @@ struct Server::Impl {
     beast::flat_buffer buffer;
     for (;;) {
       http::request_parser<http::string_body> parser;
-      parser.body_limit(64 * 1024 * 1024);
+      parser.body_limit(std::uint64_t{64} * 1024 * 1024);
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(300));
       boost::system::error_code ec;
       co_await http::async_read(stream, buffer, parser, net::redirect_error(kUse, ec));
@@ -342,7 +366,17 @@ Server::Server(Simulator& sim, ServerOptions options)
   impl_->token = impl_->options.bearer_token;
 }
 
-Server::~Server() { Stop(); }
+// Stop() joins the io thread, which cannot fail for our own running thread;
+// should it throw all the same, say so rather than terminate the process.
+Server::~Server() {
+  try {
+    Stop();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fencekeeper sim: stopping the server failed: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "fencekeeper sim: stopping the server failed\n");
+  }
+}
 
 Status Server::Start() {
   Impl& s = *impl_;

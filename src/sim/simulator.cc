@@ -33,6 +33,54 @@ json::object Condition(const char* type, const char* status, const char* reason,
           {"lastTransitionTime", now}};
 }
 
+// The pod agent-sandbox creates for a running sandbox, owned by it.
+json::value WorkloadPod(const std::string& ns, const std::string& pod_name,
+                        const std::string& sandbox, const std::string& sandbox_uid) {
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", pod_name},
+        {"namespace", ns},
+        {"labels", {{"openshell.ai/boundary-role", "workload"}}},
+        {"ownerReferences", json::array{{{"apiVersion", "agents.x-k8s.io/v1beta1"},
+                                         {"kind", "Sandbox"},
+                                         {"name", sandbox},
+                                         {"uid", sandbox_uid},
+                                         {"controller", true}}}}}},
+      {"spec", {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}};
+}
+
+json::array SandboxConditions(bool suspended, int64_t generation, const std::string& now) {
+  if (suspended) {
+    return json::array{
+        Condition("Ready", "False", "SandboxSuspended", "Sandbox is suspended", generation, now),
+        Condition("Suspended", "True", "PodTerminated",
+                  "Pod has been terminated. Sandbox is suspended", generation, now)};
+  }
+  return json::array{
+      Condition("Ready", "True", "DependenciesReady", "Pod is Ready", generation, now),
+      Condition("Suspended", "False", "NotSuspended", "Sandbox is not suspended", generation, now)};
+}
+
+// Keeps lastTransitionTime of a condition whose type and status are unchanged,
+// as Kubernetes controllers do.
+void KeepTransitionTimes(const json::object& status, json::array& conditions) {
+  const json::value* old = status.if_contains("conditions");
+  if (!old || !old->is_array()) return;
+  for (auto& c : conditions) {
+    for (const auto& o : old->get_array()) {
+      if (!o.is_object()) continue;
+      const auto& oo = o.get_object();
+      auto& co = c.get_object();
+      if (oo.contains("type") && oo.at("type") == co.at("type") && oo.contains("status") &&
+          oo.at("status") == co.at("status") && oo.contains("lastTransitionTime")) {
+        co["lastTransitionTime"] = oo.at("lastTransitionTime");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Simulator::Simulator(SimOptions options, const TimeSource& clock)
@@ -66,55 +114,19 @@ void Simulator::EmulateAgentSandbox(const StoredEvent& e) {
   if (suspended && pod_exists) {
     store_.Delete(*pods, ns, pod_name, std::nullopt, std::nullopt);
   } else if (!suspended && !pod_exists) {
-    json::value pod = json::object{
-        {"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"metadata",
-         {{"name", pod_name},
-          {"namespace", ns},
-          {"labels", {{"openshell.ai/boundary-role", "workload"}}},
-          {"ownerReferences", json::array{{{"apiVersion", "agents.x-k8s.io/v1beta1"},
-                                           {"kind", "Sandbox"},
-                                           {"name", name},
-                                           {"uid", StringAt(meta, "uid")},
-                                           {"controller", true}}}}}},
-        {"spec", {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}};
-    store_.Create(*pods, ns, std::move(pod));
+    store_.Create(*pods, ns, WorkloadPod(ns, pod_name, name, StringAt(meta, "uid")));
   }
   // Status, written only when it differs (so this hook converges).
   const json::value* g = meta->if_contains("generation");
   const int64_t generation = g && g->is_int64() ? g->get_int64() : 0;
   const std::string now = FormatRfc3339(clock_.Now()).substr(0, 19) + "Z";
-  json::array conditions =
-      suspended
-          ? json::array{Condition("Ready", "False", "SandboxSuspended", "Sandbox is suspended",
-                                  generation, now),
-                        Condition("Suspended", "True", "PodTerminated",
-                                  "Pod has been terminated. Sandbox is suspended", generation, now)}
-          : json::array{
-                Condition("Ready", "True", "DependenciesReady", "Pod is Ready", generation, now),
-                Condition("Suspended", "False", "NotSuspended", "Sandbox is not suspended",
-                          generation, now)};
+  json::array conditions = SandboxConditions(suspended, generation, now);
   store_.Mutate(
       *e.kind, ns, name,
       [&](json::value& obj) -> std::optional<ApiFailure> {
         json::value& status = obj.get_object()["status"];
         if (!status.is_object()) status = json::object{};
-        // Keep lastTransitionTime when type/status/reason/observedGeneration are unchanged.
-        if (const json::value* old = status.get_object().if_contains("conditions");
-            old && old->is_array()) {
-          for (auto& c : conditions) {
-            for (const auto& o : old->get_array()) {
-              if (!o.is_object()) continue;
-              const auto& oo = o.get_object();
-              auto& co = c.get_object();
-              if (oo.contains("type") && oo.at("type") == co.at("type") && oo.contains("status") &&
-                  oo.at("status") == co.at("status") && oo.contains("lastTransitionTime")) {
-                co["lastTransitionTime"] = oo.at("lastTransitionTime");
-              }
-            }
-          }
-        }
+        KeepTransitionTimes(status.get_object(), conditions);
         status.get_object()["conditions"] = conditions;
         return std::nullopt;
       },

@@ -42,6 +42,46 @@ ApiFailure Failure(int code, std::string reason, std::string message,
   return ApiFailure{code, std::move(reason), std::move(message), std::move(name), kind};
 }
 
+// What an edit stores: through /status only the status changes, otherwise
+// everything but the status (when it is a subresource) and the fields the
+// server owns; the generation moves when the spec does.
+json::value NextVersion(const ResourceKind& kind, const json::value& current, json::value edited,
+                        bool status_only) {
+  if (status_only) {
+    json::value next = current;
+    if (const json::value* status = edited.get_object().if_contains("status"))
+      next.get_object()["status"] = *status;
+    else
+      next.get_object().erase("status");
+    return next;
+  }
+  json::value next = std::move(edited);
+  if (kind.status_subresource) {
+    if (const json::value* status = current.get_object().if_contains("status"))
+      next.get_object()["status"] = *status;
+    else
+      next.get_object().erase("status");
+  }
+  json::object& meta = Meta(next);
+  const json::object& old_meta = current.get_object().at("metadata").get_object();
+  for (const char* f :
+       {"uid", "creationTimestamp", "generation", "deletionTimestamp", "name", "namespace"}) {
+    if (const json::value* v = old_meta.if_contains(f))
+      meta[f] = *v;
+    else
+      meta.erase(f);
+  }
+  next.get_object()["apiVersion"] = current.get_object().at("apiVersion");
+  next.get_object()["kind"] = current.get_object().at("kind");
+  if (!kube::JsonEqual(GenerationRelevant(next, kind.status_subresource),
+                       GenerationRelevant(current, kind.status_subresource))) {
+    const json::value& g = old_meta.at("generation");
+    // Meta() again: setting apiVersion/kind above may have moved the metadata.
+    Meta(next)["generation"] = (g.is_int64() ? g.get_int64() : 0) + 1;
+  }
+  return next;
+}
+
 }  // namespace
 
 std::string ApiFailure::ToJson() const {
@@ -247,41 +287,7 @@ Outcome Store::Mutate(const ResourceKind& view, const std::string& ns, const std
             {}};
   }
 
-  json::value next;
-  if (status_only) {
-    next = current;
-    const json::value* status = edited.get_object().if_contains("status");
-    if (status)
-      next.get_object()["status"] = *status;
-    else
-      next.get_object().erase("status");
-  } else {
-    next = std::move(edited);
-    if (kind.status_subresource) {
-      const json::value* status = current.get_object().if_contains("status");
-      if (status)
-        next.get_object()["status"] = *status;
-      else
-        next.get_object().erase("status");
-    }
-    // Fields the server owns.
-    json::object& meta = Meta(next);
-    const json::object& old_meta = current.get_object().at("metadata").get_object();
-    for (const char* f :
-         {"uid", "creationTimestamp", "generation", "deletionTimestamp", "name", "namespace"}) {
-      if (const json::value* v = old_meta.if_contains(f))
-        meta[f] = *v;
-      else
-        meta.erase(f);
-    }
-    next.get_object()["apiVersion"] = current.get_object().at("apiVersion");
-    next.get_object()["kind"] = current.get_object().at("kind");
-    if (!kube::JsonEqual(GenerationRelevant(next, kind.status_subresource),
-                         GenerationRelevant(current, kind.status_subresource))) {
-      const json::value& g = old_meta.at("generation");
-      meta["generation"] = (g.is_int64() ? g.get_int64() : 0) + 1;
-    }
-  }
+  json::value next = NextVersion(kind, current, std::move(edited), status_only);
   Meta(next)["resourceVersion"] = current_rv;
   if (kube::JsonEqual(next, current))
     return {std::nullopt, current, false};  // no-op: no new RV, no event

@@ -161,9 +161,9 @@ std::string HumanAge(std::chrono::seconds age) {
   if (m < 180) return std::to_string(m) + "m";
   if (h < 8) return fmt(h, "h", m % 60, "m");
   if (h < 48) return std::to_string(h) + "h";
-  if (h < 24 * 8) return fmt(d, "d", h % 24, "h");
-  if (d < 365 * 2) return std::to_string(d) + "d";
-  if (d < 365 * 8) return fmt(d / 365, "y", d % 365, "d");
+  if (h < 24LL * 8) return fmt(d, "d", h % 24, "h");
+  if (d < 365LL * 2) return std::to_string(d) + "d";
+  if (d < 365LL * 8) return fmt(d / 365, "y", d % 365, "d");
   return std::to_string(d / 365) + "y";
 }
 

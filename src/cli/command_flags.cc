@@ -1,0 +1,121 @@
+#include "cli/command_flags.h"
+
+#include <CLI/CLI.hpp>
+#include <optional>
+
+namespace fk::cli {
+
+namespace {
+
+// An option whose absence matters (std::optional stays unset unless typed).
+template <typename T>
+CLI::Option* AddOptional(CLI::App* cmd, const std::string& name, std::optional<T>& target,
+                         const std::string& help) {
+  return cmd->add_option_function<T>(
+      name, [&target](const T& value) { target = value; }, help);
+}
+
+// Leader election and client-side API limits: the flags a run shares with
+// controller-runtime's manager.
+void AddRunClusterFlags(CLI::App* rn, RunOptions& run) {
+  rn->add_flag("--leader-elect", run.leader_elect,
+               "Take part in leader election (Lease 'fencekeeper')");
+  AddOptional(rn, "--leader-election-namespace", run.leader_election_namespace,
+              "Namespace of the Lease (default: the config's)");
+  rn->add_option("--lease-duration", run.lease_duration, "Leader election lease duration")
+      ->capture_default_str();
+  rn->add_option("--renew-deadline", run.renew_deadline, "Leader election renew deadline")
+      ->capture_default_str();
+  rn->add_option("--retry-period", run.retry_period, "Leader election retry period")
+      ->capture_default_str();
+  rn->add_option("--kube-api-qps", run.kube_api_qps,
+                 "Client-side limit: sustained API requests per second (0: none; the API server's "
+                 "429s are honoured either way)")
+      ->capture_default_str();
+  rn->add_option("--kube-api-burst", run.kube_api_burst, "API requests allowed at once")
+      ->capture_default_str();
+}
+
+// Where the run serves probes and metrics, and how it logs.
+void AddRunServingFlags(CLI::App* rn, RunOptions& run) {
+  AddOptional(rn, "--http-addr", run.http_addr,
+              "HOST:PORT for /healthz and /readyz (and /metrics unless --metrics-addr is given)");
+  AddOptional(rn, "--metrics-addr", run.metrics_addr,
+              "HOST:PORT serving /metrics alone (e.g. :8081), to restrict it apart from the "
+              "probes");
+  rn->add_option("--log-format", run.log_format, "text or json")->capture_default_str();
+  rn->add_option("--log-level", run.log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+CLI::App* AddMigrateCommand(CLI::App& app, MigrateOptions& options) {
+  auto* m = app.add_subcommand("migrate", "Create or upgrade a journal (--check: report only)");
+  m->add_option("--journal", options.journal, "Journal file")->required();
+  m->add_flag("--check", options.check,
+              "Report the schema version and pending migrations; change nothing");
+  return m;
+}
+
+CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options) {
+  auto* b = app.add_subcommand(
+      "backup", "Copy a live journal consistently (SQLite online backup) and verify the copy");
+  b->add_option("--journal", options.journal, "Journal file")->required();
+  b->add_option("--to", options.to, "Backup file to create (must not exist)")->required();
+  return b;
+}
+
+CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
+  auto* rn =
+      app.add_subcommand("run", "Reconcile sandboxes against the namespace fences until stopped");
+  rn->add_option("--journal", options.journal, "Journal file (created if missing)")->required();
+  AddOptional(rn, "--kubeconfig", options.kubeconfig,
+              "Kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  rn->add_option("--context", options.context, "Kubeconfig context");
+  rn->add_option("--namespace", options.namespaces,
+                 "Namespace to watch (repeatable; default: all)");
+  rn->add_option("--selector", options.selector, "Sandbox label selector")->capture_default_str();
+  rn->add_option("--resync", options.resync, "Re-evaluate every cached sandbox this often")
+      ->capture_default_str();
+  rn->add_option("--boundary-port", options.boundary_port, "TCP port of the intended fence")
+      ->capture_default_str();
+  rn->add_option("--workers", options.workers,
+                 "Sandboxes reconciled concurrently (never two workers on one sandbox)")
+      ->capture_default_str();
+  AddRunServingFlags(rn, options);
+  AddRunClusterFlags(rn, options);
+  return rn;
+}
+
+CLI::App* AddDemoCommand(CLI::App& app, DemoOptions& options) {
+  auto* d =
+      app.add_subcommand("demo", "Run the upstream incident end to end and print what happened");
+  AddOptional(d, "--dir", options.directory,
+              "Directory for the demo journal (default: a new temp dir)");
+  return d;
+}
+
+CLI::App* AddSimCommand(CLI::App& app, SimCommandOptions& options) {
+  auto* s = app.add_subcommand("sim", "Serve the simulated Kubernetes API until stopped");
+  s->add_option("--listen", options.listen, "HOST:PORT to listen on")->capture_default_str();
+  AddOptional(s, "--scenario", options.scenario,
+              "Scenario file (YAML), or a built-in name: incident-3525");
+  AddOptional(s, "--write-kubeconfig", options.write_kubeconfig,
+              "Write a kubeconfig for this server");
+  AddOptional(s, "--latency", options.latency, "Delay every answer (e.g. 50ms)");
+  AddOptional(s, "--drop-watch-after-events", options.drop_watch_after_events,
+              "Close each watch after N events");
+  AddOptional(s, "--tls-cert", options.tls_cert, "Serve HTTPS with this PEM certificate");
+  AddOptional(s, "--tls-key", options.tls_key, "PEM private key for --tls-cert");
+  AddOptional(s, "--token", options.token, "Require this bearer token");
+  s->add_option("--fault", options.faults,
+                "Inject failures: VERB:RESOURCE:STATUS[:RETRY_AFTER[:COUNT]] (COUNT -1 = always)");
+  AddOptional(s, "--drop-watches-every", options.drop_watches_every,
+              "Close all watches periodically (e.g. 5s)");
+  AddOptional(s, "--expire-history-every", options.expire_history_every,
+              "Forget watch history periodically (e.g. 10s)");
+  return s;
+}
+
+}  // namespace fk::cli
