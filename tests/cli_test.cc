@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <filesystem>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -81,6 +82,22 @@ TEST(MigrateCommand, RefusesForeignFileWithExitTwoAndLeavesItAlone) {
     EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
     EXPECT_EQ(testing::ReadBytes(path), "not a journal");
   }
+}
+
+TEST(DemoCommand, CreatesTheDirectoryItIsGiven) {
+  TempDir dir;
+  std::ostringstream out, err;
+  DemoOptions o;
+  o.directory = dir.File("new/demo");
+  o.passes = 1;
+  ASSERT_EQ(RunDemo(o, out, err), kExitOk) << err.str();
+  EXPECT_TRUE(std::filesystem::exists(dir.File("new/demo/journal.db")));
+
+  testing::WriteBytes(dir.File("file"), "x");  // a file where the directory should be
+  o.directory = dir.File("file/demo");
+  EXPECT_EQ(RunDemo(o, out, err), kExitUnusable);
+  EXPECT_NE(err.str().find("cannot create the directory for its journal"), std::string::npos)
+      << err.str();
 }
 
 TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {

@@ -89,8 +89,15 @@ std::string Annotation(const json::value& obj, const char* key) {
 }
 
 // A temporary directory of its own unless --dir names one; nullopt if it cannot be made.
+// --dir is created if it does not exist yet (parents too), as a user who
+// names a fresh directory for the demo's journal expects.
 std::optional<std::string> DemoDirectory(const DemoOptions& options) {
-  if (options.directory) return *options.directory;
+  if (options.directory) {
+    std::error_code ec;
+    std::filesystem::create_directories(*options.directory, ec);
+    if (ec) return std::nullopt;
+    return *options.directory;
+  }
   std::string tmpl = (std::filesystem::temp_directory_path() / "fencekeeper-demo-XXXXXX").string();
   if (!mkdtemp(tmpl.data())) return std::nullopt;
   return tmpl;
@@ -184,7 +191,8 @@ void PrintTotalsAndNextSteps(std::ostream& out, const Phase& first, const Phase&
 int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
   const std::optional<std::string> dir = DemoDirectory(options);
   if (!dir) {
-    err << "fencekeeper demo: cannot create a temporary directory\n";
+    err << "fencekeeper demo: cannot create the directory for its journal ("
+        << options.directory.value_or("a temporary directory") << ")\n";
     return kExitUnusable;
   }
   const std::string path = (std::filesystem::path(*dir) / "journal.db").string();
