@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "common/log.h"
 #include "kube/fake_transport.h"
@@ -90,6 +91,26 @@ std::vector<std::pair<std::string, std::string>> ParseLogfmt(const std::string& 
     if (i < line.size() && line[i] == ' ') ++i;
   }
   return out;
+}
+
+// A destructor's exception is reported as one error record and goes no
+// further (it would end the process from a destructor).
+TEST(Logging, RunNoThrowReportsTheExceptionAndStopsIt) {
+  log::Capture capture(Level::kError);
+  int ran = 0;
+  log::RunNoThrow("closing a thing", [&ran] {
+    ++ran;
+    throw std::runtime_error("it broke");
+  });
+  log::RunNoThrow("closing another thing", [] { throw 42; });
+  log::RunNoThrow("closing a fine thing", [&ran] { ++ran; });
+  EXPECT_EQ(ran, 2);
+  const auto records = capture.Matching(Level::kError, "closing");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].msg, "closing a thing");
+  EXPECT_EQ(records[0].Get("error"), "it broke");
+  EXPECT_EQ(records[1].msg, "closing another thing");
+  EXPECT_EQ(records[1].Get("error"), "unknown exception");
 }
 
 TEST(Logging, JsonRecordHasEachFieldAsItsOwnKey) {

@@ -118,6 +118,16 @@ Entry& Entry::Bool(std::string_view key, bool value) {
   return *this;
 }
 
+void ErrorNoThrow(std::string_view what, std::string_view error) noexcept {
+  try {
+    Error(what).Error(error);
+  } catch (...) {
+    // Out of memory, or the sink failed: stderr still takes a plain line.
+    std::fprintf(stderr, "error: %.*s: %.*s\n", static_cast<int>(what.size()), what.data(),
+                 static_cast<int>(error.size()), error.data());
+  }
+}
+
 Scope::Scope(std::vector<Field> fields) : size_before_(t_scope_fields.size()) {
   for (Field& f : fields) t_scope_fields.push_back(std::move(f));
 }

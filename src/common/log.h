@@ -16,10 +16,12 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -140,6 +142,23 @@ std::string MessageWithFields(const Record& record);
 // one key per field; or logfmt, ts=… level=… msg="…" key=value...
 std::string FormatLine(Format format, const Record& record,
                        std::chrono::system_clock::time_point ts);
+
+// For code no exception may leave (destructors): an error record about `what`,
+// or a plain line on stderr if even that fails.
+void ErrorNoThrow(std::string_view what, std::string_view error) noexcept;
+
+// Runs `body` where no exception may escape (a destructor): one that does is
+// reported (ErrorNoThrow) and goes no further, rather than ending the process.
+template <typename Body>
+void RunNoThrow(std::string_view what, Body&& body) noexcept {
+  try {
+    std::forward<Body>(body)();
+  } catch (const std::exception& e) {
+    ErrorNoThrow(what, e.what());
+  } catch (...) {
+    ErrorNoThrow(what, "unknown exception");
+  }
+}
 
 // The process logger: records at `level` and above go to `out` as `format`.
 void Install(Format format, Level level, std::FILE* out);

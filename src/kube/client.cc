@@ -217,6 +217,30 @@ ApiError TransportError(std::string message) {
 
 }  // namespace
 
+ApiResponse ApiClient::SendOnce(const HttpRequest& req, std::chrono::milliseconds timeout,
+                                Interrupt& abandon) {
+  const MonoTime sent = options_.time->MonotonicNow();
+  auto res = transport_->RoundTrip(req, timeout, &abandon);
+  const auto took = options_.time->MonotonicNow() - sent;
+  const double seconds = std::chrono::duration<double>(took).count();
+  TraceRequest(req.method, req.target, res.ok() ? res->status : 0, took);
+  ApiResponse out;
+  if (!res.ok()) {
+    Count(req.method, 0, seconds);
+    NoteReachable(false, res.status().message());
+    out.error = TransportError(res.status().message());
+    return out;
+  }
+  Count(req.method, res->status, seconds);
+  NoteReachable(true, "");
+  out.status = res->status;
+  out.body = std::move(res->body);
+  if (out.status >= 200 && out.status < 300) return out;
+  out.error = DecodeStatus(out.status, out.body);
+  if (!out.error.retry_after_seconds) out.error.retry_after_seconds = res->retry_after_seconds;
+  return out;
+}
+
 ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
                             const std::string& body, const std::string& content_type,
                             const CallOptions& call) {
@@ -229,53 +253,34 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
   if (call.cancel) on_cancel = call.cancel->OnFire([&abandon] { abandon.Fire(); });
   const MonoTime deadline =
       call.deadline.value_or(options_.time->MonotonicNow() + options_.call_timeout);
+  const std::string request_line = method + " " + path;
   bool reauthenticated = false;
   ApiResponse out;
-  out.error = TransportError("deadline passed before " + method + " " + path + " was sent");
+  out.error = TransportError("deadline passed before " + request_line + " was sent");
   for (int attempt = 0;; ++attempt) {
     if (abandon.fired() || !AcquireRateToken(abandon)) {
       out = ApiResponse{};
-      out.error =
-          TransportError(stopping() ? "client is stopping" : method + " " + path + " cancelled");
+      out.error = TransportError(stopping() ? "client is stopping" : request_line + " cancelled");
       return out;
     }
     const auto remaining =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - options_.time->MonotonicNow());
     if (remaining.count() <= 0) return out;  // the last error, or that nothing was sent
-    const auto timeout = std::min(options_.request_timeout, remaining);
     HttpRequest req{method, path, body, content_type, {}};
     if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
-    const MonoTime sent = options_.time->MonotonicNow();
-    auto res = transport_->RoundTrip(req, timeout, &abandon);
-    const auto took = options_.time->MonotonicNow() - sent;
-    const double seconds = std::chrono::duration<double>(took).count();
-    TraceRequest(method, path, res.ok() ? res->status : 0, took);
-    bool transient;  // worth retrying, if the method allows it
-    if (!res.ok()) {
-      Count(method, 0, seconds);
-      NoteReachable(false, res.status().message());
-      out = ApiResponse{};
-      out.error = TransportError(res.status().message());
-      transient = true;
-    } else {
-      Count(method, res->status, seconds);
-      NoteReachable(true, "");
-      out.status = res->status;
-      out.body = std::move(res->body);
-      out.error = ApiError{};
-      if (out.status >= 200 && out.status < 300) return out;
-      out.error = DecodeStatus(out.status, out.body);
-      if (!out.error.retry_after_seconds) out.error.retry_after_seconds = res->retry_after_seconds;
-      if (out.status == 401 && !config_.token_file.empty() && !reauthenticated) {
-        // Refused before it was processed, so even a write may go again: the
-        // projected token may have rotated. Re-read it and send at once.
-        reauthenticated = true;
-        ReloadToken();
-        --attempt;
-        continue;
-      }
-      transient = out.status == 429 || out.status >= 500;
+    out = SendOnce(req, std::min(options_.request_timeout, remaining), abandon);
+    if (out.status >= 200 && out.status < 300) return out;
+    if (out.status == 401 && !config_.token_file.empty() && !reauthenticated) {
+      // Refused before it was processed, so even a write may go again: the
+      // projected token may have rotated. Re-read it and send at once.
+      reauthenticated = true;
+      ReloadToken();
+      --attempt;
+      continue;
     }
+    // No HTTP answer (status 0), throttled or a server error: worth retrying,
+    // if the method allows it.
+    const bool transient = out.status == 0 || out.status == 429 || out.status >= 500;
     if (!retriable || !transient || attempt >= options_.max_retries) return out;
     const auto delay = out.error.retry_after_seconds
                            ? RetryAfterDelay(*out.error.retry_after_seconds)

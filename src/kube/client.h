@@ -136,6 +136,10 @@ class ApiClient {
   bool AcquireRateToken(Interrupt& cancel);
   std::chrono::milliseconds Backoff(int attempt);
   void Count(const std::string& method, int code, double seconds);
+  // One round trip, timed, counted and traced; a non-2xx answer decoded into
+  // `error`, no HTTP answer as status 0 and a transport error.
+  ApiResponse SendOnce(const HttpRequest& req, std::chrono::milliseconds timeout,
+                       Interrupt& abandon);
 
   ClusterConfig config_;
   ClientOptions options_;

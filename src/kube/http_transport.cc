@@ -65,6 +65,18 @@ struct Answer {
 
 std::string FieldString(beast::string_view v) { return std::string(v.data(), v.size()); }
 
+// An answer's Retry-After in seconds; nothing if absent or not a number.
+template <class Message>
+std::optional<int> RetryAfterSeconds(const Message& message) {
+  auto it = message.find(http::field::retry_after);
+  if (it == message.end()) return std::nullopt;
+  try {
+    return std::stoi(FieldString(it->value()));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 bool IsIpAddress(const std::string& host) {
   boost::system::error_code ec;
   net::ip::make_address(host, ec);
@@ -258,12 +270,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     auto res = parser.release();
     answer->response.status = static_cast<int>(res.result_int());
     answer->response.content_type = FieldString(res[http::field::content_type]);
-    if (auto it = res.find(http::field::retry_after); it != res.end()) {
-      try {
-        answer->response.retry_after_seconds = std::stoi(FieldString(it->value()));
-      } catch (...) {
-      }
-    }
+    answer->response.retry_after_seconds = RetryAfterSeconds(res);
     answer->response.body = std::move(res.body());
     *keep_alive = res.keep_alive();
   }
@@ -348,6 +355,17 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
   }
 
   net::awaitable<void> RunStream(HttpRequest req, std::shared_ptr<StreamState> state);
+  // Sends a stream's request on `stream` and delivers its body to `state`
+  // until it ends; a refusal (not 200) ends `state` with the answer. `ec`:
+  // how the exchange ended.
+  template <class AsyncStream>
+  net::awaitable<void> ReadStream(AsyncStream& stream, Conn& conn,
+                                  const http::request<http::string_body>& r,
+                                  net::steady_timer& header_timer, StreamState& state,
+                                  boost::system::error_code& ec);
+  // Cancels the open streams, closes the idle connections and waits (a
+  // little) for each stream's on_end: the destructor's first half.
+  void CloseAll();
 };
 
 namespace {
@@ -402,8 +420,10 @@ class StreamHandle final : public HttpTransport::Stream {
   StreamHandle(std::shared_ptr<StreamState> s, std::thread::id io_thread)
       : state_(std::move(s)), io_thread_(io_thread) {}
   ~StreamHandle() override {
-    state_->Cancel();
-    if (std::this_thread::get_id() != io_thread_) state_->WaitEnded();
+    log::RunNoThrow("closing a watch stream", [this] {
+      state_->Cancel();
+      if (std::this_thread::get_id() != io_thread_) state_->WaitEnded();
+    });
   }
   void Cancel() override { state_->Cancel(); }
 
@@ -413,6 +433,65 @@ class StreamHandle final : public HttpTransport::Stream {
 };
 
 }  // namespace
+
+namespace {
+
+// Ends a stream whose connection is closed, saying why.
+void EndStream(StreamState& state, const std::string& target, boost::system::error_code ec) {
+  if (state.cancelled) {
+    state.End(Status::Busy("stream cancelled"), std::nullopt);
+  } else if (state.abort->aborted()) {
+    state.End(Status::IOError("stream " + target + " failed: " + state.abort->reason),
+              std::nullopt);
+  } else if (ec && ec != http::error::end_of_stream) {
+    state.End(Status::IOError("stream " + target + " failed: " + ec.message()), std::nullopt);
+  } else {
+    state.End(Status::Ok(), std::nullopt);
+  }
+}
+
+}  // namespace
+
+template <class AsyncStream>
+net::awaitable<void> HttpTransport::Impl::ReadStream(AsyncStream& stream, Conn& conn,
+                                                     const http::request<http::string_body>& r,
+                                                     net::steady_timer& header_timer,
+                                                     StreamState& state,
+                                                     boost::system::error_code& ec) {
+  conn.lowest().expires_after(config.request_timeout);
+  co_await http::async_write(stream, r, net::redirect_error(kUse, ec));
+  if (ec) co_return;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(boost::none);  // a watch can run for hours
+  co_await http::async_read_header(stream, conn.buffer, parser, net::redirect_error(kUse, ec));
+  header_timer.cancel();
+  if (ec) co_return;
+  if (parser.get().result_int() != 200) {
+    parser.body_limit(config.max_body_bytes);
+    co_await http::async_read(stream, conn.buffer, parser, net::redirect_error(kUse, ec));
+    HttpResponse res;
+    res.status = static_cast<int>(parser.get().result_int());
+    res.body = parser.get().body();
+    res.content_type = FieldString(parser.get()[http::field::content_type]);
+    res.retry_after_seconds = RetryAfterSeconds(parser.get());
+    ec = {};
+    state.End(Status::Ok(), std::move(res));
+    co_return;
+  }
+  auto on_body = [&state](std::uint64_t, beast::string_view body,
+                          boost::system::error_code&) -> std::size_t {
+    state.Deliver(std::string_view(body.data(), body.size()));
+    return body.size();
+  };
+  parser.on_chunk_body(on_body);
+  while (!parser.is_done()) {
+    conn.lowest().expires_after(config.stream_idle_timeout);
+    co_await http::async_read_some(stream, conn.buffer, parser, net::redirect_error(kUse, ec));
+    if (ec) co_return;
+  }
+  if (!parser.get().body().empty()) state.Deliver(parser.get().body());  // a non-chunked body
+  state.lines->Finish();
+}
 
 net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,
                                                     std::shared_ptr<StreamState> state) {
@@ -439,64 +518,15 @@ net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,
   }
   const auto r = BuildRequest(req);
   boost::system::error_code ec;
-  auto run = [&](auto& stream) -> net::awaitable<void> {
-    conn->lowest().expires_after(config.request_timeout);
-    co_await http::async_write(stream, r, net::redirect_error(kUse, ec));
-    if (ec) co_return;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(boost::none);  // a watch can run for hours
-    co_await http::async_read_header(stream, conn->buffer, parser, net::redirect_error(kUse, ec));
-    timer->cancel();
-    if (ec) co_return;
-    if (parser.get().result_int() != 200) {
-      parser.body_limit(config.max_body_bytes);
-      co_await http::async_read(stream, conn->buffer, parser, net::redirect_error(kUse, ec));
-      HttpResponse res;
-      res.status = static_cast<int>(parser.get().result_int());
-      res.body = parser.get().body();
-      res.content_type = FieldString(parser.get()[http::field::content_type]);
-      if (auto it = parser.get().find(http::field::retry_after); it != parser.get().end()) {
-        try {
-          res.retry_after_seconds = std::stoi(FieldString(it->value()));
-        } catch (...) {
-        }
-      }
-      ec = {};
-      state->End(Status::Ok(), std::move(res));
-      co_return;
-    }
-    auto on_body = [&](std::uint64_t, beast::string_view body,
-                       boost::system::error_code&) -> std::size_t {
-      state->Deliver(std::string_view(body.data(), body.size()));
-      return body.size();
-    };
-    parser.on_chunk_body(on_body);
-    while (!parser.is_done()) {
-      conn->lowest().expires_after(config.stream_idle_timeout);
-      co_await http::async_read_some(stream, conn->buffer, parser, net::redirect_error(kUse, ec));
-      if (ec) co_return;
-    }
-    if (!parser.get().body().empty()) state->Deliver(parser.get().body());  // a non-chunked body
-    state->lines->Finish();
-  };
   if (conn->plain) {
-    co_await run(*conn->plain);
+    co_await ReadStream(*conn->plain, *conn, r, *timer, *state, ec);
   } else {
-    co_await run(*conn->tls);
+    co_await ReadStream(*conn->tls, *conn, r, *timer, *state, ec);
   }
   watching.Watch(nullptr);
   timer->cancel();
   conn->Close();
-  if (state->cancelled) {
-    state->End(Status::Busy("stream cancelled"), std::nullopt);
-  } else if (state->abort->aborted()) {
-    state->End(Status::IOError("stream " + req.target + " failed: " + state->abort->reason),
-               std::nullopt);
-  } else if (ec && ec != http::error::end_of_stream) {
-    state->End(Status::IOError("stream " + req.target + " failed: " + ec.message()), std::nullopt);
-  } else {
-    state->End(Status::Ok(), std::nullopt);
-  }
+  EndStream(*state, req.target, ec);
 }
 
 HttpTransport::HttpTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -535,25 +565,33 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(const TransportConf
   return std::unique_ptr<HttpTransport>(new HttpTransport(std::move(impl)));
 }
 
-HttpTransport::~HttpTransport() {
+void HttpTransport::Impl::CloseAll() {
   std::vector<std::shared_ptr<StreamState>> open;
   {
-    std::lock_guard lock(impl_->streams_mu);
-    open.assign(impl_->streams.begin(), impl_->streams.end());
+    std::lock_guard lock(streams_mu);
+    open.assign(streams.begin(), streams.end());
   }
   for (auto& s : open) s->Cancel();
-  impl_->work.reset();
-  net::post(impl_->io, [impl = impl_.get()] {
-    for (auto& c : impl->idle) c->Close();
-    impl->idle.clear();
+  work.reset();
+  net::post(io, [this] {
+    for (auto& c : idle) c->Close();
+    idle.clear();
   });
-  // Give cancelled streams their on_end, then stop.
+  // Give cancelled streams their on_end before the io thread stops.
   for (auto& s : open) {
     std::unique_lock lock(s->mu);
     s->cv.wait_for(lock, std::chrono::seconds(5), [&] { return s->ended; });
   }
-  impl_->io.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+HttpTransport::~HttpTransport() {
+  // Two steps, so that the io thread is stopped and joined even if closing
+  // failed: a std::thread destroyed while joinable ends the process.
+  log::RunNoThrow("closing the HTTP transport's streams", [this] { impl_->CloseAll(); });
+  log::RunNoThrow("stopping the HTTP transport's io thread", [this] {
+    impl_->io.stop();
+    if (impl_->thread.joinable()) impl_->thread.join();
+  });
 }
 
 Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request,
@@ -572,7 +610,7 @@ Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request,
         [impl, abort] { net::post(impl->io, [abort] { abort->Fire("cancelled"); }); });
   }
   net::co_spawn(impl->io, impl->Do(request, timeout, abort, answer.get()),
-                [answer, &done](std::exception_ptr e) {
+                [answer, &done](const std::exception_ptr& e) {
                   if (e) answer->status = Status::Internal("HTTP exchange threw");
                   done.set_value(std::move(*answer));
                 });
@@ -591,7 +629,7 @@ std::unique_ptr<Transport::Stream> HttpTransport::OpenStream(const HttpRequest& 
     std::lock_guard lock(impl_->streams_mu);
     impl_->streams.insert(state);
   }
-  net::co_spawn(impl_->io, impl_->RunStream(request, state), [state](std::exception_ptr e) {
+  net::co_spawn(impl_->io, impl_->RunStream(request, state), [state](const std::exception_ptr& e) {
     if (e) state->End(Status::Internal("stream threw"), std::nullopt);
   });
   return std::make_unique<StreamHandle>(state, impl_->thread.get_id());

@@ -42,6 +42,50 @@ std::string Excerpt(std::string_view line) {
   return s;
 }
 
+// What a watch stream has delivered and not yet been read: filled on the
+// transport's thread, drained on the informer's.
+struct WatchInbox {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> lines;
+  bool ended = false;
+  Status status;
+  std::optional<HttpResponse> non_ok;
+
+  static Transport::StreamCallbacks FeedFrom(const std::shared_ptr<WatchInbox>& inbox) {
+    Transport::StreamCallbacks callbacks;
+    callbacks.on_line = [inbox](std::string_view line) {
+      std::lock_guard lock(inbox->mu);
+      inbox->lines.emplace_back(line);
+      inbox->cv.notify_all();
+    };
+    callbacks.on_end = [inbox](const Status& s, std::optional<HttpResponse> non_ok) {
+      std::lock_guard lock(inbox->mu);
+      inbox->ended = true;
+      inbox->status = s;
+      inbox->non_ok = std::move(non_ok);
+      inbox->cv.notify_all();
+    };
+    return callbacks;
+  }
+
+  // Waits for lines or the end; moves the lines into *out and says whether
+  // the stream has ended.
+  bool Take(std::deque<std::string>* out) {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [this] { return !lines.empty() || ended; });
+    out->swap(lines);
+    return ended;
+  }
+
+  // How the stream ended (once it has), copied out: the caller must not hold
+  // mu while it takes the informer's lock.
+  std::pair<Status, std::optional<HttpResponse>> TakeOutcome() {
+    std::lock_guard lock(mu);
+    return {status, std::move(non_ok)};
+  }
+};
+
 }  // namespace
 
 CachedPtr ObjectStore::Get(const std::string& ns, const std::string& name) const {
@@ -413,7 +457,7 @@ bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
   return false;
 }
 
-Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* retry_after) {
+std::string Informer::WatchPath() {
   std::string path = Path() + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
                      std::to_string(options_.watch_timeout_seconds);
   {
@@ -423,34 +467,35 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
   }
   if (!options_.label_selector.empty())
     path += "&labelSelector=" + QueryEscape(options_.label_selector);
+  return path;
+}
 
-  struct Inbox {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::string> lines;
-    bool ended = false;
-    Status status;
-    std::optional<HttpResponse> non_ok;
-  };
-  auto inbox = std::make_shared<Inbox>();
-  Transport::StreamCallbacks callbacks;
-  callbacks.on_line = [inbox](std::string_view line) {
-    std::lock_guard lock(inbox->mu);
-    inbox->lines.emplace_back(line);
-    inbox->cv.notify_all();
-  };
-  callbacks.on_end = [inbox](const Status& s, std::optional<HttpResponse> non_ok) {
-    std::lock_guard lock(inbox->mu);
-    inbox->ended = true;
-    inbox->status = s;
-    inbox->non_ok = std::move(non_ok);
-    inbox->cv.notify_all();
-  };
+std::optional<Informer::WatchEnd> Informer::FailedWatch(
+    const Status& status, const std::optional<HttpResponse>& non_ok,
+    std::optional<std::chrono::milliseconds>* retry_after) {
+  if (non_ok) {
+    const ApiError err = DecodeStatus(non_ok->status, non_ok->body);
+    if (err.code == 410) return WatchEnd::kExpired;
+    log::Warn("watch refused").Str("informer", Name()).Error(err.ToString());
+    if (non_ok->retry_after_seconds)
+      *retry_after = std::chrono::seconds(*non_ok->retry_after_seconds);
+    return WatchEnd::kError;
+  }
+  if (!status.ok()) {
+    if (!stopping()) log::Warn("watch failed").Str("informer", Name()).Error(status.message());
+    return WatchEnd::kError;
+  }
+  return std::nullopt;
+}
+
+Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* retry_after) {
+  const std::string path = WatchPath();
+  auto inbox = std::make_shared<WatchInbox>();
   {
     std::lock_guard lock(mu_);
     if (stopping_) return WatchEnd::kClean;
   }
-  auto stream = client_.OpenStream(path, std::move(callbacks));
+  auto stream = client_.OpenStream(path, WatchInbox::FeedFrom(inbox));
   {
     std::lock_guard lock(mu_);
     stream_ = std::move(stream);
@@ -459,42 +504,17 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
   WatchEnd end = WatchEnd::kClean;
   for (;;) {
     std::deque<std::string> lines;
-    bool ended;
-    {
-      std::unique_lock lock(inbox->mu);
-      inbox->cv.wait(lock, [&] { return !inbox->lines.empty() || inbox->ended; });
-      lines.swap(inbox->lines);
-      ended = inbox->ended;
-    }
+    const bool ended = inbox->Take(&lines);
     bool stop_reading = false;
     for (const std::string& line : lines) {
       if ((stop_reading = HandleLine(line, &end))) break;
     }
     if (stop_reading) break;
     if (ended) {
-      // Copied out: stopping() takes mu_, which Stop() holds while it cancels
-      // the stream (and a stream may end itself synchronously on Cancel).
-      Status status;
-      std::optional<HttpResponse> non_ok;
-      {
-        std::lock_guard lock(inbox->mu);
-        status = inbox->status;
-        non_ok = std::move(inbox->non_ok);
-      }
-      if (non_ok) {
-        const ApiError err = DecodeStatus(non_ok->status, non_ok->body);
-        if (err.code == 410) {
-          end = WatchEnd::kExpired;
-        } else {
-          log::Warn("watch refused").Str("informer", Name()).Error(err.ToString());
-          if (non_ok->retry_after_seconds)
-            *retry_after = std::chrono::seconds(*non_ok->retry_after_seconds);
-          end = WatchEnd::kError;
-        }
-      } else if (!status.ok()) {
-        if (!stopping()) log::Warn("watch failed").Str("informer", Name()).Error(status.message());
-        end = WatchEnd::kError;
-      }
+      // Copied out first: stopping() takes mu_, which Stop() holds while it
+      // cancels the stream (and a stream may end itself synchronously on Cancel).
+      const auto [status, non_ok] = inbox->TakeOutcome();
+      if (auto failed = FailedWatch(status, non_ok, retry_after)) end = *failed;
       break;
     }
   }

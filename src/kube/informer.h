@@ -138,6 +138,13 @@ class Informer {
   void ReplaceCache(const Listing& listing);
   void SetSynced(bool synced, std::string reason);
   WatchEnd Watch(std::optional<std::chrono::milliseconds>* retry_after);
+  // The watch request's path from the current resourceVersion; counts the watch.
+  std::string WatchPath();
+  // How a watch that ended with `status` (or refused with `non_ok`) failed,
+  // logged; nothing if it ended cleanly. Sets *retry_after when told to wait.
+  std::optional<WatchEnd> FailedWatch(const Status& status,
+                                      const std::optional<HttpResponse>& non_ok,
+                                      std::optional<std::chrono::milliseconds>* retry_after);
   // One watch line; sets *end and returns true when the watch must stop.
   bool HandleLine(const std::string& line, WatchEnd* end);
   void HandleUndecodable(const std::string& type, const BadObject& bad);

@@ -31,6 +31,37 @@ std::array<unsigned char, 16> RandomBytes() {
   return b;
 }
 
+// The Lease as first created: held by us from `now`, no transitions yet.
+json::object NewLease(const LeaderOptions& options, const std::string& now, int64_t duration_s) {
+  return {{"apiVersion", "coordination.k8s.io/v1"},
+          {"kind", "Lease"},
+          {"metadata", {{"name", options.name}, {"namespace", options.ns}}},
+          {"spec",
+           {{"holderIdentity", options.identity},
+            {"leaseDurationSeconds", duration_s},
+            {"acquireTime", now},
+            {"renewTime", now},
+            {"leaseTransitions", 0}}}};
+}
+
+int64_t IntFieldOr(const json::object& spec, std::string_view key, int64_t fallback) {
+  if (const json::value* v = spec.if_contains(key); v && v->is_int64()) return v->as_int64();
+  return fallback;
+}
+
+// Rewrites a Lease spec last held by `holder` to say `identity` holds it,
+// renewed `now`; a change of holder is one more transition.
+void ClaimSpec(json::object& spec, const std::string& identity, const std::string& holder,
+               const std::string& now, int64_t duration_s) {
+  if (holder != identity) {
+    spec["acquireTime"] = now;
+    spec["leaseTransitions"] = IntFieldOr(spec, "leaseTransitions", 0) + 1;
+  }
+  spec["holderIdentity"] = identity;
+  spec["leaseDurationSeconds"] = duration_s;
+  spec["renewTime"] = now;
+}
+
 }  // namespace
 
 std::string LeaderIdentity(const std::string& hostname) {
@@ -96,6 +127,27 @@ void LeaderElector::Journal(const std::string& state) {
     log::Error("cannot journal a leadership change").Str("state", state).Error(r.status());
 }
 
+void LeaderElector::Observe(std::string record) {
+  observed_record_ = std::move(record);
+  observed_at_ = time_.MonotonicNow();  // our own clock, not renewTime
+}
+
+void LeaderElector::Confirm(MonoTime started) {
+  fence_until_.store((started + options_.renew_deadline).time_since_epoch().count());
+}
+
+bool LeaderElector::CreateLease(const kube::CallOptions& call, MonoTime started,
+                                const std::string& now, int64_t duration_s) {
+  json::object lease = NewLease(options_, now, duration_s);
+  kube::ApiResponse created =
+      client_.Send("POST", kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns),
+                   json::serialize(lease), "application/json", call);
+  if (!created.ok()) return false;
+  Observe(json::serialize(lease["spec"]));
+  Confirm(started);
+  return true;
+}
+
 bool LeaderElector::TryAcquireOrRenew() {
   const MonoTime started = time_.MonotonicNow();
   // Renewing: what remains of the renew deadline; acquiring: one retry period.
@@ -104,35 +156,14 @@ bool LeaderElector::TryAcquireOrRenew() {
       started +
           (fence > MonoTime::duration::zero() ? fence : MonoTime::duration(options_.retry_period)),
       options_.cancel};
-  auto confirm = [&] {
-    fence_until_.store((started + options_.renew_deadline).time_since_epoch().count());
-  };
   const std::string path =
       kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
   const std::string now = FormatMicroTime(time_.Now());
   const int64_t duration_s =
       std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
   kube::ApiResponse got = client_.Get(path, call);
-  if (got.error.kind == kube::ApiErrorKind::kNotFound) {
-    json::object lease{{"apiVersion", "coordination.k8s.io/v1"},
-                       {"kind", "Lease"},
-                       {"metadata", {{"name", options_.name}, {"namespace", options_.ns}}},
-                       {"spec",
-                        {{"holderIdentity", options_.identity},
-                         {"leaseDurationSeconds", duration_s},
-                         {"acquireTime", now},
-                         {"renewTime", now},
-                         {"leaseTransitions", 0}}}};
-    kube::ApiResponse created =
-        client_.Send("POST", kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns),
-                     json::serialize(lease), "application/json", call);
-    if (created.ok()) {
-      observed_record_ = json::serialize(lease["spec"]);
-      observed_at_ = time_.MonotonicNow();
-      confirm();
-    }
-    return created.ok();
-  }
+  if (got.error.kind == kube::ApiErrorKind::kNotFound)
+    return CreateLease(call, started, now, duration_s);
   if (!got.ok()) return false;
   auto parsed = kube::ParseJson(got.body, "Lease");
   if (!parsed.ok() || !(*parsed)->is_object()) return false;
@@ -140,37 +171,22 @@ bool LeaderElector::TryAcquireOrRenew() {
   json::value& spec_v = lease.as_object()["spec"];
   if (!spec_v.is_object()) spec_v = json::object{};
   json::object& spec = spec_v.as_object();
-  const std::string record = json::serialize(spec);
-  if (record != observed_record_) {
-    observed_record_ = record;
-    observed_at_ = time_.MonotonicNow();  // our own clock, not renewTime
-  }
+  if (std::string record = json::serialize(spec); record != observed_record_)
+    Observe(std::move(record));
   const std::string holder = kube::StringField(&spec, "holderIdentity").value_or("");
-  int64_t held_for_s = duration_s;
-  if (const json::value* d = spec.if_contains("leaseDurationSeconds"); d && d->is_int64())
-    held_for_s = d->as_int64();
   if (!holder.empty() && holder != options_.identity) {
     fence_until_.store(kNoFence);  // someone else holds it now: whatever we held is gone
-    if (observed_at_ + std::chrono::seconds(held_for_s) > time_.MonotonicNow())
-      return false;  // and validly
+    const auto held_for =
+        std::chrono::seconds(IntFieldOr(spec, "leaseDurationSeconds", duration_s));
+    if (observed_at_ + held_for > time_.MonotonicNow()) return false;  // and validly
   }
-  int64_t transitions = 0;
-  if (const json::value* t = spec.if_contains("leaseTransitions"); t && t->is_int64())
-    transitions = t->as_int64();
-  if (holder != options_.identity) {
-    spec["acquireTime"] = now;
-    spec["leaseTransitions"] = transitions + 1;
-  }
-  spec["holderIdentity"] = options_.identity;
-  spec["leaseDurationSeconds"] = duration_s;
-  spec["renewTime"] = now;
+  ClaimSpec(spec, options_.identity, holder, now, duration_s);
   // Carries metadata.resourceVersion: of two candidates, one wins.
   kube::ApiResponse updated =
       client_.Send("PUT", path, json::serialize(lease), "application/json", call);
   if (!updated.ok()) return false;
-  observed_record_ = json::serialize(spec);
-  observed_at_ = time_.MonotonicNow();
-  confirm();
+  Observe(json::serialize(spec));
+  Confirm(started);
   return true;
 }
 

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -92,6 +93,13 @@ class LeaderElector {
   // How long the fence still holds (<= 0: it does not).
   MonoTime::duration FenceRemaining() const;
   LeaderExit StopLeading(const std::function<void()>& on_stopped, LeaderExit why);
+  // Creates the Lease, held by us; true if it was created (and the fence set).
+  bool CreateLease(const kube::CallOptions& call, MonoTime started, const std::string& now,
+                   int64_t duration_s);
+  // Remembers the lease record just seen or written, and when, by our clock.
+  void Observe(std::string record);
+  // The fence holds for renew_deadline from `started`, when the winning call began.
+  void Confirm(MonoTime started);
 
   kube::ApiClient& client_;
   LeaderOptions options_;

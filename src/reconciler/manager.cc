@@ -115,21 +115,49 @@ ManagerExit Manager::Run(Interrupt& stop) {
       .Str("scope", ScopeText(co.namespaces))
       .Str("api", "agents.x-k8s.io/" + *version)
       .Str("selector", co.selector);
+  return options_.leader ? RunElected(**client, stop) : RunAlone(stop);
+}
 
-  if (!options_.leader) {
-    leading_ = true;
-    if (Status s = StartTerm(); !s.ok()) {
-      log::Error("cannot start the reconciler").Error(s);
-      return ManagerExit::kStartFailed;
-    }
-    while (time_.SleepFor(std::chrono::hours(1), stop)) {
-    }
-    StopTerm();
-    return ManagerExit::kStopped;
+ManagerExit Manager::RunAlone(Interrupt& stop) {
+  leading_ = true;
+  if (Status s = StartTerm(); !s.ok()) {
+    log::Error("cannot start the reconciler").Error(s);
+    return ManagerExit::kStartFailed;
   }
+  while (time_.SleepFor(std::chrono::hours(1), stop)) {
+  }
+  StopTerm();
+  return ManagerExit::kStopped;
+}
 
+namespace {
+
+// How the manager ends when leader election ends with `exit`: loudly unless
+// it was asked to stop.
+ManagerExit AfterLeading(LeaderExit exit, const LeaderOptions& lo) {
+  switch (exit) {
+    case LeaderExit::kLost:
+      log::Error(
+          "lost the lease: no renewal succeeded within the renew deadline; exiting to start "
+          "afresh")
+          .Namespace(lo.ns)
+          .Str("lease", lo.name);
+      return ManagerExit::kLostLease;
+    case LeaderExit::kStartFailed:
+      log::Error("could not start leading; released the lease; exiting")
+          .Namespace(lo.ns)
+          .Str("lease", lo.name);
+      return ManagerExit::kStartFailed;
+    default:
+      return ManagerExit::kStopped;
+  }
+}
+
+}  // namespace
+
+ManagerExit Manager::RunElected(kube::ApiClient& client, Interrupt& stop) {
   options_.leader->cancel = &stop;  // a renewal in flight does not hold up SIGTERM
-  LeaderElector elector(**client, *options_.leader, &journal_);
+  LeaderElector elector(client, *options_.leader, &journal_);
   // No write once the fence lapses, and none that could leave after it.
   options_.controller.write_fence = [&elector] { return elector.WriteFenceUntil(); };
   const LeaderExit exit = elector.Run(
@@ -147,23 +175,7 @@ ManagerExit Manager::Run(Interrupt& stop) {
       [&] { return stop.fired(); },
       [&](std::chrono::milliseconds d) { return time_.SleepFor(d, stop); });
   StopTerm();
-  const auto& lo = *options_.leader;
-  switch (exit) {
-    case LeaderExit::kLost:
-      log::Error(
-          "lost the lease: no renewal succeeded within the renew deadline; exiting to start "
-          "afresh")
-          .Namespace(lo.ns)
-          .Str("lease", lo.name);
-      return ManagerExit::kLostLease;
-    case LeaderExit::kStartFailed:
-      log::Error("could not start leading; released the lease; exiting")
-          .Namespace(lo.ns)
-          .Str("lease", lo.name);
-      return ManagerExit::kStartFailed;
-    default:
-      return ManagerExit::kStopped;
-  }
+  return AfterLeading(exit, *options_.leader);
 }
 
 }  // namespace fk::reconciler

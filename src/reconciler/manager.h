@@ -59,6 +59,10 @@ class Manager {
   Status StartTerm();
   void StopTerm();
   std::optional<std::string> DiscoverSandboxVersion(kube::ApiClient& client, Interrupt& stop);
+  // The reconciler runs at once, until `stop` (no leader election).
+  ManagerExit RunAlone(Interrupt& stop);
+  // The reconciler runs while this replica holds the Lease.
+  ManagerExit RunElected(kube::ApiClient& client, Interrupt& stop);
 
   journal::Journal& journal_;
   Metrics& metrics_;

@@ -502,7 +502,11 @@ SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
       return {ReconcileResult::Retry(), nullptr};
     case Outcome::kConflict:
       Count(&ReconcilerStats::conflicts);
-      return {fresh ? ReconcileResult::Done() : ReconcileResult::Retry(), fresh};
+      {
+        // With the object read back, the next round runs on it at once.
+        const ReconcileResult next = fresh ? ReconcileResult::Done() : ReconcileResult::Retry();
+        return {next, std::move(fresh)};
+      }
     default:
       Count(&ReconcilerStats::superseded);
       return {ReconcileResult::Done(), nullptr};
