@@ -900,7 +900,7 @@ TEST(Simulation, SeededFaultSchedulesKeepEveryInvariant) {
     return;
   }
   const uint64_t first = EnvNumber("FK_SIM_FIRST_SEED", 1);
-  const uint64_t count = EnvNumber("FK_SIM_SEEDS", 2000);
+  const uint64_t count = EnvNumber("FK_SIM_SEEDS", 1000);
   int failed = 0;
   for (uint64_t seed = first; seed < first + count && failed < 3; ++seed) {
     const std::string failure = RunSeed(seed);
