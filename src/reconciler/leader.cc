@@ -7,10 +7,9 @@
 #include <boost/json.hpp>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <limits>
-#include <random>
 
+#include "common/random_id.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
 
@@ -20,16 +19,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr MonoTime::rep kNoFence = std::numeric_limits<MonoTime::rep>::min();
-
-std::array<unsigned char, 16> RandomBytes() {
-  std::array<unsigned char, 16> b{};
-  std::ifstream urandom("/dev/urandom", std::ios::binary);
-  if (!urandom.read(reinterpret_cast<char*>(b.data()), b.size())) {
-    std::random_device rd;
-    for (auto& c : b) c = static_cast<unsigned char>(rd());
-  }
-  return b;
-}
 
 // The Lease as first created: held by us from `now`, no transitions yet.
 json::object NewLease(const LeaderOptions& options, const std::string& now, int64_t duration_s) {
