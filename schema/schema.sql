@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 3).
+-- fencekeeper journal: the full current schema (version 4).
 -- Kept equal to the result of applying migrations/ in order; a test checks it.
 -- `events` is the journal proper: append-only (enforced by the triggers
 -- below), one row per thing fencekeeper saw, decided or did, with a monotonic
@@ -74,7 +74,8 @@ CREATE TABLE sandbox_projection (
 
 CREATE INDEX sandbox_projection_by_name ON sandbox_projection (namespace, name);
 
--- Contract: one row per suspend intent with its latest outcome.
+-- Contract: one row per suspend intent with its latest outcome. `writer` (0004)
+-- is the writer id of the process that issued it ('' before writer ids).
 CREATE VIEW transitions AS
 SELECT i.seq                                                   AS seq,
        i.recorded_at                                           AS recorded_at,
@@ -89,7 +90,8 @@ SELECT i.seq                                                   AS seq,
        json_extract(i.payload, '$.observed_generation')        AS observed_generation,
        json_extract(o.payload, '$.applied_generation')         AS applied_generation,
        o.seq                                                   AS outcome_seq,
-       o.recorded_at                                           AS outcome_at
+       o.recorded_at                                           AS outcome_at,
+       COALESCE(json_extract(i.payload, '$.writer'), '')       AS writer
 FROM events AS i
 LEFT JOIN events AS o
   ON o.seq = (SELECT max(x.seq) FROM events AS x

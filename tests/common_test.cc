@@ -7,9 +7,28 @@
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "common/duration.h"
+#include "common/random_id.h"
+#include "common/utf8.h"
 
 namespace fk {
 namespace {
+
+TEST(Utf8, ValidTextIsKeptAndEachInvalidByteBecomesOneReplacement) {
+  EXPECT_EQ(ValidUtf8("plain é 中 \xF0\x9F\x98\x80"), "plain é 中 \xF0\x9F\x98\x80");
+  EXPECT_EQ(ValidUtf8("a\xff"), "a\xEF\xBF\xBD");
+  EXPECT_EQ(ValidUtf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong '/'
+  EXPECT_EQ(ValidUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+  EXPECT_EQ(ValidUtf8("cut \xE2\x82"), "cut \xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_TRUE(IsValidUtf8(ValidUtf8("\x80\xBF\xF8 x \xF4\x90\x80\x80")));
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // beyond U+10FFFF
+}
+
+TEST(WriterId, Is128RandomBitsAsHexAndDiffersPerDraw) {
+  const std::string a = NewWriterId(), b = NewWriterId();
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(a, b);
+}
 
 TEST(Duration, ParsesGoStyleDurations) {
   using namespace std::chrono_literals;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "common/utf8.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
 #include "test_support.h"
@@ -638,6 +639,118 @@ TEST_F(JournalTest, DetectsASecondWriter) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kBusy);
   EXPECT_NE(r.status().message().find("another process"), std::string::npos);
+}
+
+// Issue 17, finding 5: invalid UTF-8 in every text field decide() reads is
+// journaled as valid UTF-8 (U+FFFD), so the journal opens again and replay
+// --check reads it. Before, the projection was refused at the next start:
+// "Corruption: sandbox_projection ...: payload is not JSON".
+TEST_F(JournalTest, InvalidUtf8InEveryDecidedFieldIsJournaledReadably) {
+  const std::string bad = "x\xff\xc3(y\xe2\x82";  // a stray byte, a broken pair, a cut sequence
+  {
+    auto j = OpenJournal();
+    Snapshot s = testing::StaleSnapshot("sb" + bad);
+    s.sandbox.uid += bad;
+    s.sandbox.ns += bad;
+    s.sandbox.bootstrap_phase = bad;
+    s.sandbox.fence_uid = "fence-uid" + bad;
+    s.sandbox.workload_uid = bad;
+    s.sandbox.supervisor_uid = bad;
+    s.workload_fence.uid += bad;
+    s.supervisor_fence.uid += bad;
+    s.workload_pod.uid = bad;
+    s.supervisor_pod.uid = bad;
+    auto r = j->Record({s, decide(s), "1" + bad, "w" + bad});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(r->intent_seq.has_value());
+    ASSERT_TRUE(j->RecordOutcome(*r->intent_seq, {Outcome::kApplied, 3, "detail" + bad}).ok());
+  }
+  auto j = OpenJournal();
+  ASSERT_NE(j, nullptr);
+  ASSERT_EQ(j->state().sandboxes.size(), 1u);
+  const SandboxRecord& rec = j->state().sandboxes.begin()->second;
+  EXPECT_EQ(rec.observation->sandbox.bootstrap_phase,
+            "x\xEF\xBF\xBD\xEF\xBF\xBD(y\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_TRUE(IsValidUtf8(rec.uid));
+  EXPECT_TRUE(IsValidUtf8(rec.name));
+  EXPECT_EQ(CountRows("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
+  j.reset();
+  EXPECT_EQ(ReplayCheck(), "");
+}
+
+// Issue 17, finding 7: a pass whose snapshot holds the fence at an older
+// generation commits after another recorded the newer one. The recorded
+// fence never goes backwards (per policy uid, the generation only grows).
+TEST_F(JournalTest, AnOlderFenceSnapshotDoesNotTakeTheRecordedFenceBack) {
+  auto j = OpenJournal();
+  Snapshot newer = testing::StaleSnapshot("a");
+  newer.workload_fence.generation = 3;
+  Evaluate(*j, newer);
+  Snapshot older = testing::StaleSnapshot("b");  // read the fence at generation 2
+  Evaluate(*j, older);
+  const auto& fence = j->state().fences.at({"agents", kWorkloadPolicyName});
+  EXPECT_EQ(fence.observation.generation, 3);
+  EXPECT_EQ(CountRows("SELECT count(*) FROM fence_observations WHERE policy = "
+                      "'openshell-sandbox-workloads' AND generation = 2"),
+            0);
+  j.reset();
+  EXPECT_EQ(
+      OpenJournal()->state().fences.at({"agents", kWorkloadPolicyName}).observation.generation, 3);
+  // A recreated policy (another uid) at a lower generation is news.
+  auto k = OpenJournal();
+  Snapshot recreated = testing::StaleSnapshot("c");
+  recreated.workload_fence = {true, "fence-uid-2", 1, true};
+  Evaluate(*k, recreated);
+  EXPECT_EQ(k->state().fences.at({"agents", kWorkloadPolicyName}).observation.uid, "fence-uid-2");
+}
+
+// Issue 17, finding 1: every intent records its writer id, the transitions
+// view shows it, and an intent journaled before writer ids reads as ''.
+TEST_F(JournalTest, IntentsRecordTheirWriterAndTransitionsShowIt) {
+  auto j = OpenJournal();
+  Snapshot s = testing::StaleSnapshot("a");
+  auto r = j->Record({s, decide(s), "7", "0123456789abcdef0123456789abcdef"});
+  ASSERT_TRUE(r.ok() && r->intent);
+  EXPECT_EQ(r->intent->intent.writer, "0123456789abcdef0123456789abcdef");
+  j.reset();
+  EXPECT_EQ(OpenJournal()->state().pending_intents.begin()->second.intent.writer,
+            "0123456789abcdef0123456789abcdef");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT writer FROM transitions").getString(),
+            "0123456789abcdef0123456789abcdef");
+}
+
+// The upgrade from the last released schema (3): an intent journaled then,
+// without a writer, keeps its history and reads with writer ''.
+TEST(Migrations, UpgradeFromSchema3KeepsIntentsWithAnEmptyWriter) {
+  TempDir dir;
+  const std::string path = dir.File("j.db");
+  ManualTimeSource clock(std::chrono::system_clock::from_time_t(0));
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    std::vector<Migration> v3(EmbeddedMigrations().begin(), EmbeddedMigrations().begin() + 3);
+    ASSERT_TRUE(ApplyMigrations(db, v3, clock).ok());
+    db.exec("PRAGMA application_id = 1179339313");
+    db.exec(
+        "INSERT INTO events (recorded_at, kind, namespace, name, uid, payload) VALUES "
+        "('2026-01-01T00:00:00Z', 'suspend_intent', 'ns', 'a', 'u1', "
+        "'{\"action\":\"suspend\",\"reason\":\"fence-stale\",\"observed_generation\":2,"
+        "\"resource_version\":\"9\",\"api_version\":\"v1beta1\",\"note\":\"n\"}')");
+    db.exec(
+        "INSERT INTO sandbox_projection (sandbox_uid, namespace, name, pending_intent_seq, "
+        "updated_at) VALUES ('u1', 'ns', 'a', 1, '2026-01-01T00:00:00Z')");
+  }
+  OpenOptions options;
+  options.clock = &clock;
+  auto j = Journal::Open(path, options);
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ((*j)->schema_version(), LatestSchemaVersion());
+  ASSERT_EQ((*j)->state().pending_intents.size(), 1u);
+  EXPECT_EQ((*j)->state().pending_intents.at(1).intent.writer, "");
+  j->reset();
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT writer || '|' || outcome FROM transitions").getString(),
+            "|pending");
 }
 
 TEST(Migrations, UpgradeAnOlderJournalAndRollBackAFailedOne) {

@@ -54,6 +54,36 @@ TEST(ParseSandbox, ReadsIdentityAnnotationsAndPodNames) {
   EXPECT_FALSE(p->observation.deleting);
 }
 
+// Issue 17, finding 5: text from the cluster becomes valid UTF-8 (invalid
+// bytes -> U+FFFD, as the API server's own decoder does) before decide() or
+// the journal sees it.
+TEST(ParseSandbox, InvalidUtf8BecomesReplacementCharacters) {
+  const std::string json =
+      SandboxJson("{}", ",\"openshell.ai/sandbox-runtime-bootstrap-phase\":\"pre\xffparing\"");
+  const auto sb = Parse(Replace(json, "\"pod-sb-1\"", "\"pod-\xc3(\""));
+  EXPECT_EQ(sb.bootstrap_phase, "pre\xEF\xBF\xBDparing");
+  EXPECT_EQ(sb.workload_uid, "pod-\xEF\xBF\xBD(");
+}
+
+TEST(ParseSandbox, ReadsTheIntentItCarries) {
+  auto none = ParseSandboxJson(SandboxJson("{}"), ApiVersion::kV1beta1);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->mark.has_value());
+  auto seq_only = ParseSandboxJson(
+      SandboxJson("{}", R"(,"openshell.ai/fail-closed-journal-seq":"5")"), ApiVersion::kV1beta1);
+  ASSERT_TRUE(seq_only.ok() && seq_only->mark);
+  EXPECT_EQ(*seq_only->mark, (IntentMark{5, ""}));
+  auto both = ParseSandboxJson(SandboxJson("{}", R"(,"openshell.ai/fail-closed-journal-seq":"5",
+      "openshell.ai/fail-closed-journal-writer":"w1")"),
+                               ApiVersion::kV1beta1);
+  ASSERT_TRUE(both.ok() && both->mark);
+  EXPECT_EQ(*both->mark, (IntentMark{5, "w1"}));
+  auto junk = ParseSandboxJson(SandboxJson("{}", R"(,"openshell.ai/fail-closed-journal-seq":"-5")"),
+                               ApiVersion::kV1beta1);
+  ASSERT_TRUE(junk.ok());
+  EXPECT_FALSE(junk->mark.has_value());
+}
+
 TEST(ParseSandbox, PodNameAnnotationOverridesName) {
   auto p = ParseSandboxJson(SandboxJson("{}", R"(,"agents.x-k8s.io/pod-name":"custom-pod")"),
                             ApiVersion::kV1beta1);

@@ -144,6 +144,17 @@ Tampered CheckTampered(const ReplayOptions& base, const std::string& filter,
   return t;
 }
 
+// Issue 17: the timeline names each intent's writer id, as the transitions view does.
+TEST_F(ReplayTest, IntentRowsNameTheirWriter) {
+  SQLite::Database db(*journal_, SQLite::OPEN_READONLY);
+  const std::string writer =
+      db.execAndGet("SELECT writer FROM transitions ORDER BY seq LIMIT 1").getString();
+  ASSERT_EQ(writer.size(), 32u);  // the demo's run drew one
+  const Outcome r = Replay(Options());
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("writer=" + writer), std::string::npos) << r.out;
+}
+
 TEST_F(ReplayTest, CheckFailsNamingTheSeqOfAnAlteredDecision) {
   const Tampered t = CheckTampered(Options(), "json_extract(payload, '$.verdict') = 'hold'",
                                    "$.verdict", "healthy");

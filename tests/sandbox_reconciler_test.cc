@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <filesystem>
+#include <set>
 
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
@@ -76,6 +78,7 @@ class SandboxReconcilerTest : public ::testing::Test {
     co.qps = 0;
     client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
     ReconcilerOptions o;
+    o.writer_id = "writer-" + std::to_string(++incarnation_);  // a new process, a new writer id
     o.write_fence = [this]() -> std::optional<MonoTime> {
       if (!may_write_) return std::nullopt;
       return MonoTime::max();
@@ -165,6 +168,7 @@ class SandboxReconcilerTest : public ::testing::Test {
   std::function<Reply(const kube::HttpRequest&, const kube::HttpResponse&)> after_;
   bool may_write_ = true;
   bool refuse_writes_ = false;
+  int incarnation_ = 0;
 };
 
 TEST_F(SandboxReconcilerTest, StaleRunningSandboxIsSuspendedOnceWithOneWarningAndEvent) {
@@ -369,6 +373,145 @@ TEST_F(SandboxReconcilerTest, DefiniteRefusalIsFailedAndNotReadBack) {
   EXPECT_EQ(Sent("GET"), 0);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"failed"});
   EXPECT_EQ(reconciler_->stats().warnings, 0);
+}
+
+// Issue 17, finding 1: run A suspended "a" with seq N; someone resumed it by
+// hand (the annotations stay); run B starts on a fresh journal (a lost volume,
+// a restored backup, the other replica's) and numbers its intent N too. B's
+// PATCH is answered 503 and not applied: reading the object finds seq N, but
+// A's writer id, so B's intent is not applied — the PATCH is sent again and
+// the stale sandbox ends suspended.
+TEST_F(SandboxReconcilerTest, AnotherJournalsSeqOnTheObjectIsNotTakenForOurs) {
+  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  const json::value suspended = Server(kSandboxes, "a");
+  const std::string seq_a =
+      kube::StringField(kube::ObjectField(kube::ObjectField(suspended, "metadata"), "annotations"),
+                        "openshell.ai/fail-closed-journal-seq")
+          .value_or("");
+  ServerPatch(std::string(kSandboxes) + "/a",
+              json::parse(R"({"spec":{"operatingMode":"Running"}})"));
+  std::filesystem::remove(dir_.File("journal.db"));
+  std::filesystem::remove(dir_.File("journal.db-wal"));
+  std::filesystem::remove(dir_.File("journal.db-shm"));
+  OpenJournal();
+  Restart();
+  int refused = 0;
+  before_ = [&](const kube::HttpRequest& r) -> Reply {
+    if (!IsSandboxPatch(r) || refused++ > 0) return std::nullopt;
+    return Result<kube::HttpResponse>(kube::HttpResponse{503, R"({"kind":"Status","code":503})",
+                                                         "application/json", std::nullopt});
+  };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  const auto intents = Outcomes();
+  ASSERT_EQ(intents.size(), 1u);
+  EXPECT_EQ(intents[0], "applied");
+  EXPECT_EQ(Sent("PATCH"), 2);  // the 503, then the identical PATCH that landed
+  EXPECT_EQ(Mode("a"), "Suspended");
+  // The seqs did collide (the reason the writer id exists).
+  EXPECT_EQ(std::to_string(journal_->state().last_seq - 1), seq_a);
+}
+
+// Issue 17, finding 2: the first PATCH is refused (403, recorded failed); the
+// identical resend lands, its answer is lost, and the process dies before it
+// can read the sandbox back. The next process sees the sandbox carrying that
+// intent: the journal agrees with the server — applied, one warning, one Event.
+TEST_F(SandboxReconcilerTest, RefusedIntentWhoseResendLandedIsRecordedAppliedWhenSeen) {
+  int patches = 0;
+  before_ = [&](const kube::HttpRequest& r) -> Reply {
+    if (IsSandboxPatch(r) && patches++ == 0)
+      return Result<kube::HttpResponse>(kube::HttpResponse{
+          403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"denied"})",
+          "application/json", std::nullopt});
+    if (r.method == "GET" && patches > 1)
+      return Result<kube::HttpResponse>(Status::IOError("timeout"));
+    return std::nullopt;
+  };
+  after_ = [&](const kube::HttpRequest& r, const kube::HttpResponse&) -> Reply {
+    if (IsSandboxPatch(r)) return Result<kube::HttpResponse>(Status::IOError("connection reset"));
+    return std::nullopt;
+  };
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"failed"});
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);  // resend landed, unread
+  EXPECT_EQ(Mode("a"), "Suspended");
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"failed"});
+  before_ = nullptr;
+  after_ = nullptr;
+  OpenJournal();
+  Restart();  // the cache now shows the suspended sandbox carrying the intent
+  const int sent = Sent("PATCH");
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
+  EXPECT_EQ(Sent("PATCH"), sent);
+  EXPECT_EQ(reconciler_->stats().warnings, 1);
+  EXPECT_EQ(events_.published.size(), 1u);
+  // Seen again, it costs nothing: no new row.
+  const int64_t last = journal_->state().last_seq;
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(journal_->state().last_seq, last);
+  EXPECT_EQ(events_.published.size(), 1u);
+}
+
+// Issue 17, finding 4: an evaluation that appends nothing commits nothing, so
+// it must not turn a journal that refused the last write back to writable.
+TEST_F(SandboxReconcilerTest, AnEvaluationThatAppendsNothingDoesNotMakeTheJournalWritable) {
+  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  SyncCache();
+  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);  // held: recorded once
+  const std::string path = std::string(kSandboxes) + "/a";
+  ServerPatch(
+      path,
+      json::parse(
+          R"({"metadata":{"annotations":{"openshell.ai/sandbox-runtime-bootstrap-phase":"x"}}})"));
+  SyncCache();
+  refuse_writes_ = true;  // the disk is full
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_FALSE(reconciler_->JournalWritable());
+  ServerPatch(
+      path,
+      json::parse(
+          R"({"metadata":{"annotations":{"openshell.ai/sandbox-runtime-bootstrap-phase":null}}})"));
+  SyncCache();  // back to what the journal holds: nothing to append
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_FALSE(reconciler_->JournalWritable());
+  refuse_writes_ = false;
+  ServerPatch(
+      path,
+      json::parse(
+          R"({"metadata":{"annotations":{"openshell.ai/sandbox-runtime-bootstrap-phase":"y"}}})"));
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_TRUE(reconciler_->JournalWritable());  // a write that really committed
+}
+
+// Issue 17, finding 6: "a" is deleted and created again under the same name;
+// the cache sees only the new one (one batch, or while fencekeeper was down).
+// The old uid is confirmed gone by a live read and forgotten, not remembered
+// (and re-enqueued at every start) forever.
+TEST_F(SandboxReconcilerTest, ANameReusedUnderANewUidForgetsTheOldUid) {
+  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  json::value old = Server(kSandboxes, "a");
+  const std::string old_uid = kube::MetadataString(old, "uid");
+  ASSERT_TRUE(journal_->state().sandboxes.contains(old_uid));
+  sim::HandleRequest(*sim_, {"DELETE", std::string(kSandboxes) + "/a", "", ""}, "sim");
+  auto& meta = old.as_object()["metadata"].as_object();
+  for (const char* k : {"uid", "resourceVersion", "generation", "creationTimestamp"}) meta.erase(k);
+  old.as_object()["spec"].as_object()["operatingMode"] = "Suspended";
+  sim::HandleRequest(*sim_, {"POST", kSandboxes, json::serialize(old), "application/json"}, "sim");
+  OpenJournal();
+  Restart();  // down while it happened; the cache lists only the new uid
+  const std::string new_uid = kube::MetadataString(Server(kSandboxes, "a"), "uid");
+  ASSERT_NE(new_uid, old_uid);
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_FALSE(journal_->state().sandboxes.contains(old_uid));
+  EXPECT_TRUE(journal_->state().sandboxes.contains(new_uid));
+  const auto& by_name = journal_->state().uids_by_name;
+  ASSERT_TRUE(by_name.contains({"ns", "a"}));
+  EXPECT_EQ(by_name.at({"ns", "a"}), std::set<std::string>{new_uid});
+  // Once forgotten, the name costs no more live reads.
+  const int gets = Sent("GET");
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Sent("GET"), gets);
 }
 
 }  // namespace

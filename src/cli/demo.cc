@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/logging.h"
+#include "common/random_id.h"
 #include "journal/journal.h"
 #include "kube/client.h"
 #include "kube/json_fields.h"
@@ -47,6 +48,7 @@ Status RunReconciler(const std::string& server, const std::string& journal_path,
   reconciler::ControllerOptions o;
   o.resync = resync;
   o.instance = "fencekeeper-demo";
+  o.writer_id = NewWriterId();
   o.informer.initial_backoff = std::chrono::milliseconds(50);
   reconciler::Controller controller(**client, **journal, o);
   const int64_t rows_before = (*journal)->state().last_seq;

@@ -65,6 +65,7 @@ std::string Describe(const Event& e) {
   } else if (const auto* i = std::get_if<SuspendIntent>(&e.body)) {
     s << "suspend reason=" << ToString(i->reason) << " generation=" << i->observed_generation
       << " resourceVersion=" << i->resource_version;
+    if (!i->writer.empty()) s << " writer=" << i->writer;
     if (!i->note.empty()) s << ": " << i->note;
   } else if (const auto* g = std::get_if<Forgotten>(&e.body)) {
     s << "forgotten: " << g->detail;

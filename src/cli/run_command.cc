@@ -10,6 +10,7 @@
 #include "cli/logging.h"
 #include "cli/probes.h"
 #include "cli/run_flags.h"
+#include "common/random_id.h"
 #include "common/version.h"
 #include "domain/dns_names.h"
 #include "http/server.h"
@@ -60,6 +61,7 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.controller.boundary_port = o.boundary_port;
   mo.controller.workers = o.workers;
   mo.controller.instance = Hostname();
+  mo.controller.writer_id = NewWriterId();
   if (o.leader_elect) {
     reconciler::LeaderOptions lo;
     lo.identity = reconciler::LeaderIdentity(Hostname());

@@ -3,6 +3,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/utf8.h"
 
 namespace fk::log {
 namespace {
@@ -11,32 +12,6 @@ void AppendHex(std::string& out, const char* prefix, unsigned value, int digits)
   static const char* kHex = "0123456789abcdef";
   out += prefix;
   for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += kHex[(value >> shift) & 15];
-}
-
-// The length of the valid UTF-8 sequence at s[i] (1-4), or 0 if there is none
-// (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF).
-size_t Utf8Length(std::string_view s, size_t i, unsigned* code_point) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned lead = b(0);
-  size_t n;
-  unsigned cp, min;
-  if (lead < 0x80) return *code_point = lead, 1;
-  if ((lead & 0xE0) == 0xC0)
-    n = 2, cp = lead & 0x1F, min = 0x80;
-  else if ((lead & 0xF0) == 0xE0)
-    n = 3, cp = lead & 0x0F, min = 0x800;
-  else if ((lead & 0xF8) == 0xF0)
-    n = 4, cp = lead & 0x07, min = 0x10000;
-  else
-    return 0;
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  *code_point = cp;
-  return n;
 }
 
 void AppendControl(std::string& out, unsigned char c) {
@@ -140,7 +115,7 @@ std::string EscapeForLog(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     unsigned cp = 0;
-    const size_t n = Utf8Length(text, i, &cp);
+    const size_t n = Utf8SequenceLength(text, i, &cp);
     if (n == 0) {
       AppendHex(out, "\\x", c, 2);  // not UTF-8: shown, never passed through
       ++i;

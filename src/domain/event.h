@@ -51,6 +51,10 @@ struct SuspendIntent {
   std::string resource_version;  // the PATCH's precondition
   ApiVersion api_version = ApiVersion::kV1beta1;
   std::string note;
+  // The writer id of the `run` process that issued it, sent with the seq in
+  // the PATCH: a seq is unique only inside one journal, the pair is unique
+  // across journals. "" for intents journaled before writer ids existed.
+  std::string writer = {};
   bool operator==(const SuspendIntent&) const = default;
 };
 

@@ -6,11 +6,16 @@ namespace fk::domain {
 namespace {
 
 SandboxRecord& RecordFor(JournalState& state, const Event& e) {
-  SandboxRecord& r = state.sandboxes[e.uid];
+  auto [it, added] = state.sandboxes.try_emplace(e.uid);
+  SandboxRecord& r = it->second;
+  std::optional<JournalState::NameKey> before;
+  if (!added) before = JournalState::NameKey{r.ns, r.name};
   r.uid = e.uid;
   r.ns = e.ns;  // a sandbox keeps its uid; name and namespace follow the newest event
   r.name = e.name;
   r.updated_at = e.recorded_at;
+  if (added || before->first != r.ns || before->second != r.name)
+    reindex_sandbox(state, e.uid, before);
   return r;
 }
 
@@ -35,7 +40,11 @@ struct Folder {
     r.decision_seq = e.seq;
   }
   void operator()(const Forgotten&) {
-    state.sandboxes.erase(e.uid);
+    if (auto it = state.sandboxes.find(e.uid); it != state.sandboxes.end()) {
+      const JournalState::NameKey before{it->second.ns, it->second.name};
+      state.sandboxes.erase(it);
+      reindex_sandbox(state, e.uid, before);
+    }
     std::erase_if(state.pending_intents, [&](const auto& p) { return p.second.uid == e.uid; });
   }
   void operator()(const SuspendIntent& i) {
@@ -76,6 +85,12 @@ Event Subject(const SandboxObservation& sb, EventBody body) {
   return e;
 }
 
+// The same policy (uid) observed at a lower generation than recorded.
+bool OlderCopy(const PolicyObservation& seen, const PolicyObservation& recorded) {
+  return seen.present && recorded.present && seen.uid == recorded.uid &&
+         seen.generation < recorded.generation;
+}
+
 }  // namespace
 
 bool SameObjects(const Snapshot& a, const Snapshot& b) {
@@ -83,6 +98,19 @@ bool SameObjects(const Snapshot& a, const Snapshot& b) {
   Snapshot b_at_a_time = b;
   b_at_a_time.observed_at_ms = a.observed_at_ms;
   return a == b_at_a_time;
+}
+
+void reindex_sandbox(JournalState& state, const std::string& uid,
+                     const std::optional<JournalState::NameKey>& before) {
+  if (before) {
+    auto it = state.uids_by_name.find(*before);
+    if (it != state.uids_by_name.end()) {
+      it->second.erase(uid);
+      if (it->second.empty()) state.uids_by_name.erase(it);
+    }
+  }
+  if (auto r = state.sandboxes.find(uid); r != state.sandboxes.end())
+    state.uids_by_name[{r->second.ns, r->second.name}].insert(uid);
 }
 
 void fold(JournalState& state, const Event& event) {
@@ -124,8 +152,12 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
     auto it = state.fences.find({sb.ns, policy});
     const bool known = it != state.fences.end();
     // A policy never seen and still absent is not news; anything else that
-    // differs from the last record is.
+    // differs from the last record is — unless it is older than the record:
+    // generations only grow, so a pass that read the same policy at a lower
+    // generation (a worker whose snapshot predates another's commit) holds a
+    // stale copy, and the recorded fence never goes backwards.
     if ((known && it->second.observation == *obs) || (!known && !obs->present)) continue;
+    if (known && OlderCopy(*obs, it->second.observation)) continue;
     Event e;
     e.ns = sb.ns;
     e.name = policy;
@@ -154,7 +186,7 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
   if (patch) {
     out.push_back(
         Subject(sb, SuspendIntent{eval.decision.reason, sb.generation, eval.resource_version,
-                                  sb.api_version, eval.decision.note}));
+                                  sb.api_version, eval.decision.note, eval.writer}));
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,12 +62,22 @@ struct SandboxRecord {
 };
 
 struct JournalState {
-  std::map<std::pair<std::string, std::string>, FenceRecord> fences;  // (ns, policy)
-  std::map<std::string, SandboxRecord> sandboxes;                     // by uid
-  std::map<int64_t, IntentRecord> pending_intents;                    // by intent seq
+  using NameKey = std::pair<std::string, std::string>;  // (ns, name)
+  std::map<NameKey, FenceRecord> fences;                // (ns, policy)
+  std::map<std::string, SandboxRecord> sandboxes;       // by uid
+  std::map<int64_t, IntentRecord> pending_intents;      // by intent seq
+  // The uids of `sandboxes` by (ns, name): more than one when a name was
+  // deleted and re-created and the old uid is not forgotten yet.
+  std::map<NameKey, std::set<std::string>> uids_by_name;
   int64_t last_seq = 0;
   bool operator==(const JournalState&) const = default;
 };
+
+// Keeps uids_by_name in step with `sandboxes` for one uid: call after the
+// record was added, renamed or erased; `before` is its (ns, name) before
+// (nullopt if it was not there).
+void reindex_sandbox(JournalState& state, const std::string& uid,
+                     const std::optional<JournalState::NameKey>& before);
 
 // Applies one event. Events must arrive in seq order. A `forgotten` event
 // removes the sandbox (its uid) from every map.
@@ -81,6 +92,7 @@ struct Evaluation {
   Snapshot snapshot;
   Decision decision;
   std::string resource_version;
+  std::string writer = {};  // the writer id an intent issued by this evaluation carries
 };
 
 // The refused intent an evaluation re-drives instead of recording a new one:

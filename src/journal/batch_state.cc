@@ -101,11 +101,15 @@ void BatchState::MergeInto(JournalState& committed) && {
   for (const FenceKey& key : changed_fences_)
     committed.fences[key] = std::move(scratch_.fences.at(key));
   for (const std::string& uid : changed_sandboxes_) {
+    std::optional<JournalState::NameKey> before;
+    if (auto old = committed.sandboxes.find(uid); old != committed.sandboxes.end())
+      before = JournalState::NameKey{old->second.ns, old->second.name};
     if (auto it = scratch_.sandboxes.find(uid); it != scratch_.sandboxes.end()) {
       committed.sandboxes[uid] = std::move(it->second);
     } else {
       committed.sandboxes.erase(uid);
     }
+    reindex_sandbox(committed, uid, before);
   }
   for (int64_t seq : changed_intents_) {
     if (auto it = scratch_.pending_intents.find(seq); it != scratch_.pending_intents.end()) {

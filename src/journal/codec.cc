@@ -73,7 +73,8 @@ struct Encoder {
             {"observed_generation", i.observed_generation},
             {"resource_version", i.resource_version},
             {"api_version", ToString(i.api_version)},
-            {"note", i.note}};
+            {"note", i.note},
+            {"writer", i.writer}};
   }
   json::object operator()(const Leadership& l) const {
     return {{"identity", l.identity}, {"state", l.state}};
@@ -268,9 +269,12 @@ Result<EventBody> DecodePayload(EventKind kind, std::string_view text) {
       return DecodeAs<Decided>(text, kind, [](Reader& r) { return Decided{ReadDecision(r)}; });
     case EventKind::kSuspendIntent:
       return DecodeAs<SuspendIntent>(text, kind, [](Reader& r) {
-        return SuspendIntent{r.Enum<Reason>("reason", &ParseReason), r.Int("observed_generation"),
+        return SuspendIntent{r.Enum<Reason>("reason", &ParseReason),
+                             r.Int("observed_generation"),
                              r.Str("resource_version"),
-                             r.Enum<ApiVersion>("api_version", &ParseApiVersion), r.Str("note")};
+                             r.Enum<ApiVersion>("api_version", &ParseApiVersion),
+                             r.Str("note"),
+                             r.Added("writer", &Reader::Str, std::string())};
       });
     case EventKind::kSuspendOutcome:
       return DecodeAs<SuspendOutcome>(text, kind, [](Reader& r) {

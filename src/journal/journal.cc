@@ -347,6 +347,7 @@ Status Journal::LoadState() {
         r->refused = *refused;
       }
       state.sandboxes[r->uid] = *r;
+      reindex_sandbox(state, r->uid, std::nullopt);
     }
     for (const auto& [uid, r] : state.sandboxes) {
       if (!r.history.pending_intent_seq) continue;
@@ -363,36 +364,51 @@ Status Journal::LoadState() {
   return Status::Ok();
 }
 
-// The refused intent `seq` and the latest outcome recorded for it.
-Result<RefusedIntent> Journal::LoadRefused(int64_t seq) const {
-  RefusedIntent refused;
-  int found = 0;
+// Intent `seq` and the latest outcome recorded for it, under db_mu_.
+Result<std::optional<Journal::FoundIntent>> Journal::FindIntentLocked(int64_t seq) const {
+  std::optional<FoundIntent> found;
+  std::optional<SuspendOutcome> latest;
   auto take = [&](const Event& e) {
     if (const auto* i = std::get_if<SuspendIntent>(&e.body)) {
-      refused.intent = IntentRecord{e.seq, e.ns, e.name, e.uid, *i};
-      ++found;
+      found = FoundIntent{IntentRecord{e.seq, e.ns, e.name, e.uid, *i}, std::nullopt};
     } else if (const auto* o = std::get_if<SuspendOutcome>(&e.body)) {
-      refused.outcome = *o;
-      ++found;
+      latest = *o;
     }
     return Status::Ok();
   };
-  const int64_t outcome_seq = [&] {
+  try {
     SQLite::Statement q(impl_->db,
                         "SELECT COALESCE(max(seq), 0) FROM events "
                         "WHERE ref_seq = ? AND kind = 'suspend_outcome'");
     q.bind(1, seq);
     q.executeStep();
-    return q.getColumn(0).getInt64();
-  }();
-  if (Status s = ForEachEventLocked(seq, seq, take); !s.ok()) return s;
-  if (Status s = ForEachEventLocked(outcome_seq, outcome_seq, take); !s.ok()) return s;
-  if (found != 2 || refused.outcome.outcome != Outcome::kFailed) {
+    const int64_t outcome_seq = q.getColumn(0).getInt64();
+    if (Status s = ForEachEventLocked(seq, seq, take); !s.ok()) return s;
+    if (found && outcome_seq > 0) {
+      if (Status s = ForEachEventLocked(outcome_seq, outcome_seq, take); !s.ok()) return s;
+      found->latest = latest;
+    }
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("cannot read journal " + Quote(path_), e);
+  }
+  return found;
+}
+
+Result<std::optional<Journal::FoundIntent>> Journal::FindIntent(int64_t seq) const {
+  std::lock_guard db_lock(db_mu_);
+  return FindIntentLocked(seq);
+}
+
+// The refused intent `seq` and the latest outcome recorded for it.
+Result<RefusedIntent> Journal::LoadRefused(int64_t seq) const {
+  auto found = FindIntentLocked(seq);
+  if (!found.ok()) return found.status();
+  if (!*found || !(*found)->latest || (*found)->latest->outcome != Outcome::kFailed) {
     return Status::Corruption("sandbox_projection names seq " + std::to_string(seq) +
                               " as a refused intent, but it is not an intent whose latest "
                               "outcome is failed");
   }
-  return refused;
+  return RefusedIntent{(*found)->intent, *(*found)->latest};
 }
 
 // An outcome may settle a pending intent or follow a refused one that was
@@ -449,7 +465,8 @@ static const RefusedIntent* FindRefused(const JournalState& state, int64_t inten
 // The event recording `outcome` of `intent_seq`; none when it repeats the
 // refusal already recorded for that intent.
 static Result<std::vector<Event>> PlanOutcome(const JournalState& state, int64_t intent_seq,
-                                              const SuspendOutcome& outcome) {
+                                              const SuspendOutcome& outcome,
+                                              const IntentRecord* known) {
   const IntentRecord* intent = nullptr;
   if (auto it = state.pending_intents.find(intent_seq); it != state.pending_intents.end()) {
     intent = &it->second;
@@ -460,6 +477,8 @@ static Result<std::vector<Event>> PlanOutcome(const JournalState& state, int64_t
     bounded.detail = BoundText(bounded.detail);
     if (bounded == refused->outcome) return std::vector<Event>{};
     intent = &refused->intent;
+  } else if (known && known->seq == intent_seq && outcome.outcome == Outcome::kApplied) {
+    intent = known;  // settled otherwise, but an object carries it: applied after all
   } else {
     return Status::InvalidArgument("journal seq " + std::to_string(intent_seq) +
                                    " is neither a pending nor a refused intent");
@@ -475,9 +494,11 @@ static Result<std::vector<Event>> PlanOutcome(const JournalState& state, int64_t
   return events;
 }
 
-Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome) {
+Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome,
+                                       const IntentRecord* known) {
   Member member([&](BatchState& batch) {
-    return PlanOutcome(batch.ForIntent(intent_seq), intent_seq, outcome);
+    const JournalState& state = known ? batch.ForSandbox(known->uid) : batch.ForIntent(intent_seq);
+    return PlanOutcome(state, intent_seq, outcome, known);
   });
   if (Status s = Submit(member); !s.ok()) return s;
   return member.events.empty() ? int64_t{0} : member.events.front().seq;

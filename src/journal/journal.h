@@ -136,7 +136,21 @@ class Journal {
   // sent again. Returns the outcome's seq, or 0 when the outcome repeats the
   // refusal already recorded for that intent (same outcome, same detail): a
   // refusal that persists is recorded once.
-  Result<int64_t> RecordOutcome(int64_t intent_seq, const domain::SuspendOutcome& outcome);
+  //
+  // `known` (from FindIntent) lets an `applied` outcome settle an intent that
+  // is neither pending nor refused — one whose latest outcome is `conflict` or
+  // `failed` but that an object is seen carrying after all: the journal agrees
+  // with the server (docs/transitions.md#the-journal-agrees-with-the-server).
+  Result<int64_t> RecordOutcome(int64_t intent_seq, const domain::SuspendOutcome& outcome,
+                                const domain::IntentRecord* known = nullptr);
+
+  // Intent `seq` and its latest outcome (none: still pending), read from the
+  // events table; nullopt when `seq` is not an intent of this journal.
+  struct FoundIntent {
+    domain::IntentRecord intent;
+    std::optional<domain::SuspendOutcome> latest;
+  };
+  Result<std::optional<FoundIntent>> FindIntent(int64_t seq) const;
 
   // The sandbox with this uid is gone from the cluster: appends, in one
   // transaction, `superseded` for each of its pending intents and a
@@ -168,6 +182,7 @@ class Journal {
   Journal(std::string path, std::unique_ptr<Impl> impl);
   Status LoadState();
   Result<domain::RefusedIntent> LoadRefused(int64_t seq) const;
+  Result<std::optional<FoundIntent>> FindIntentLocked(int64_t seq) const;
   Status ForEachEventLocked(int64_t from_seq, int64_t until_seq,
                             const std::function<Status(const domain::Event&)>& fn) const;
   // Queues `member` and returns once its batch is committed (or failed).

@@ -2,6 +2,8 @@
 
 #include <variant>
 
+#include "common/utf8.h"
+
 namespace fk::journal {
 using namespace fk::domain;
 
@@ -9,14 +11,48 @@ namespace {
 
 bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
+// Text the journal stores is valid UTF-8, whatever reached it: Boost.JSON
+// refuses invalid UTF-8 when the row is read back (SQLite's json_valid does
+// not), and a journal that cannot be read back cannot be opened. The kube
+// edge already cleans what it parses (kube/objects.cc); this is the guarantee.
+void Valid(std::string& s) {
+  if (!IsValidUtf8(s)) s = ValidUtf8(s);
+}
+void Valid(std::optional<std::string>& s) {
+  if (s) Valid(*s);
+}
+void Valid(PolicyObservation& p) { Valid(p.uid); }
+void Valid(PodObservation& p) { Valid(p.uid); }
+void Valid(Snapshot& s) {
+  auto& sb = s.sandbox;
+  for (std::string* t : {&sb.ns, &sb.name, &sb.uid, &sb.bootstrap_phase}) Valid(*t);
+  for (std::optional<std::string>* t : {&sb.fence_uid, &sb.workload_uid, &sb.supervisor_uid})
+    Valid(*t);
+  Valid(s.workload_fence);
+  Valid(s.supervisor_fence);
+  Valid(s.workload_pod);
+  Valid(s.supervisor_pod);
+}
+std::string Bounded(std::string& s) {
+  Valid(s);
+  return BoundText(std::move(s));
+}
+
 struct Bounder {
-  void operator()(FenceObserved&) const {}
-  void operator()(SandboxObserved&) const {}
-  void operator()(Decided& d) const { d.decision.note = BoundText(std::move(d.decision.note)); }
-  void operator()(SuspendIntent& i) const { i.note = BoundText(std::move(i.note)); }
-  void operator()(SuspendOutcome& o) const { o.detail = BoundText(std::move(o.detail)); }
-  void operator()(Leadership& l) const { l.identity = BoundText(std::move(l.identity)); }
-  void operator()(Forgotten& f) const { f.detail = BoundText(std::move(f.detail)); }
+  void operator()(FenceObserved& f) const {
+    Valid(f.policy);
+    Valid(f.observation);
+  }
+  void operator()(SandboxObserved& o) const { Valid(o.snapshot); }
+  void operator()(Decided& d) const { d.decision.note = Bounded(d.decision.note); }
+  void operator()(SuspendIntent& i) const {
+    i.note = Bounded(i.note);
+    Valid(i.resource_version);
+    Valid(i.writer);
+  }
+  void operator()(SuspendOutcome& o) const { o.detail = Bounded(o.detail); }
+  void operator()(Leadership& l) const { l.identity = Bounded(l.identity); }
+  void operator()(Forgotten& f) const { f.detail = Bounded(f.detail); }
 };
 
 }  // namespace
@@ -34,6 +70,9 @@ std::string BoundText(std::string text, size_t max_bytes) {
   return text;
 }
 
-void BoundEventText(Event& event) { std::visit(Bounder{}, event.body); }
+void BoundEventText(Event& event) {
+  for (std::string* t : {&event.ns, &event.name, &event.uid}) Valid(*t);
+  std::visit(Bounder{}, event.body);
+}
 
 }  // namespace fk::journal

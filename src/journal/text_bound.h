@@ -18,7 +18,8 @@ inline constexpr size_t kMaxJournalText = 1024;
 // the whole no longer than `max_bytes`.
 std::string BoundText(std::string text, size_t max_bytes = kMaxJournalText);
 
-// Applies BoundText to every free-text field of the event's body.
+// Makes every text field of the event valid UTF-8 (invalid bytes become
+// U+FFFD) and applies BoundText to the free-text fields of its body.
 void BoundEventText(domain::Event& event);
 
 }  // namespace fk::journal

@@ -1,5 +1,6 @@
 #include "kube/objects.h"
 
+#include "common/utf8.h"
 #include "domain/event.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
@@ -35,6 +36,23 @@ Status RequireIdentity(const json::object* meta, const char* kind, bool need_nam
       return Status::InvalidArgument(std::string(kind) + " has no metadata.namespace");
   }
   return Status::Ok();
+}
+
+// A string field as decide() and the journal may hold it: valid UTF-8, each
+// invalid byte replaced by U+FFFD (docs/robustness.md#text-from-the-cluster).
+std::optional<std::string> TextField(const json::object* o, std::string_view key) {
+  auto v = StringField(o, key);
+  if (v && !IsValidUtf8(*v)) *v = ValidUtf8(*v);
+  return v;
+}
+
+// The intent a sandbox carries: its fail-closed-journal-seq (plain digits)
+// and -writer annotations; no mark without a readable seq.
+std::optional<IntentMark> MarkOf(const json::object* annotations) {
+  const auto seq = StringField(annotations, kSeqAnnotation);
+  const auto parsed = seq ? ParseDigits(*seq) : std::nullopt;
+  if (!parsed) return std::nullopt;
+  return IntentMark{*parsed, TextField(annotations, kWriterAnnotation).value_or("")};
 }
 
 int64_t GenerationOf(const json::object* meta) {
@@ -146,9 +164,9 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
 
   ParsedSandbox p;
   auto& sb = p.observation;
-  sb.ns = *StringField(meta, "namespace");
-  sb.name = *StringField(meta, "name");
-  sb.uid = *StringField(meta, "uid");
+  sb.ns = *TextField(meta, "namespace");
+  sb.name = *TextField(meta, "name");
+  sb.uid = *TextField(meta, "uid");
   sb.generation = GenerationOf(meta);
   sb.api_version = version;
   const json::value* deletion = meta->if_contains("deletionTimestamp");
@@ -162,16 +180,17 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
     auto parsed = domain::ParseBootstrapOp(*op);
     sb.bootstrap_op = parsed && *parsed != BootstrapOp::kNone ? *parsed : BootstrapOp::kOther;
   }
-  sb.fence_uid = StringField(annotations, kFenceUidAnnotation);
+  sb.fence_uid = TextField(annotations, kFenceUidAnnotation);
   if (auto g = StringField(annotations, kFenceGenerationAnnotation))
     sb.fence_generation = ParseFenceGeneration(*g);
-  sb.bootstrap_phase = StringField(annotations, kBootstrapPhaseAnnotation).value_or("");
+  sb.bootstrap_phase = TextField(annotations, kBootstrapPhaseAnnotation).value_or("");
   if (auto t = StringField(annotations, kBootstrapStartedAtAnnotation))
     sb.bootstrap_started_at_ms = ParseDigits(*t);
-  sb.workload_uid = StringField(annotations, kWorkloadUidAnnotation);
-  sb.supervisor_uid = StringField(annotations, kSupervisorUidAnnotation);
+  sb.workload_uid = TextField(annotations, kWorkloadUidAnnotation);
+  sb.supervisor_uid = TextField(annotations, kSupervisorUidAnnotation);
 
-  p.resource_version = StringField(meta, "resourceVersion").value_or("");
+  p.resource_version = TextField(meta, "resourceVersion").value_or("");
+  p.mark = MarkOf(annotations);
   p.workload_pod_name = StringField(annotations, kPodNameAnnotation).value_or(sb.name);
   if (p.workload_pod_name.empty()) p.workload_pod_name = sb.name;
   auto id = StringField(labels, kSandboxIdLabel);
@@ -194,7 +213,7 @@ Result<domain::PolicyObservation> ParsePolicy(const json::value* object, PolicyR
   if (Status s = RequireIdentity(meta, "NetworkPolicy", false); !s.ok()) return s;
   domain::PolicyObservation p;
   p.present = true;
-  p.uid = *StringField(meta, "uid");
+  p.uid = *TextField(meta, "uid");
   p.generation = GenerationOf(meta);
   const json::value* spec = o.if_contains("spec");
   p.intact = spec && !DeeperThan(*spec, kMaxPolicySpecDepth) &&
@@ -217,14 +236,14 @@ Result<domain::PodObservation> ParsePod(const json::value* object) {
   const json::object* spec = ObjectField(*object, "spec");
   const json::value* gates = spec ? spec->if_contains("schedulingGates") : nullptr;
   const bool gated = gates && gates->is_array() && !gates->get_array().empty();
-  return domain::PodObservation{true, *StringField(meta, "uid"), gated};
+  return domain::PodObservation{true, *TextField(meta, "uid"), gated};
 }
 
 domain::PolicyObservation ObservePolicy(const json::value* object, PolicyRole role,
                                         int boundary_port) {
   auto p = ParsePolicy(object, role, boundary_port);
   if (p.ok()) return *p;
-  return domain::PolicyObservation{true, MetadataString(*object, "uid"), 0, false};
+  return domain::PolicyObservation{true, ValidUtf8(MetadataString(*object, "uid")), 0, false};
 }
 
 domain::PodObservation ObservePod(const json::value* object) {

@@ -38,8 +38,21 @@ inline constexpr const char* kBootstrapPhaseAnnotation =
     "openshell.ai/sandbox-runtime-bootstrap-phase";
 inline constexpr const char* kBootstrapStartedAtAnnotation =
     "openshell.ai/sandbox-runtime-bootstrap-started-at-ms";
+// The intent a suspend PATCH leaves on a sandbox (docs/design.md#the-suspend-patch).
+inline constexpr const char* kSeqAnnotation = "openshell.ai/fail-closed-journal-seq";
+inline constexpr const char* kWriterAnnotation = "openshell.ai/fail-closed-journal-writer";
 inline constexpr const char* kPodNameAnnotation = "agents.x-k8s.io/pod-name";
 inline constexpr const char* kSandboxIdLabel = "openshell.ai/sandbox-id";
+
+// The intent an object carries: its fail-closed-journal-seq and -writer
+// annotations. A seq is unique only inside one journal, so an object carries
+// one of our intents only if both equal that intent's (an absent writer
+// annotation reads as "", the writer of intents journaled before writer ids).
+struct IntentMark {
+  int64_t seq = 0;
+  std::string writer;
+  bool operator==(const IntentMark&) const = default;
+};
 
 // A Sandbox as the reconciler needs it: the decision input plus what it takes
 // to find its pods and to PATCH it.
@@ -48,6 +61,7 @@ struct ParsedSandbox {
   std::string resource_version;
   std::string workload_pod_name;    // annotation agents.x-k8s.io/pod-name, else the sandbox name
   std::string supervisor_pod_name;  // os-supervisor-<sandbox-id, lower case>; empty without an id
+  std::optional<IntentMark> mark;   // the suspend intent it carries, if any
 };
 
 Result<ParsedSandbox> ParseSandbox(const boost::json::value& object, domain::ApiVersion version);

@@ -33,6 +33,7 @@ ReconcilerOptions ReconcilerOptionsFrom(const ControllerOptions& o) {
   r.sandbox_version = o.sandbox_version;
   r.boundary_port = o.boundary_port;
   r.write_fence = o.write_fence;
+  r.writer_id = o.writer_id;
   return r;
 }
 

@@ -50,6 +50,8 @@ struct ControllerOptions {
   TimeSource* time = nullptr;  // the real clock by default
   // The leadership fence (LeaderElector::WriteFenceUntil); null: always allowed.
   std::function<std::optional<MonoTime>()> write_fence;
+  // This process's writer id, carried by every intent (ReconcilerOptions::writer_id).
+  std::string writer_id;
 };
 
 // What the reconciler counted, plus the loop's own counters.

@@ -19,7 +19,6 @@ using domain::Verdict;
 namespace {
 
 constexpr const char* kReasonAnnotation = "openshell.ai/fail-closed-reason";
-constexpr const char* kSeqAnnotation = "openshell.ai/fail-closed-journal-seq";
 constexpr const char* kReadinessAnnotation = "openshell.ai/sandbox-runtime-readiness";
 
 domain::ApiVersion VersionOf(const std::string& v) {
@@ -115,19 +114,31 @@ void LogSettled(const IntentRecord& intent, const SuspendOutcome& outcome,
 
 std::string IntentBody(const IntentRecord& i) {
   return SuspendPatchBody(domain::ToString(i.intent.api_version), i.intent.resource_version,
-                          domain::ToString(i.intent.reason), i.seq);
+                          domain::ToString(i.intent.reason), i.seq, i.intent.writer);
+}
+
+kube::IntentMark MarkOf(const IntentRecord& i) { return {i.seq, i.intent.writer}; }
+
+// Applied at: the generation the sandbox is suspended at; if someone resumed
+// it since, the generation the intent observed, so the resume is a new episode.
+SuspendOutcome AppliedOnObject(const IntentRecord& intent, const domain::SandboxObservation& now,
+                               const char* how) {
+  const int64_t at = now.should_run ? intent.intent.observed_generation : now.generation;
+  return {Outcome::kApplied, at, how};
 }
 
 }  // namespace
 
 std::string SuspendPatchBody(const std::string& api_version, const std::string& resource_version,
-                             const std::string& reason, int64_t journal_seq) {
+                             const std::string& reason, int64_t journal_seq,
+                             const std::string& writer) {
   json::object patch{{"metadata",
                       {{"resourceVersion", resource_version},
                        {"annotations",
                         {{kReadinessAnnotation, "unavailable"},
                          {kReasonAnnotation, reason},
-                         {kSeqAnnotation, std::to_string(journal_seq)}}}}}};
+                         {kube::kSeqAnnotation, std::to_string(journal_seq)},
+                         {kube::kWriterAnnotation, writer}}}}}};
   if (api_version == "v1alpha1") {
     patch["spec"] = {{"replicas", 0}};
   } else {
@@ -212,7 +223,8 @@ ReconcileResult SandboxReconciler::Run(Pass& p, const std::string& ns, const std
     return ReconcileResult::Done();
   }
   SandboxPtr sandbox = cache_.Sandbox(ns, name);
-  if (!sandbox) return ForgetIfGone(p, ns, name);
+  const ReconcileResult forgot = ForgetReplaced(p, ns, name, sandbox ? sandbox->uid : "");
+  if (!sandbox || forgot.next != ReconcileResult::Next::kDone) return forgot;
   for (int round = 0; round < options_.max_rounds; ++round) {
     if (!sandbox) return ReconcileResult::Done();  // gone: nothing to fence
     Round r = Evaluate(p, ns, name, *sandbox);
@@ -292,15 +304,18 @@ domain::Snapshot SandboxReconciler::Observe(Pass& p, const kube::ParsedSandbox& 
   return snap;
 }
 
-// The cache no longer has this sandbox. If the journal still remembers one
-// under this name, a live read confirms it is gone (or re-created with a new
-// uid) before it is forgotten: a lagging cache must not erase a history.
-ReconcileResult SandboxReconciler::ForgetIfGone(Pass& p, const std::string& ns,
-                                                const std::string& name) {
+// The journal remembers a uid under this name that the cache does not hold
+// there (deleted; or deleted and re-created, seen in one batch or while
+// fencekeeper was down). A live read confirms it is gone before it is
+// forgotten: a lagging cache must not erase a history.
+ReconcileResult SandboxReconciler::ForgetReplaced(Pass& p, const std::string& ns,
+                                                  const std::string& name,
+                                                  const std::string& cached_uid) {
   const std::vector<std::string> remembered = journal_.Read([&](const domain::JournalState& s) {
     std::vector<std::string> out;
-    for (const auto& [uid, r] : s.sandboxes)
-      if (r.ns == ns && r.name == name) out.push_back(uid);
+    if (auto it = s.uids_by_name.find({ns, name}); it != s.uids_by_name.end())
+      for (const std::string& uid : it->second)
+        if (uid != cached_uid) out.push_back(uid);
     return out;
   });
   if (remembered.empty()) return ReconcileResult::Done();
@@ -323,8 +338,40 @@ ReconcileResult SandboxReconciler::ForgetIfGone(Pass& p, const std::string& ns,
         live_uid.empty() ? "deleted from the cluster" : "name now belongs to uid " + live_uid;
     if (!journal_.Forget(uid, why).ok()) return ReconcileResult::Retry();
     log::Info("sandbox forgotten").Uid(uid).Str("why", why);
+    std::lock_guard lock(mu_);
+    checked_marks_.erase(uid);
   }
   return ReconcileResult::Done();
+}
+
+bool SandboxReconciler::AgreeWithServer(const kube::ParsedSandbox& sandbox) {
+  const std::string& uid = sandbox.observation.uid;
+  if (!sandbox.mark) return true;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = checked_marks_.find(uid);
+        it != checked_marks_.end() && it->second == *sandbox.mark)
+      return true;
+  }
+  auto found = journal_.FindIntent(sandbox.mark->seq);
+  if (!found.ok()) return false;
+  const auto& f = *found;
+  const bool ours = f && f->intent.uid == uid && MarkOf(f->intent) == *sandbox.mark;
+  // Pending intents are settled by ResolvePending, which read the object first.
+  const bool settled_otherwise = ours && f->latest && f->latest->outcome != Outcome::kApplied;
+  if (settled_otherwise) {
+    log::Info("the sandbox carries an intent the journal did not record as applied")
+        .Seq(f->intent.seq)
+        .Str("outcome", domain::ToString(f->latest->outcome));
+    const Round r = Settle(
+        f->intent, AppliedOnObject(f->intent, sandbox.observation, "seen carrying the intent"),
+        nullptr, /*known=*/true);
+    if (r.result.next != ReconcileResult::Next::kDone) return false;
+  }
+  if (ours && !f->latest) return true;  // pending: not settled yet, look again
+  std::lock_guard lock(mu_);
+  checked_marks_[uid] = *sandbox.mark;
+  return true;
 }
 
 SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string& ns,
@@ -335,6 +382,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
     return {ReconcileResult::Done(), nullptr};  // its next change re-enqueues it
   }
   const kube::ParsedSandbox parsed = sandbox.Parsed(ns, name);
+  if (!AgreeWithServer(parsed)) return {ReconcileResult::Retry(), nullptr};
   bool ok = true;
   domain::Snapshot snap = Observe(p, parsed, /*live=*/false, &ok);
   domain::Decision decision = domain::decide(snap);
@@ -359,7 +407,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   if (decision.action == Action::kPatchSuspend && !WriteDeadline(p))
     return {ReconcileResult::Retry(), nullptr};
 
-  domain::Evaluation eval{snap, decision, parsed.resource_version};
+  domain::Evaluation eval{snap, decision, parsed.resource_version, options_.writer_id};
   auto recorded = Record(eval);
   if (!recorded.ok())
     return {ReconcileResult::Retry(), nullptr};  // nothing durable, so nothing sent
@@ -456,17 +504,11 @@ SandboxReconciler::ReadBack SandboxReconciler::Read(Pass& p, const IntentRecord&
             {Outcome::kSuperseded, std::nullopt, "sandbox was recreated (new uid)"},
             nullptr};
   }
-  const std::string marker =
-      kube::StringField(kube::ObjectField(kube::ObjectField(*obj, "metadata"), "annotations"),
-                        kSeqAnnotation)
-          .value_or("");
-  if (marker == std::to_string(intent.seq)) {
-    // Applied at: the generation it is suspended at; if someone resumed it
-    // since, the generation we observed, so the resume is a new episode.
-    const int64_t at = now.should_run ? intent.intent.observed_generation : now.generation;
+  // Seq and writer: a seq alone may be another journal's (a replaced volume,
+  // a restored backup, the other replica's journal).
+  if (parsed->mark == MarkOf(intent)) {
     return {ReadBack::Kind::kSettled,
-            {Outcome::kApplied, at, "confirmed by reading the sandbox"},
-            nullptr};
+            AppliedOnObject(intent, now, "confirmed by reading the sandbox"), nullptr};
   }
   if (parsed->resource_version == intent.intent.resource_version)
     return {ReadBack::Kind::kSendAgain, {}, nullptr};
@@ -479,8 +521,8 @@ SandboxReconciler::ReadBack SandboxReconciler::Read(Pass& p, const IntentRecord&
 
 SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
                                                    const SuspendOutcome& outcome,
-                                                   kube::ObjectPtr fresh) {
-  if (!RecordOutcome(intent.seq, outcome).ok())
+                                                   kube::ObjectPtr fresh, bool known) {
+  if (!RecordOutcome(intent.seq, outcome, known ? &intent : nullptr).ok())
     return {ReconcileResult::Retry(), nullptr};  // stays pending
   const std::string reason = domain::ToString(intent.intent.reason);
   if (metrics_) metrics_->Transition(reason, domain::ToString(outcome.outcome));
@@ -519,7 +561,11 @@ Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evalu
   const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
   std::lock_guard lock(mu_);
   if (r.ok()) {
-    if (r->appended && metrics_) metrics_->JournalAppend(seconds);
+    // Only a write that really committed proves the journal writable: an
+    // evaluation that appends nothing commits nothing (and a refused intent
+    // retried appends nothing either), so it says nothing about the disk.
+    if (r->appended == 0) return r;
+    if (metrics_) metrics_->JournalAppend(seconds);
     if (!journal_ok_) log::Info("journal is writable again").Str("journal", journal_.path());
     journal_ok_ = true;
   } else {
@@ -534,13 +580,16 @@ Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evalu
   return r;
 }
 
-Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutcome& outcome) {
+Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutcome& outcome,
+                                                 const IntentRecord* known) {
   const MonoTime start = time_.MonotonicNow();
-  auto r = journal_.RecordOutcome(seq, outcome);
+  auto r = journal_.RecordOutcome(seq, outcome, known);
   const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
   std::lock_guard lock(mu_);
   if (r.ok()) {
+    if (*r == 0) return r;  // a repeated refusal: nothing committed, nothing proven
     if (metrics_) metrics_->JournalAppend(seconds);
+    if (!journal_ok_) log::Info("journal is writable again").Str("journal", journal_.path());
     journal_ok_ = true;
   } else {
     journal_ok_ = false;

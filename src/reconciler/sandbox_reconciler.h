@@ -7,8 +7,9 @@
 // The transition protocol (docs/design.md#the-transition-protocol): a PATCH is
 // never re-sent blindly. Its result is either definite (2xx: applied; 403,
 // 404, 422, other 4xx: refused) or unknown (timeout, reset, 5xx, 429, 409),
-// and an unknown result is resolved by reading the sandbox: our seq in its
-// fail-closed-journal-seq annotation means applied; an unchanged
+// and an unknown result is resolved by reading the sandbox: the intent's seq
+// and writer id in its fail-closed-journal-seq and -writer annotations mean
+// applied (a seq alone may be another journal's); an unchanged
 // resourceVersion means the PATCH has not landed and the identical
 // conditional PATCH may be sent again (at most one of them can succeed);
 // anything else is a conflict, and the fresh object is decided again. An
@@ -25,6 +26,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -56,6 +58,9 @@ struct ReconcilerOptions {
   // the key's backoff. So one sandbox whose calls hang holds its worker this
   // long at most, and the other sandboxes go on (issue 9).
   std::chrono::milliseconds pass_budget{30000};
+  // This process's writer id (fk::NewWriterId), recorded with every intent it
+  // issues and sent with the seq: docs/transitions.md#the-writer-id.
+  std::string writer_id;
 };
 
 struct ReconcilerStats {
@@ -126,19 +131,28 @@ class SandboxReconciler {
 
   ReconcileResult Run(Pass& p, const std::string& ns, const std::string& name);
   bool ResolvePending(Pass& p, const std::string& ns, const std::string& name);
-  ReconcileResult ForgetIfGone(Pass& p, const std::string& ns, const std::string& name);
+  // Forgets every uid the journal remembers under ns/name other than
+  // `cached_uid` ("" when the cache has none) once a live read confirms it is
+  // gone: a name deleted and re-created keeps no stale uid.
+  ReconcileResult ForgetReplaced(Pass& p, const std::string& ns, const std::string& name,
+                                 const std::string& cached_uid);
+  // The journal agrees with the server: an object seen carrying one of this
+  // journal's intents whose latest outcome is not `applied` gets `applied`
+  // (with its warning and Event). False when that could not be journaled.
+  bool AgreeWithServer(const kube::ParsedSandbox& sandbox);
   Round Evaluate(Pass& p, const std::string& ns, const std::string& name,
                  const kube::CachedSandbox& sandbox);
   domain::Snapshot Observe(Pass& p, const kube::ParsedSandbox& sb, bool live, bool* ok);
   Round Drive(Pass& p, const domain::IntentRecord& intent, bool send_first);
   ReadBack Read(Pass& p, const domain::IntentRecord& intent);
   Round Settle(const domain::IntentRecord& intent, const domain::SuspendOutcome& outcome,
-               kube::ObjectPtr fresh);
+               kube::ObjectPtr fresh, bool known = false);
   // The deadline for a write sent now: the pass's, cut to the fence's end;
   // nullopt when the fence does not hold (counted in `fenced`).
   std::optional<MonoTime> WriteDeadline(const Pass& p);
   Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
-  Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome);
+  Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome,
+                                const domain::IntentRecord* known);
   void Count(int ReconcilerStats::*field);
 
   const ClusterCache& cache_;
@@ -151,11 +165,15 @@ class SandboxReconciler {
   mutable std::mutex mu_;  // stats_ and journal_ok_, read from other threads
   ReconcilerStats stats_;
   bool journal_ok_ = true;
+  // Per sandbox uid, the intent mark last found to need nothing (not ours, or
+  // applied already), so a steady sandbox costs no journal read per pass.
+  std::map<std::string, kube::IntentMark> checked_marks_;
 };
 
 // The suspend PATCH body, a contract (docs/design.md#the-suspend-patch).
 std::string SuspendPatchBody(const std::string& api_version, const std::string& resource_version,
-                             const std::string& reason, int64_t journal_seq);
+                             const std::string& reason, int64_t journal_seq,
+                             const std::string& writer);
 
 // Whether a suspend verdict rests on cached pods or policies that may lag and
 // must be confirmed with live reads (docs/design.md#stale-reads-and-lagging-caches). A cached
