@@ -1,6 +1,5 @@
 // `fencekeeper run`: the reconciler as a long-running process.
 #include <signal.h>
-#include <unistd.h>
 
 #include <functional>
 #include <ostream>
@@ -10,6 +9,7 @@
 #include "cli/logging.h"
 #include "cli/probes.h"
 #include "cli/run_flags.h"
+#include "common/host_name.h"
 #include "common/version.h"
 #include "domain/dns_names.h"
 #include "http/server.h"
@@ -21,12 +21,6 @@
 namespace fk::cli {
 
 namespace {
-
-std::string Hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "fencekeeper";
-  return buf;
-}
 
 // Starts a listener if one was asked for (nullptr if not), and logs where.
 Result<std::unique_ptr<http::Server>> Listen(const std::optional<ListenAddress>& at,
@@ -59,10 +53,10 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.controller.resync = o.resync;
   mo.controller.boundary_port = o.boundary_port;
   mo.controller.workers = o.workers;
-  mo.controller.instance = Hostname();
+  mo.controller.instance = HostName();
   if (o.leader_elect) {
     reconciler::LeaderOptions lo;
-    lo.identity = reconciler::LeaderIdentity(Hostname());
+    lo.identity = reconciler::LeaderIdentity(HostName());
     lo.ns = lease_ns;
     lo.lease_duration = o.lease_duration;
     lo.renew_deadline = o.renew_deadline;
