@@ -10,10 +10,12 @@
 #include "cli/probes.h"
 #include "cli/run_flags.h"
 #include "common/host_name.h"
+#include "common/random_id.h"
 #include "common/version.h"
 #include "domain/dns_names.h"
 #include "http/server.h"
 #include "journal/journal.h"
+#include "journal/writer_lock.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "reconciler/manager.h"
@@ -154,7 +156,14 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   const RunSettings& o = *settings;
   if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) return fail(s.message());
 
+  // Drawn once: this process's writer id, in the lock's holder details and
+  // the start-up record.
+  const std::string writer_id = NewWriterId();
   // The journal first: a journal we must not touch is refused within seconds.
+  // Its writer lock before anything else touches it, held until we return
+  // (declared before the journal, so released after it is closed).
+  auto writer_lock = journal::WriterLock::Acquire(o.journal, writer_id);
+  if (!writer_lock.ok()) return fail(writer_lock.status().ToString());
   auto journal = journal::Journal::Open(o.journal);
   if (!journal.ok()) return fail(journal.status().ToString());
   auto config = kube::ResolveConfig(o.kubeconfig, o.context, kube::ProcessEnv());
@@ -176,6 +185,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
       .Str("version", fk::Version())
       .Str("commit", fk::GitCommit())
       .Str("journal", o.journal)
+      .Str("writer", writer_id)
       .Str("cluster", (*config).server)
       .Str("config", (*config).source);
   return signals.Finish(
