@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "hanging_server.h"
+#include "journal/journal.h"
+#include "journal/writer_lock.h"
 #include "kube/client.h"
 #include "kube/json_fields.h"
 #include "sim/handler.h"
@@ -65,6 +67,7 @@ class Process {
   void Signal(int sig) {
     if (pid_ > 0) ::kill(pid_, sig);
   }
+  pid_t pid() const { return pid_; }
   // Waits (up to `deadline`) for the process to exit by itself.
   std::optional<int> Wait(std::chrono::milliseconds deadline) {
     const auto end = std::chrono::steady_clock::now() + deadline;
@@ -108,6 +111,41 @@ class Processes : public testing::SimFixture {
       n += o.at("spec").at("operatingMode") == "Suspended";
     }
     return n;
+  }
+  // The first record of a JSON log (--log-format json) whose msg is `msg`,
+  // once it is there.
+  json::object WaitForRecord(const std::string& log, const std::string& msg) {
+    json::object found;
+    EXPECT_TRUE(Eventually([&] {
+      std::istringstream lines(testing::ReadBytes(log));
+      for (std::string line; std::getline(lines, line);) {
+        boost::system::error_code ec;
+        json::value v = json::parse(line, ec);
+        if (ec || !v.is_object() || v.at("msg") != json::string_view(msg)) continue;
+        found = v.as_object();
+        return true;
+      }
+      return false;
+    })) << msg
+        << " not in " << testing::ReadBytes(log);
+    return found;
+  }
+  // A client for the probes of a `run` started with --http-addr 127.0.0.1:0
+  // --log-format json: the port is a field of its "serving" record.
+  std::unique_ptr<kube::ApiClient> ProbeClient(const std::string& log) {
+    const json::object serving = WaitForRecord(log, "serving /healthz, /readyz and /metrics");
+    if (!serving.contains("port")) return nullptr;
+    const std::string port = std::to_string(serving.at("port").as_int64());
+    EXPECT_EQ(json::value_to<std::string>(serving.at("address")), "127.0.0.1:" + port);
+    kube::ClusterConfig health;
+    health.server = "http://127.0.0.1:" + port;
+    auto client = kube::ApiClient::Create(health);
+    EXPECT_TRUE(client.ok());
+    return client.ok() ? std::move(*client) : nullptr;
+  }
+  int AppliedTransitions(const std::string& journal) {
+    SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);  // the process may be committing
+    return db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'applied'").getInt();
   }
   std::string LeaseHolder() {
     auto o = sim_->store().Get(*sim::FindKind("coordination.k8s.io", "leases"), "default",
@@ -218,34 +256,19 @@ TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
   const std::string log = dir_.File("run.log");
   Process p(RunArgs(journal, {"--http-addr", "127.0.0.1:0", "--log-format", "json"}), log);
   ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
-  // The health server: the port is in the log, a field of the "serving" record.
-  std::string port;
-  ASSERT_TRUE(Eventually([&] {
-    std::istringstream lines(testing::ReadBytes(log));
-    for (std::string line; std::getline(lines, line);) {
-      const boost::json::value v = boost::json::parse(line);
-      if (v.at("msg") != "serving /healthz, /readyz and /metrics") continue;
-      port = std::to_string(v.at("port").as_int64());
-      EXPECT_EQ(boost::json::value_to<std::string>(v.at("address")), "127.0.0.1:" + port);
-      return true;
-    }
-    return false;
-  }));
-  kube::ClusterConfig health;
-  health.server = "http://127.0.0.1:" + port;
-  auto client = kube::ApiClient::Create(health);
-  ASSERT_TRUE(client.ok());
-  EXPECT_EQ((*client)->Get("/healthz").status, 200);
-  ASSERT_TRUE(Eventually([&] { return (*client)->Get("/readyz").status == 200; }));
+  auto client = ProbeClient(log);
+  ASSERT_TRUE(client);
+  EXPECT_EQ(client->Get("/healthz").status, 200);
+  ASSERT_TRUE(Eventually([&] { return client->Get("/readyz").status == 200; }));
   kube::ApiResponse metrics;
   EXPECT_TRUE(Eventually([&] {
-    metrics = (*client)->Get("/metrics");
+    metrics = client->Get("/metrics");
     return metrics.body.find("fencekeeper_sandboxes{verdict=\"healthy\"} 1") != std::string::npos;
   })) << metrics.body;
   EXPECT_NE(metrics.body.find("fencekeeper_ready 1"), std::string::npos) << metrics.body;
   EXPECT_NE(metrics.body.find("fencekeeper_api_requests_total{code=\"200\",verb=\"GET\"}"),
             std::string::npos);
-  EXPECT_EQ((*client)->Get("/nope").status, 404);
+  EXPECT_EQ(client->Get("/nope").status, 404);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(p.Kill(SIGTERM), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
@@ -424,6 +447,130 @@ TEST_F(Processes, SigtermExitsWithinTenSecondsInTheMiddleOfASuspendPatch) {
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'pending'").getInt(),
             1);
+}
+
+// Issue 17, finding 3: a second `run` on the same journal started, reported
+// ready and wrote, and the first then failed every write with Busy. One
+// journal has one writer: while `run` runs, a second `run` and a `migrate`
+// are refused at start (exit 2, naming the journal and its holder), the read-
+// only tools work beside it, and the first never notices: it stays ready and
+// still suspends.
+TEST_F(Processes, ASecondWriterIsRefusedWhileRunRunsAndTheFirstKeepsWorking) {
+  StartSim(
+      "namespaces: [{name: n, sandboxes: [{name: a, mode: Running}, {name: b, mode: "
+      "Running}]}]\n");
+  const std::string journal = dir_.File("journal.db");
+  const std::string log = dir_.File("first.log");
+  Process first(RunArgs(journal, {"--http-addr", "127.0.0.1:0", "--log-format", "json"}), log);
+  auto probes = ProbeClient(log);
+  ASSERT_TRUE(probes);
+  ASSERT_TRUE(Eventually([&] { return probes->Get("/readyz").status == 200; }));
+  const json::object started = WaitForRecord(log, "fencekeeper starting");
+  ASSERT_TRUE(started.contains("writer")) << json::serialize(started);
+  const std::string writer = json::value_to<std::string>(started.at("writer"));
+  EXPECT_TRUE(std::regex_match(writer, std::regex("[0-9a-f]{32}"))) << writer;
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+
+  const std::vector<std::vector<std::string>> writers = {RunArgs(journal),
+                                                         {"migrate", "--journal", journal}};
+  for (const auto& args : writers) {
+    const std::string refused_log = dir_.File(args[0] + ".log");
+    Process second(args, refused_log);
+    EXPECT_EQ(second.Wait(10s), std::optional<int>(2)) << args[0];
+    const std::string error = testing::ReadBytes(refused_log);
+    for (const std::string& names : {journal, std::string("host ") + host,
+                                     "pid " + std::to_string(first.pid()), "writer " + writer}) {
+      EXPECT_NE(error.find(names), std::string::npos)
+          << args[0] << " names " << names << ": " << error;
+    }
+    EXPECT_TRUE(std::regex_search(error, std::regex(R"(since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")))
+        << error;
+  }
+  // The read-only tools, beside it.
+  const testing::CommandResult sqlite = testing::RunShell(
+      "sqlite3 -readonly " + journal + " 'SELECT count(*) FROM sandbox_state' 2>&1");
+  EXPECT_EQ(sqlite.exit_code, 0) << sqlite.out;
+  EXPECT_EQ(sqlite.out, "2\n");
+  const std::string binary = FK_BINARY;
+  const testing::CommandResult replay =
+      testing::RunShell(binary + " replay --check --journal " + journal + " 2>&1");
+  EXPECT_EQ(replay.exit_code, 0) << replay.out;
+  const testing::CommandResult backup = testing::RunShell(
+      binary + " backup --journal " + journal + " --to " + dir_.File("copy.db") + " 2>&1");
+  EXPECT_EQ(backup.exit_code, 0) << backup.out;
+
+  // The first never noticed: still ready, and it still suspends (one PATCH each).
+  EXPECT_EQ(probes->Get("/readyz").status, 200);
+  RollFence("n");
+  ASSERT_TRUE(Eventually([&] { return AppliedTransitions(journal) == 2; }))
+      << testing::ReadBytes(log);
+  EXPECT_EQ(Suspended("n"), 2);
+  EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
+  EXPECT_EQ(probes->Get("/readyz").status, 200);
+  EXPECT_EQ(first.Kill(SIGTERM), 0);
+  const std::string first_log = testing::ReadBytes(log);
+  EXPECT_EQ(first_log.find("\"level\":\"error\""), std::string::npos) << first_log;
+  EXPECT_EQ(first_log.find("Busy"), std::string::npos) << first_log;
+}
+
+// The lock ends with its process, kill -9 included: a new `run` starts at
+// once on the journal of a killed one, with nothing to clean up.
+TEST_F(Processes, AWriterKilledWithSigkillLeavesNoLockBehind) {
+  StartSim("namespaces: [{name: n, sandboxes: [{name: a, mode: Running}]}]\n");
+  const std::string journal = dir_.File("journal.db");
+  const std::vector<std::string> probed = {"--http-addr", "127.0.0.1:0", "--log-format", "json"};
+  {
+    Process killed(RunArgs(journal, probed), dir_.File("killed.log"));
+    auto probes = ProbeClient(dir_.File("killed.log"));
+    ASSERT_TRUE(probes);
+    ASSERT_TRUE(Eventually([&] { return probes->Get("/readyz").status == 200; }));
+    EXPECT_EQ(killed.Kill(SIGKILL), 128 + SIGKILL);
+  }
+  const std::string log = dir_.File("next.log");
+  Process next(RunArgs(journal, probed), log);
+  auto probes = ProbeClient(log);
+  ASSERT_TRUE(probes) << testing::ReadBytes(log);
+  EXPECT_TRUE(Eventually([&] { return probes->Get("/readyz").status == 200; }, 10s))
+      << testing::ReadBytes(log);
+  RollFence("n");
+  EXPECT_TRUE(Eventually([&] { return AppliedTransitions(journal) == 1; }))
+      << testing::ReadBytes(log);
+  EXPECT_EQ(next.Kill(SIGTERM), 0) << testing::ReadBytes(log);
+}
+
+// A refused writer writes nothing and sends nothing: the journal stays
+// byte-identical, no -wal appears, a missing journal is not created, the
+// holder's details are untouched, and the API server sees no request.
+TEST_F(Processes, ARefusedWriterWritesNothingAndSendsNothing) {
+  StartSim("namespaces: [{name: n, sandboxes: [{name: a, mode: Running}]}]\n");
+  const std::string journal = dir_.File("journal.db");
+  {
+    auto j = journal::Journal::Open(journal);
+    ASSERT_TRUE(j.ok());
+    domain::Snapshot s = testing::StaleSnapshot("x");
+    ASSERT_TRUE((*j)->Record({s, domain::decide(s), "1"}).ok());
+  }
+  const std::string bytes = testing::ReadBytes(journal);
+  auto held = journal::WriterLock::Acquire(journal, "held-by-the-test");
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  const std::string holder = testing::ReadBytes(journal::WriterLock::HolderPath(journal));
+  Process refused(RunArgs(journal), dir_.File("refused.log"));
+  EXPECT_EQ(refused.Wait(10s), std::optional<int>(2));
+  const std::string error = testing::ReadBytes(dir_.File("refused.log"));
+  EXPECT_NE(error.find("writer held-by-the-test"), std::string::npos) << error;
+  EXPECT_NE(error.find("pid " + std::to_string(::getpid())), std::string::npos) << error;
+  EXPECT_EQ(testing::ReadBytes(journal), bytes);
+  EXPECT_FALSE(std::filesystem::exists(journal + "-wal"));
+  EXPECT_EQ(testing::ReadBytes(journal::WriterLock::HolderPath(journal)), holder);
+  // Nor does it create a journal that does not exist yet.
+  const std::string fresh = dir_.File("fresh.db");
+  auto fresh_held = journal::WriterLock::Acquire(fresh, "held-by-the-test");
+  ASSERT_TRUE(fresh_held.ok()) << fresh_held.status().ToString();
+  Process refused_fresh(RunArgs(fresh), dir_.File("refused-fresh.log"));
+  EXPECT_EQ(refused_fresh.Wait(10s), std::optional<int>(2));
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  EXPECT_EQ(sim_->RequestCount("*"), 0);
 }
 
 }  // namespace

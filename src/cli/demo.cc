@@ -16,6 +16,7 @@
 #include "cli/logging.h"
 #include "common/random_id.h"
 #include "journal/journal.h"
+#include "journal/writer_lock.h"
 #include "kube/client.h"
 #include "kube/json_fields.h"
 #include "reconciler/controller.h"
@@ -199,6 +200,10 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
   }
   const std::string path = (std::filesystem::path(*dir) / "journal.db").string();
   if (Status s = SetUpLogging("text", "warn"); !s.ok()) return kExitUnusable;
+  // Its reconciler writes the journal as `run` does, so it is the one writer
+  // too (a `demo --dir` beside a running `run` must not write that journal).
+  auto writer_lock = journal::WriterLock::Acquire(path, "demo");
+  if (!writer_lock.ok()) return Fail(err, writer_lock.status());
 
   auto scenario = sim::ParseScenarioFile("incident-3525");
   if (!scenario.ok()) return Fail(err, scenario.status());

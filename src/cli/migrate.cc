@@ -4,15 +4,25 @@
 #include "journal/backup.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
+#include "journal/writer_lock.h"
 
 namespace fk::cli {
 
 int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& err) {
-  auto info = journal::InspectJournalFile(options.journal);
-  if (!info.ok()) {
-    err << "fencekeeper migrate: " << info.status().ToString() << "\n";
+  const auto unusable = [&err](const Status& s) {
+    err << "fencekeeper migrate: " << s.ToString() << "\n";
     return kExitUnusable;
+  };
+  // A writer, unless it only reports: the journal's writer lock before the
+  // file is inspected, created or migrated, held until we return.
+  std::unique_ptr<journal::WriterLock> writer_lock;
+  if (!options.check) {
+    auto lock = journal::WriterLock::Acquire(options.journal, "migrate");
+    if (!lock.ok()) return unusable(lock.status());
+    writer_lock = std::move(*lock);
   }
+  auto info = journal::InspectJournalFile(options.journal);
+  if (!info.ok()) return unusable(info.status());
   const int latest = journal::LatestSchemaVersion();
   const int from = info->exists && !info->empty ? info->user_version : 0;
   if (options.check) {
@@ -35,10 +45,7 @@ int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& e
     return kExitOk;
   }
   auto j = journal::Journal::Open(options.journal);
-  if (!j.ok()) {
-    err << "fencekeeper migrate: " << j.status().ToString() << "\n";
-    return kExitUnusable;
-  }
+  if (!j.ok()) return unusable(j.status());
   if (from == latest) {
     out << "journal '" << options.journal << "' is up to date at schema version " << latest << "\n";
   } else {

@@ -1,6 +1,5 @@
 // `fencekeeper run`: the reconciler as a long-running process.
 #include <signal.h>
-#include <unistd.h>
 
 #include <functional>
 #include <ostream>
@@ -10,11 +9,13 @@
 #include "cli/logging.h"
 #include "cli/probes.h"
 #include "cli/run_flags.h"
+#include "common/host_name.h"
 #include "common/random_id.h"
 #include "common/version.h"
 #include "domain/dns_names.h"
 #include "http/server.h"
 #include "journal/journal.h"
+#include "journal/writer_lock.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "reconciler/manager.h"
@@ -22,12 +23,6 @@
 namespace fk::cli {
 
 namespace {
-
-std::string Hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "fencekeeper";
-  return buf;
-}
 
 // Starts a listener if one was asked for (nullptr if not), and logs where.
 Result<std::unique_ptr<http::Server>> Listen(const std::optional<ListenAddress>& at,
@@ -60,11 +55,10 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.controller.resync = o.resync;
   mo.controller.boundary_port = o.boundary_port;
   mo.controller.workers = o.workers;
-  mo.controller.instance = Hostname();
-  mo.controller.writer_id = NewWriterId();
+  mo.controller.instance = HostName();
   if (o.leader_elect) {
     reconciler::LeaderOptions lo;
-    lo.identity = reconciler::LeaderIdentity(Hostname());
+    lo.identity = reconciler::LeaderIdentity(HostName());
     lo.ns = lease_ns;
     lo.lease_duration = o.lease_duration;
     lo.renew_deadline = o.renew_deadline;
@@ -162,7 +156,14 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   const RunSettings& o = *settings;
   if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) return fail(s.message());
 
+  // Drawn once: this process's writer id, in the lock's holder details and
+  // the start-up record.
+  const std::string writer_id = NewWriterId();
   // The journal first: a journal we must not touch is refused within seconds.
+  // Its writer lock before anything else touches it, held until we return
+  // (declared before the journal, so released after it is closed).
+  auto writer_lock = journal::WriterLock::Acquire(o.journal, writer_id);
+  if (!writer_lock.ok()) return fail(writer_lock.status().ToString());
   auto journal = journal::Journal::Open(o.journal);
   if (!journal.ok()) return fail(journal.status().ToString());
   auto config = kube::ResolveConfig(o.kubeconfig, o.context, kube::ProcessEnv());
@@ -174,6 +175,8 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   }
   reconciler::Metrics metrics;
   reconciler::ManagerOptions mo = ManagerOptionsFor(o, *config, lease_ns, metrics);
+  mo.controller.writer_id =
+      writer_id;  // every intent carries it (docs/transitions.md#the-writer-id)
   if (auto probe = kube::ApiClient::Create(*config, mo.client);
       !probe.ok()) {  // bad TLS material, a bad URL
     return fail(probe.status().ToString());
@@ -184,6 +187,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
       .Str("version", fk::Version())
       .Str("commit", fk::GitCommit())
       .Str("journal", o.journal)
+      .Str("writer", writer_id)
       .Str("cluster", (*config).server)
       .Str("config", (*config).source);
   return signals.Finish(
