@@ -53,8 +53,8 @@
 // A failing seed prints itself and its last steps; FK_SIM_SEED=N replays it
 // exactly; FK_SIM_SEEDS=N runs N seeds from FK_SIM_FIRST_SEED (default 1; CI
 // runs a fixed budget). FK_SIM_WITHOUT=a,b switches fault families off
-// (informers, recreate, refusals, replace-journal, second-writer, utf8), to
-// find one finding behind another.
+// (informers, recreate, refusals, replace-journal, second-writer, utf8) or
+// invariants (I12, ...), to find one finding behind another.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -114,13 +114,6 @@ struct Instance {
     if (informer_cache) informer_cache->Stop();
   }
 };
-
-bool Without(const std::string& family) {
-  const char* v = std::getenv("FK_SIM_WITHOUT");
-  if (!v) return false;
-  const std::string list = std::string(",") + v + ",";
-  return list.find("," + family + ",") != std::string::npos;
-}
 
 class World : public Cluster {
  public:
