@@ -186,7 +186,12 @@ class World : public Cluster {
       return refuse;
     };
     auto j = journal::Journal::Open(JournalPath(), jo);
-    if (!j.ok()) return Fail("I13: the journal cannot be opened again: " + j.status().ToString());
+    if (!j.ok()) {  // I13 cannot be switched off: nothing runs without a journal
+      if (violation_.empty())
+        violation_ = "step " + std::to_string(step_) +
+                     ": I13: the journal cannot be opened again: " + j.status().ToString();
+      return;
+    }
     in->journal = std::move(*j);
     last_write_refused_ = false;
     const std::string identity = in->identity;
