@@ -25,6 +25,7 @@
 #include "kube/json_fields.h"
 #include "sim/handler.h"
 #include "sim/table.h"
+#include "sim/watch_lines.h"
 
 namespace fk::sim {
 namespace net = boost::asio;
@@ -38,84 +39,6 @@ using Request = http::request<http::string_body>;
 namespace {
 
 constexpr auto kUse = net::use_awaitable;
-
-bool MatchesSelectors(const json::value& obj, const Selector& labels, const Selector& fields) {
-  return labels.Matches(obj) && fields.Matches(obj);
-}
-
-// The event line a watcher sees for a stored event, or "" if the event is
-// invisible through its selectors. An object that moves out of the selection
-// is seen as DELETED, one that moves in as ADDED, like the real API server.
-// `table_at`: the watcher asked for Tables (kubectl get -w); each event then
-// carries a one-row Table, with ages measured then.
-std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labels,
-                      const Selector& fields, std::optional<WallTime> table_at) {
-  std::string type = e.type;
-  const bool now_in = MatchesSelectors(e.object, labels, fields);
-  if (e.type == "MODIFIED") {
-    const bool was_in = MatchesSelectors(e.previous, labels, fields);
-    if (!now_in && !was_in) return {};
-    if (!was_in) type = "ADDED";
-    if (!now_in) type = "DELETED";
-  } else if (!now_in) {
-    return {};
-  }
-  json::value object = Simulator::ToVersion(*r.kind, e.object, r.version);
-  if (table_at)
-    object = Table(*r.kind, {object}, kube::MetadataString(object, "resourceVersion"), *table_at);
-  json::object line{{"type", type}, {"object", std::move(object)}};
-  return json::serialize(line) + "\n";
-}
-
-// What a watch request asks for, once its query parameters are valid.
-struct WatchParams {
-  Selector labels, fields;
-  std::optional<int64_t> from_rv;
-  bool bookmarks = false;
-  int timeout_seconds = 1800;
-};
-
-// The watch's parameters, or the reply that refuses them.
-std::variant<ApiReply, WatchParams> ParseWatchParams(const Target& t, const Route& r) {
-  auto labels = Selector::ParseLabels(t.Query("labelSelector"));
-  auto fields = Selector::ParseFields(t.Query("fieldSelector"), r.kind);
-  if (!labels || !fields)
-    return FailureReply(400, "BadRequest", "unable to parse the label or field selector");
-  if (!t.Query("sendInitialEvents").empty() || !t.Query("resourceVersionMatch").empty()) {
-    // As a server with the WatchList feature gate off: client-go falls back to list+watch.
-    return FailureReply(422, "Invalid",
-                        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: "
-                        "Forbidden: sendInitialEvents is forbidden for watch unless the "
-                        "WatchList feature gate is enabled");
-  }
-  WatchParams p{*labels, *fields, std::nullopt, t.Flag("allowWatchBookmarks"), 1800};
-  if (const std::string rv = t.Query("resourceVersion"); !rv.empty()) {
-    int64_t parsed = 0;
-    auto [end, perr] = std::from_chars(rv.data(), rv.data() + rv.size(), parsed);
-    if (perr != std::errc() || end != rv.data() + rv.size() || parsed < 0)
-      return FailureReply(400, "BadRequest", "invalid resourceVersion '" + rv + "'");
-    p.from_rv = parsed;
-  }
-  if (const std::string ts = t.Query("timeoutSeconds"); !ts.empty())
-    p.timeout_seconds = std::max(1, std::atoi(ts.c_str()));
-  return p;
-}
-
-std::string ErrorLine(const ApiFailure& failure) {
-  return json::serialize(
-             json::object{{"type", "ERROR"}, {"object", json::parse(failure.ToJson())}}) +
-         "\n";
-}
-
-std::string BookmarkLine(const Route& r, int64_t rv) {
-  return json::serialize(
-             json::object{{"type", "BOOKMARK"},
-                          {"object",
-                           {{"kind", r.kind->kind},
-                            {"apiVersion", r.kind->ApiVersion(r.version)},
-                            {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}}) +
-         "\n";
-}
 
 // Runs its function when the scope ends, also when a coroutine frame is
 // destroyed without resuming (server shutdown).
