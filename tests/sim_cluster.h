@@ -426,9 +426,17 @@ class Cluster {
         false);
   }
 
+  // How many trace lines a failing seed prints (FK_SIM_TRACE=N; 60 by default).
+  static size_t TraceLines() {
+    static const size_t n = [] {
+      const char* v = std::getenv("FK_SIM_TRACE");
+      return v && *v ? std::strtoull(v, nullptr, 10) : 60;
+    }();
+    return n;
+  }
   void Note(const std::string& line) {
     trace_.push_back("[" + std::to_string(step_) + "] " + line);
-    if (trace_.size() > 60) trace_.pop_front();
+    if (trace_.size() > TraceLines()) trace_.pop_front();
   }
   void Fail(const std::string& what) {
     if (Without(what.substr(0, what.find(':')))) return;  // an invariant switched off

@@ -68,6 +68,7 @@
 
 #include "journal/backup.h"
 #include "journal/journal.h"
+#include "journal/writer_lock.h"
 #include "kube/client.h"
 #include "kube/fake_transport.h"
 #include "map_cache.h"
@@ -93,6 +94,8 @@ struct SimCache : fk::testing::MapCache {
 struct Instance {
   std::string identity;
   std::string writer;  // this process's writer id (DESIGN "The suspend PATCH")
+  // Taken before the journal is opened, as `run` does; released last.
+  std::unique_ptr<journal::WriterLock> lock;
   std::unique_ptr<journal::Journal> journal;
   kube::FakeTransport* transport = nullptr;  // owned by client
   std::unique_ptr<kube::ApiClient> client;
@@ -177,7 +180,7 @@ class World : public Cluster {
     ++incarnation_;
     in->identity =
         "fencekeeper_" + std::string(replica_ ? "b" : "a") + std::to_string(incarnation_);
-    in->writer = "w" + std::to_string(incarnation_);  // WRITER-ID: fk::NewWriterId() in `run`
+    in->writer = "w" + std::to_string(incarnation_);  // `run` draws fk::NewWriterId()
     journal::OpenOptions jo;
     jo.clock = &time_;
     jo.refuse_writes = [this] {
@@ -185,6 +188,15 @@ class World : public Cluster {
       if (!crashing_ && in_controller_) last_write_refused_ = refuse;
       return refuse;
     };
+    auto lock = journal::WriterLock::Acquire(JournalPath(), in->writer);
+    if (!lock.ok()) {
+      if (violation_.empty())
+        violation_ =
+            "step " + std::to_string(step_) +
+            ": I14: a restarted instance found its journal locked: " + lock.status().ToString();
+      return;
+    }
+    in->lock = std::move(*lock);
     auto j = journal::Journal::Open(JournalPath(), jo);
     if (!j.ok()) {  // I13 cannot be switched off: nothing runs without a journal
       if (violation_.empty())
@@ -221,7 +233,7 @@ class World : public Cluster {
     o.time = &time_;
     o.retry_base = 100ms;
     o.retry_max = 20s;
-    // WRITER-ID: o.writer_id = in->writer;  (once ControllerOptions has it)
+    o.writer_id = in->writer;
     auto* elector = in->elector.get();
     o.write_fence = [elector] { return elector->WriteFenceUntil(); };
     const reconciler::ClusterCache* cache = nullptr;
@@ -346,7 +358,7 @@ class World : public Cluster {
   // open; I11 on every fence observation.
   void Scan() {
     if (!instance_) return;
-    CurrentLineage().Scan(*instance_->journal, instance_->writer, [this](const domain::Event& e) {
+    CurrentLineage().Scan(*instance_->journal, [this](const domain::Event& e) {
       const auto* f = std::get_if<domain::FenceObserved>(&e.body);
       if (!f || !f->observation.present) return;
       auto [it, fresh] = CurrentLineage().fence_generation.try_emplace(f->observation.uid, 0);
@@ -357,6 +369,12 @@ class World : public Cluster {
       }
       it->second = std::max(it->second, f->observation.generation);
     });
+  }
+
+  // Whether the running instance's journal holds this intent (seq and writer).
+  bool JournalHolds(const Mark& mark) const {
+    auto found = instance_->journal->FindIntent(mark.seq);
+    return found.ok() && *found && IntentMark((*found)->intent) == mark;
   }
 
   // I11 and I12, cheap enough for every step.
@@ -502,7 +520,7 @@ class World : public Cluster {
       (void)instance_->journal->ForEachEvent(seq, seq, [&](const domain::Event& e) {
         const auto* intent = std::get_if<domain::SuspendIntent>(&e.body);
         durable = intent && intent->resource_version == rv && e.name == name;
-        if (durable) mark = IntentMark(CurrentLineage(), e);
+        if (durable) mark = IntentMark(e);
         return Status::Ok();
       });
     }
@@ -512,11 +530,16 @@ class World : public Cluster {
     }
     auto current = Server(kSandboxes, name);
     if (!current) return mark;
-    // I3: not already suspended by us in this episode.
+    // I3: not already suspended by us in this episode — "us" being the
+    // journal that sends: a fresh journal, a restored older copy or the other
+    // replica's journal does not know a PATCH another journal landed, and may
+    // suspend that sandbox once more (an idempotent PATCH: its spec is already
+    // suspended); never twice from the same journal.
     const std::string uid = kube::MetadataString(*current, "uid");
     auto landed = landed_.find(uid);
     if (landed != landed_.end() &&
-        current->at("metadata").at("generation").as_int64() == landed->second.generation) {
+        current->at("metadata").at("generation").as_int64() == landed->second.generation &&
+        JournalHolds(landed->second.mark)) {
       Fail("I3: " + name + " was PATCHed again in the episode fencekeeper already suspended it in");
       return mark;
     }
@@ -700,17 +723,18 @@ class World : public Cluster {
     }
   }
 
-  // Another `run` opens the same journal while this one runs (DESIGN §4: it
-  // must be refused, and the running one never notices).
-  // HOOK(writer-lock): once src/journal/writer_lock.h exists, take the lock
-  // here exactly as `run` does before it opens the journal, and expect the
-  // refusal from it; until then Journal::Open is all `run` does.
+  // Another `run` starts on the same journal while this one runs (DESIGN §4:
+  // it must be refused, and the running one never notices). It does what
+  // `run` does: take the writer lock, and only then open the journal.
   void SecondWriter() {
-    Note("second writer: another run opens " + JournalPath());
+    Note("second writer: another run starts on " + JournalPath());
+    auto lock = journal::WriterLock::Acquire(JournalPath(), "second-writer");
+    if (!lock.ok()) return;  // refused: it writes nothing and exits 2
     journal::OpenOptions jo;
     jo.clock = &time_;
     auto second = journal::Journal::Open(JournalPath(), jo);
-    if (second.ok()) Fail("I14: a second writer opened the journal while an instance runs");
+    Fail(std::string("I14: a second writer ") + (second.ok() ? "opened" : "locked") +
+         " the journal while an instance runs");
   }
 
   // One worker runs: to its next request, or through a work item.
@@ -782,7 +806,6 @@ class World : public Cluster {
   // I2, I4, I8, I9, I10 once everything has settled.
   void CheckConverged() {
     Scan();
-    const Lineage& lineage = CurrentLineage();
     std::map<int64_t, domain::Event> intents;
     std::map<int64_t, domain::Outcome> outcomes;
     (void)instance_->journal->ForEachEvent(
@@ -799,9 +822,8 @@ class World : public Cluster {
       if (!sb) continue;
       const std::string uid = kube::MetadataString(*sb, "uid");
       uids.insert(uid);
-      auto landed = landed_.find(uid);
-      carried[uid] = ObjectMark(Annotation(*sb, kSeqAnnotation),
-                                landed == landed_.end() ? "" : landed->second.mark.writer);
+      carried[uid] =
+          ObjectMark(Annotation(*sb, kSeqAnnotation), Annotation(*sb, kube::kWriterAnnotation));
       const domain::Snapshot snap = Truth(*sb);
       const domain::Decision truth = domain::decide(snap);
       if (truth.verdict == domain::Verdict::kSuspend && snap.sandbox.should_run) {
@@ -812,7 +834,7 @@ class World : public Cluster {
       auto o = outcomes.find(seq);
       if (o == outcomes.end())
         return Fail("I2: intent " + std::to_string(seq) + " for " + e.name + " still pending");
-      const Mark mark = IntentMark(lineage, e);
+      const Mark mark = IntentMark(e);
       if (o->second == domain::Outcome::kApplied && !landed_ever_.contains({e.uid, mark})) {
         auto c = carried.find(e.uid);
         return Fail(

@@ -119,6 +119,8 @@ std::string IntentBody(const IntentRecord& i) {
 
 kube::IntentMark MarkOf(const IntentRecord& i) { return {i.seq, i.intent.writer}; }
 
+std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
 // Applied at: the generation the sandbox is suspended at; if someone resumed
 // it since, the generation the intent observed, so the resume is a new episode.
 SuspendOutcome AppliedOnObject(const IntentRecord& intent, const domain::SandboxObservation& now,
@@ -251,6 +253,29 @@ bool SandboxReconciler::ResolvePending(Pass& p, const std::string& ns, const std
     if (r.result.next != ReconcileResult::Next::kDone) return false;
     Count(&ReconcilerStats::resolved_intents);
   }
+  return SettleResent(p, ns, name);
+}
+
+// A refused intent sent again whose result is unknown, or known applied but
+// not journaled (the journal refused the outcome), is as open as a pending
+// one, though the journal still says `failed`: it is read back before the
+// sandbox is decided again, so a later pass on a changed (or lagging) object
+// does not record a new intent for a sandbox the resend already suspended.
+bool SandboxReconciler::SettleResent(Pass& p, const std::string& ns, const std::string& name) {
+  std::optional<IntentRecord> resent;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = resent_.find(Key(ns, name)); it != resent_.end()) resent = it->second;
+  }
+  if (!resent) return true;
+  const ReadBack rb = Read(p, *resent);
+  if (rb.kind == ReadBack::Kind::kUnknown) return false;
+  if (rb.kind == ReadBack::Kind::kSettled && rb.outcome.outcome == Outcome::kApplied &&
+      Settle(*resent, rb.outcome, nullptr, /*known=*/true).result.next !=
+          ReconcileResult::Next::kDone)
+    return false;
+  std::lock_guard lock(mu_);
+  resent_.erase(Key(ns, name));  // applied now, or it did not land: decide afresh
   return true;
 }
 
@@ -336,7 +361,7 @@ ReconcileResult SandboxReconciler::ForgetReplaced(Pass& p, const std::string& ns
     if (uid == live_uid) continue;  // still there: the cache lags
     const std::string why =
         live_uid.empty() ? "deleted from the cluster" : "name now belongs to uid " + live_uid;
-    if (!journal_.Forget(uid, why).ok()) return ReconcileResult::Retry();
+    if (!Forget(uid, why).ok()) return ReconcileResult::Retry();
     log::Info("sandbox forgotten").Uid(uid).Str("why", why);
     std::lock_guard lock(mu_);
     checked_marks_.erase(uid);
@@ -421,7 +446,16 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   }
   // A refusal that persists: the refused intent is sent again (read first,
   // so a resend that landed before a crash is found applied, not resent).
-  if (recorded->retry) return Drive(p, *recorded->retry, /*send_first=*/false);
+  if (recorded->retry) {
+    Round r = Drive(p, *recorded->retry, /*send_first=*/false);
+    std::lock_guard lock(mu_);
+    if (r.result.next == ReconcileResult::Next::kDone || r.fresh) {
+      resent_.erase(Key(ns, name));
+    } else {
+      resent_[Key(ns, name)] = *recorded->retry;
+    }
+    return r;
+  }
   if (!recorded->intent) {
     if (decision.verdict == Verdict::kAdmitting && decision.reevaluate_at_ms) {
       const int64_t wait_ms = std::max<int64_t>(1, *decision.reevaluate_at_ms - time_.NowMs());
@@ -555,28 +589,33 @@ SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
   }
 }
 
-Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evaluation& eval) {
-  const MonoTime start = time_.MonotonicNow();
-  auto r = journal_.Record(eval);
+// Every journal write of a pass goes through here: a refused one turns
+// readiness false (and is counted); only a write that really committed
+// (`appended` > 0) proves the journal writable again — an evaluation that
+// appends nothing, or a refusal recorded before, commits nothing and says
+// nothing about the disk.
+void SandboxReconciler::Journaled(const Status& status, size_t appended, MonoTime start,
+                                  const char* failure) {
   const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
   std::lock_guard lock(mu_);
-  if (r.ok()) {
-    // Only a write that really committed proves the journal writable: an
-    // evaluation that appends nothing commits nothing (and a refused intent
-    // retried appends nothing either), so it says nothing about the disk.
-    if (r->appended == 0) return r;
+  if (status.ok()) {
+    if (appended == 0) return;
     if (metrics_) metrics_->JournalAppend(seconds);
     if (!journal_ok_) log::Info("journal is writable again").Str("journal", journal_.path());
     journal_ok_ = true;
-  } else {
-    if (journal_ok_)
-      log::Error("journal write failed; no PATCH is sent until it is durable")
-          .Str("journal", journal_.path())
-          .Error(r.status());
-    journal_ok_ = false;
-    if (metrics_) metrics_->JournalError();
-    ++stats_.journal_errors;
+    return;
   }
+  if (journal_ok_) log::Error(failure).Str("journal", journal_.path()).Error(status);
+  journal_ok_ = false;
+  if (metrics_) metrics_->JournalError();
+  ++stats_.journal_errors;
+}
+
+Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evaluation& eval) {
+  const MonoTime start = time_.MonotonicNow();
+  auto r = journal_.Record(eval);
+  Journaled(r.status(), r.ok() ? r->appended : 0, start,
+            "journal write failed; no PATCH is sent until it is durable");
   return r;
 }
 
@@ -584,24 +623,23 @@ Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutco
                                                  const IntentRecord* known) {
   const MonoTime start = time_.MonotonicNow();
   auto r = journal_.RecordOutcome(seq, outcome, known);
-  const double seconds = std::chrono::duration<double>(time_.MonotonicNow() - start).count();
-  std::lock_guard lock(mu_);
-  if (r.ok()) {
-    if (*r == 0) return r;  // a repeated refusal: nothing committed, nothing proven
-    if (metrics_) metrics_->JournalAppend(seconds);
-    if (!journal_ok_) log::Info("journal is writable again").Str("journal", journal_.path());
-    journal_ok_ = true;
-  } else {
-    journal_ok_ = false;
+  if (!r.ok()) {
     log::Error(
         "cannot record an intent's outcome; it stays pending and is settled by reading the "
         "sandbox once the journal takes writes")
         .Seq(seq)
         .Str("outcome", domain::ToString(outcome.outcome))
         .Error(r.status());
-    if (metrics_) metrics_->JournalError();
-    ++stats_.journal_errors;
   }
+  Journaled(r.status(), r.ok() && *r != 0 ? 1 : 0, start, "journal write failed");
+  return r;
+}
+
+Result<size_t> SandboxReconciler::Forget(const std::string& uid, const std::string& why) {
+  const MonoTime start = time_.MonotonicNow();
+  auto r = journal_.Forget(uid, why);
+  Journaled(r.status(), r.ok() ? *r : 0, start,
+            "journal write failed; a deleted sandbox is forgotten once it is durable");
   return r;
 }
 

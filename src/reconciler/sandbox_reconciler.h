@@ -131,6 +131,7 @@ class SandboxReconciler {
 
   ReconcileResult Run(Pass& p, const std::string& ns, const std::string& name);
   bool ResolvePending(Pass& p, const std::string& ns, const std::string& name);
+  bool SettleResent(Pass& p, const std::string& ns, const std::string& name);
   // Forgets every uid the journal remembers under ns/name other than
   // `cached_uid` ("" when the cache has none) once a live read confirms it is
   // gone: a name deleted and re-created keeps no stale uid.
@@ -153,6 +154,8 @@ class SandboxReconciler {
   Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome,
                                 const domain::IntentRecord* known);
+  Result<size_t> Forget(const std::string& uid, const std::string& why);
+  void Journaled(const Status& status, size_t appended, MonoTime start, const char* failure);
   void Count(int ReconcilerStats::*field);
 
   const ClusterCache& cache_;
@@ -168,6 +171,9 @@ class SandboxReconciler {
   // Per sandbox uid, the intent mark last found to need nothing (not ours, or
   // applied already), so a steady sandbox costs no journal read per pass.
   std::map<std::string, kube::IntentMark> checked_marks_;
+  // By "ns/name": a refused intent sent again whose result is not journaled
+  // yet (SettleResent reads it back before the sandbox is decided again).
+  std::map<std::string, domain::IntentRecord> resent_;
 };
 
 // The suspend PATCH body, a contract (docs/design.md#the-suspend-patch).
