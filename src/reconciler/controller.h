@@ -107,6 +107,8 @@ class Controller {
   void OnPod(const std::string& ns, const std::string& name);
   std::string VerdictOf(const std::string& ns, const std::string& name) const;
   void UpdateVerdicts();  // a full recount, once at start
+  // After a pass: `key`'s verdict now ("" when its sandbox is gone).
+  void CountVerdict(const std::string& key, const std::string& verdict);
   bool Stopping() const;
 
   std::unique_ptr<InformerCache> own_cache_;
@@ -128,6 +130,7 @@ class Controller {
   bool started_ = false;
   int resync_passes_ = 0;
   std::map<std::string, int> verdicts_;
+  std::map<std::string, std::string> counted_;  // key -> the verdict counted for it
 };
 
 }  // namespace fk::reconciler
