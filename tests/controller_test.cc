@@ -1,6 +1,6 @@
 // The controller's loop over a hand-fed cache, driven one work item at a time
 // on the test's thread (issue 17): the verdict gauge follows the sandboxes
-// that exist.
+// that exist, and a resync never cuts a failing key's backoff short.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -149,6 +149,47 @@ TEST_F(ControllerTest, TheVerdictGaugeAtStartForgetsASandboxDeletedWhileDown) {
   })) << Total(controller_->VerdictCounts());
   controller_->Stop();
   EXPECT_EQ(ScrapedSandboxes(), 2);
+}
+
+constexpr const char* kOneStale = R"(
+namespaces:
+  - name: ns
+    fence: {generation: 2}
+    sandboxes:
+      - {name: c, mode: Running, admittedFenceGeneration: 1}
+)";
+
+// A PATCH the API server keeps refusing is re-sent per the key's backoff,
+// not at every resync: a resync queues a key in backoff for when it is due.
+TEST_F(ControllerTest, AResyncDoesNotCutAFailingKeysBackoffShort) {
+  sim::FaultRule refuse;
+  refuse.verb = "patch";
+  refuse.resource = "sandboxes";
+  refuse.status = 403;
+  refuse.count = 1000;
+  ControllerOptions o;
+  o.retry_base = 60s;
+  o.retry_max = 600s;
+  Start(kOneStale, {refuse}, o);
+  const auto patches = [&] { return transport_->Count("PATCH"); };
+  controller_->EnqueueAll();
+  Drain();
+  ASSERT_EQ(patches(), 1);
+  EXPECT_EQ(controller_->queue().Failures("ns/c"), 1);
+  for (int resync = 0; resync < 3; ++resync) {
+    time_.Advance(10s);
+    controller_->EnqueueAll();  // a resync every 10 s, inside the 60 s backoff
+    EXPECT_EQ(Drain(), 0);
+  }
+  EXPECT_EQ(patches(), 1);
+  time_.Advance(30s);  // the backoff has passed: sent again, once
+  controller_->EnqueueAll();
+  EXPECT_EQ(Drain(), 1);
+  EXPECT_EQ(patches(), 2);
+  // A change of the sandbox itself is no resync: it is looked at at once.
+  time_.Advance(1s);
+  controller_->OnChange(CacheKind::kSandboxes, "ns", "c");
+  EXPECT_EQ(Drain(), 1);
 }
 
 }  // namespace

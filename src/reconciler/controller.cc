@@ -132,7 +132,7 @@ void Controller::OnPod(const std::string& ns, const std::string& name) {
 }
 
 void Controller::EnqueueAll() {
-  for (const auto& [ns, name] : cache_.SandboxKeys("")) queue_.Add(Key(ns, name));
+  for (const auto& [ns, name] : cache_.SandboxKeys("")) queue_.Resync(Key(ns, name));
 }
 
 void Controller::EnqueuePendingIntents() {

@@ -82,7 +82,9 @@ class Controller {
 
   // Change handlers: what the caches call.
   void OnChange(CacheKind kind, const std::string& ns, const std::string& name);
-  void EnqueueAll();             // a resync pass, from the caches: no API request
+  // A resync pass, from the caches: no API request; a key in backoff (or
+  // waiting for its requested delay) is not queued sooner (WorkQueue::Resync).
+  void EnqueueAll();
   void EnqueuePendingIntents();  // every key the journal holds an unsettled intent for
   // controller-runtime's processNextWorkItem: takes one key (waiting for one
   // if `block`), reconciles it, requeues it as asked. False when no key was
