@@ -60,9 +60,9 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal,
       // As many Event senders as workers: Events keep pace with the
       // transitions without ever holding one up (docs/design.md#events).
       own_events_(options_.create_events
-                      ? std::make_unique<EventRecorder>(client, options_.instance, time_,
-                                                        std::max(1, options_.workers),
-                                                        EventRecorder::kDefaultCapacity, metrics_)
+                      ? std::make_unique<EventRecorder>(
+                            client, options_.instance, time_, std::max(1, options_.workers),
+                            EventRecorder::kDefaultCapacity, metrics_, options_.write_fence)
                       : nullptr),
       events_(own_events_.get()),
       reconciler_(cache_, client_, journal_, time_, events_, metrics_,

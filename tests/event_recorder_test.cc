@@ -1,0 +1,75 @@
+// Kubernetes Events (issue 17): sent only under the leadership fence.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "kube/fake_transport.h"
+#include "reconciler/event_recorder.h"
+#include "test_support.h"
+
+namespace fk::reconciler {
+namespace {
+using namespace std::chrono_literals;
+
+struct Recorder {
+  ManualTimeSource time;
+  Metrics metrics;
+  kube::FakeTransport* transport = nullptr;
+  std::unique_ptr<kube::ApiClient> client;
+  std::optional<MonoTime> fence;  // what the fence says now
+  std::unique_ptr<EventRecorder> events;
+
+  explicit Recorder(int senders = 0) {
+    auto t = std::make_unique<kube::FakeTransport>(
+        [](const kube::HttpRequest&) -> Result<kube::HttpResponse> {
+          return kube::HttpResponse{201, "{}", "application/json", std::nullopt};
+        });
+    transport = t.get();
+    kube::ClientOptions co;
+    co.time = &time;
+    co.max_retries = 0;
+    client = kube::ApiClient::CreateWithTransport({}, co, std::move(t));
+    events = std::make_unique<EventRecorder>(*client, "test", time, senders, 4, &metrics,
+                                             [this] { return fence; });
+  }
+  int Posts() const { return transport->Count("POST"); }
+};
+
+const FailClosedEvent kEvent{"ns", "sb", "uid-1", "v1beta1", "fence-stale", "why", 7};
+
+TEST(EventRecorderTest, AnEventIsSentOnlyWhileTheWriteFenceHolds) {
+  Recorder r;
+  r.events->Publish(kEvent);
+  r.events->Publish(kEvent);
+  r.events->SendQueued();  // the fence is down (not leading yet, or no longer)
+  EXPECT_EQ(r.Posts(), 0);
+  EXPECT_EQ(r.events->stats().created, 0);
+  r.fence = r.time.MonotonicNow() + 10s;
+  r.events->SendQueued();  // held: both go, in order, each bounded by the fence
+  EXPECT_EQ(r.Posts(), 2);
+  EXPECT_EQ(r.events->stats().created, 2);
+  EXPECT_LE(r.transport->requests().back().timeout, 10s);
+  r.fence.reset();
+  r.events->Publish(kEvent);
+  r.events->SendQueued();
+  EXPECT_EQ(r.Posts(), 2);
+  // The term ends with it still queued: dropped, and counted.
+  r.events->Stop();
+  EXPECT_EQ(r.events->stats().dropped, 1);
+  EXPECT_EQ(r.Posts(), 2);
+}
+
+TEST(EventRecorderTest, SendersHoldEventsWhileTheFenceIsDownAndDropThemCountedAtStop) {
+  Recorder r(/*senders=*/2);
+  for (int i = 0; i < 6; ++i) r.events->Publish(kEvent);  // the queue holds 4
+  // Each sender has found the fence down at least once (and looks again).
+  ASSERT_TRUE(fk::testing::Eventually([&] { return r.events->stats().fenced >= 4; }));
+  EXPECT_EQ(r.Posts(), 0);
+  r.events->Stop();
+  EXPECT_EQ(r.Posts(), 0);
+  EXPECT_EQ(r.events->stats().dropped, 6);
+  EXPECT_EQ(r.events->stats().created + r.events->stats().failed, 0);
+}
+
+}  // namespace
+}  // namespace fk::reconciler
