@@ -1,8 +1,11 @@
-// Kubernetes Events (issue 17): sent only under the leadership fence.
+// Kubernetes Events (issue 17): sent only under the leadership fence, with
+// names the API server accepts however long the sandbox's name.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <set>
 
+#include "domain/dns_names.h"
 #include "kube/fake_transport.h"
 #include "reconciler/event_recorder.h"
 #include "test_support.h"
@@ -10,6 +13,7 @@
 namespace fk::reconciler {
 namespace {
 using namespace std::chrono_literals;
+namespace json = boost::json;
 
 struct Recorder {
   ManualTimeSource time;
@@ -69,6 +73,32 @@ TEST(EventRecorderTest, SendersHoldEventsWhileTheFenceIsDownAndDropThemCountedAt
   EXPECT_EQ(r.Posts(), 0);
   EXPECT_EQ(r.events->stats().dropped, 6);
   EXPECT_EQ(r.events->stats().created + r.events->stats().failed, 0);
+}
+
+TEST(EventNameTest, ALongSandboxNameStillGivesAValidUniqueEventName) {
+  const std::string name = std::string(240, 'a') + "-" + std::string(12, 'b');  // 253
+  ASSERT_TRUE(domain::IsDns1123Subdomain(name));
+  FailClosedEvent e = kEvent;
+  e.name = name;
+  const WallTime now = ManualTimeSource().Now();
+  std::set<std::string> names;
+  for (uint64_t unique : {1ull, 2ull, 0x10ull, 0xffffffffull}) {
+    const json::value event = json::parse(EventJson(e, "test", now, unique));
+    const std::string n(event.at("metadata").at("name").as_string());
+    EXPECT_LE(n.size(), 253u) << n;
+    EXPECT_TRUE(domain::IsDns1123Subdomain(n)) << n;
+    EXPECT_EQ(n.substr(0, 200), name.substr(0, 200));
+    names.insert(n);
+  }
+  EXPECT_EQ(names.size(), 4u);
+  // A cut that would end on '-' or '.' backs up to a letter or digit.
+  for (size_t at = 200; at < 253; ++at) {
+    std::string odd = name;
+    odd[at] = at % 2 ? '-' : '.';
+    if (!domain::IsDns1123Subdomain(odd)) continue;
+    EXPECT_TRUE(domain::IsDns1123Subdomain(EventName(odd, "18b2f3c4d5e6f7a81"))) << at;
+  }
+  EXPECT_EQ(EventName("sb", "1f"), "sb.1f");
 }
 
 }  // namespace

@@ -2,19 +2,29 @@
 
 #include "common/log.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdio>
 
 namespace fk::reconciler {
 namespace json = boost::json;
 
+std::string EventName(const std::string& sandbox, const std::string& suffix) {
+  constexpr size_t kMaxName = 253;
+  // A sandbox name is a DNS subdomain (ASCII); its cut must still end alphanumeric.
+  std::string head = sandbox.substr(0, kMaxName - 1 - std::min(suffix.size(), kMaxName - 2));
+  while (head.size() > 1 && (head.back() == '-' || head.back() == '.')) head.pop_back();
+  return head + "." + suffix;
+}
+
 std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now,
                       uint64_t unique) {
   // Event names must be unique per namespace: the sandbox name plus a
-  // time-and-sequence suffix, as client-go's recorder does.
+  // time-and-sequence suffix, as client-go's recorder does (the time padded
+  // to 16 digits, so that no two pairs give the same suffix).
   char suffix[40];
   std::snprintf(
-      suffix, sizeof suffix, "%llx%llx",
+      suffix, sizeof suffix, "%016llx%llx",
       static_cast<unsigned long long>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()),
       static_cast<unsigned long long>(unique));
@@ -22,7 +32,7 @@ std::string EventJson(const FailClosedEvent& e, const std::string& instance, Wal
   if (note.size() > 1024) note = note.substr(0, 1021) + "...";
   json::object event{{"apiVersion", "events.k8s.io/v1"},
                      {"kind", "Event"},
-                     {"metadata", {{"name", e.name + "." + suffix}, {"namespace", e.ns}}},
+                     {"metadata", {{"name", EventName(e.name, suffix)}, {"namespace", e.ns}}},
                      {"eventTime", FormatMicroTime(now)},
                      {"type", "Warning"},
                      {"reason", "FailClosedSuspended"},

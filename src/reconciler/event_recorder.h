@@ -89,6 +89,11 @@ class EventRecorder final : public EventSink {
   std::vector<std::thread> threads_;
 };
 
+// An Event's name: the sandbox name cut so that name and suffix fit in 253
+// characters (a DNS subdomain, as the API server requires), then "." and the
+// suffix that makes it unique.
+std::string EventName(const std::string& sandbox, const std::string& suffix);
+
 // The events.k8s.io/v1 Event body (docs/design.md#events).
 std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now,
                       uint64_t unique);
