@@ -1,5 +1,6 @@
 // Kubernetes Events (issue 17): sent only under the leadership fence, with
-// names the API server accepts however long the sandbox's name.
+// names the API server accepts however long the sandbox's name, and notes cut
+// on a character boundary.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -99,6 +100,23 @@ TEST(EventNameTest, ALongSandboxNameStillGivesAValidUniqueEventName) {
     EXPECT_TRUE(domain::IsDns1123Subdomain(EventName(odd, "18b2f3c4d5e6f7a81"))) << at;
   }
   EXPECT_EQ(EventName("sb", "1f"), "sb.1f");
+}
+
+TEST(EventNoteTest, ALongNoteIsCutOnACharacterBoundary) {
+  FailClosedEvent e = kEvent;
+  e.note = "x";
+  for (int i = 0; i < 700; ++i) e.note += "\xc3\xa9";  // é, two bytes each
+  for (const std::string pad : {"", "y"}) {            // a cut at either parity
+    FailClosedEvent p = e;
+    p.note = pad + e.note;
+    const std::string body = EventJson(p, "test", ManualTimeSource().Now(), 1);
+    boost::system::error_code ec;
+    const json::value event = json::parse(body, ec);  // Boost.JSON rejects invalid UTF-8
+    ASSERT_FALSE(ec) << ec.message();
+    const std::string note(event.at("note").as_string());
+    EXPECT_LE(note.size(), 1024u);
+    EXPECT_TRUE(note.ends_with("\xc3\xa9..."));
+  }
 }
 
 }  // namespace

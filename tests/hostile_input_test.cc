@@ -219,6 +219,56 @@ void OnSmallStack(const std::function<void()>& fn) {
   pthread_attr_destroy(&attr);
 }
 
+// Whether `s` is valid UTF-8 (no overlong forms or surrogates checked: a cut
+// only ever leaves a truncated sequence).
+bool ValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += n;
+  }
+  return true;
+}
+
+// 300 two-byte characters after `pad`: any cut at an odd offset splits one.
+std::string Accents(const std::string& pad) {
+  std::string s = pad;
+  for (int i = 0; i < 300; ++i) s += "\xc3\xa9";
+  return s;
+}
+
+// Text from the cluster cut to a bound is cut between characters, never
+// inside one: what is kept is still valid UTF-8 (issue 17).
+TEST(TextCuts, AnErrorMessageFromAPlainTextBodyIsCutOnACharacterBoundary) {
+  for (const std::string pad : {"", "x"}) {
+    const kube::ApiError e = kube::DecodeStatus(429, Accents(pad));
+    EXPECT_LE(e.message.size(), 200u);
+    EXPECT_GE(e.message.size(), 199u);
+    EXPECT_TRUE(ValidUtf8(e.message)) << pad.size();
+  }
+}
+
+TEST(TextCuts, ASalvagedIdentityIsCutOnACharacterBoundary) {
+  for (const std::string pad : {"", "x"}) {
+    kube::BadObject bad;
+    const std::string name = Accents(pad) + Accents(pad);  // 1200 bytes, over the 512 kept
+    kube::SalvageIdentity(
+        R"({"metadata":{"name":")" + name + R"(","uid":"u"},"spec":)" + Nest(200000),
+        /*under_object=*/false, &bad);
+    EXPECT_GE(bad.name.size(), 511u);
+    EXPECT_LE(bad.name.size(), 512u);
+    EXPECT_TRUE(ValidUtf8(bad.name)) << pad.size();
+    EXPECT_EQ(bad.uid, "u");
+  }
+}
+
 TEST(ParseJson, TenThousandLevelsNeedNoStackPerLevel) {
   const std::string deep = DeepItem("deep", kMaxObjectDepth);
   const std::string list = ListBody({deep, DeepItem("deeper", 100000)});
@@ -484,6 +534,24 @@ struct RawApi {
 // Waits until the informer has read up to resourceVersion `rv`.
 void ReadUpTo(kube::Informer& informer, const std::string& rv) {
   ASSERT_TRUE(Eventually([&] { return informer.stats().resource_version == rv; }));
+}
+
+// Why the cache is not synced quotes the unusable body, cut between characters.
+TEST(TextCuts, AnUnusableListBodyIsQuotedCutOnACharacterBoundary) {
+  for (const std::string pad : {"", "x"}) {
+    RawApi api;
+    api.list_body = Accents(pad);
+    kube::Informer informer(*api.h.client, SandboxRef(), api.h.Options());
+    informer.Start();
+    ASSERT_TRUE(Eventually([&] {
+      return informer.stats().lists >= 1 && !informer.HasSynced() &&
+             informer.sync_state().reason.find("unusable") != std::string::npos;
+    }));
+    const std::string reason = informer.sync_state().reason;
+    EXPECT_TRUE(ValidUtf8(reason)) << reason;
+    EXPECT_NE(reason.find("\xc3\xa9..."), std::string::npos) << reason;
+    informer.Stop();
+  }
 }
 
 TEST(InformerWatch, UndecodableEventsKeepTheLastStateButDeletesApplyByUid) {

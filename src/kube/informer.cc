@@ -1,6 +1,7 @@
 #include "kube/informer.h"
 
 #include "common/backoff.h"
+#include "common/utf8_cut.h"
 #include "kube/json_fields.h"
 
 #include "common/log.h"
@@ -37,7 +38,7 @@ namespace json = boost::json;
 namespace {
 
 std::string Excerpt(std::string_view line) {
-  std::string s(line.substr(0, 200));
+  std::string s(Utf8Prefix(line, 200));
   if (line.size() > 200) s += "...";
   return s;
 }

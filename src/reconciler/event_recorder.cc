@@ -1,6 +1,7 @@
 #include "reconciler/event_recorder.h"
 
 #include "common/log.h"
+#include "common/utf8_cut.h"
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -29,7 +30,7 @@ std::string EventJson(const FailClosedEvent& e, const std::string& instance, Wal
           std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()),
       static_cast<unsigned long long>(unique));
   std::string note = e.reason + ": " + e.note + " (journal seq " + std::to_string(e.seq) + ")";
-  if (note.size() > 1024) note = note.substr(0, 1021) + "...";
+  if (note.size() > 1024) note = std::string(Utf8Prefix(note, 1021)) + "...";
   json::object event{{"apiVersion", "events.k8s.io/v1"},
                      {"kind", "Event"},
                      {"metadata", {{"name", EventName(e.name, suffix)}, {"namespace", e.ns}}},
