@@ -453,6 +453,107 @@ TEST(InformerPaging, ListsInPagesAndRestartsWhenTheContinueTokenExpires) {
   informer.Stop();
 }
 
+// The simulator's answer, Accept header included (a metadata-only list).
+sim::ApiReply AskSimAccepting(sim::Simulator& sim, const kube::HttpRequest& r) {
+  std::string accept;
+  for (const auto& [k, v] : r.headers)
+    if (k == "Accept") accept = v;
+  return sim::HandleRequest(sim, {r.method, r.target, r.body, r.content_type, accept},
+                            "fake.invalid:443");
+}
+
+// The `limit` of each sandbox list request, in order (-1 for a metadata-only one).
+std::vector<int> ListLimits(const kube::FakeTransport& t) {
+  std::vector<int> out;
+  for (const auto& r : t.requests()) {
+    if (r.stream || !IsList(r.target, "sandboxes")) continue;
+    bool metadata = false;
+    for (const auto& [k, v] : r.headers) metadata |= k == "Accept";
+    const size_t at = r.target.find("limit=") + 6;
+    out.push_back(metadata ? -1 : std::stoi(r.target.substr(at)));
+  }
+  return out;
+}
+
+Status CreateSandbox(sim::Simulator& sim, const std::string& name, const json::object& annotations,
+                     const std::string& spec_padding = "") {
+  json::object spec{{"operatingMode", "Running"}};
+  if (!spec_padding.empty()) spec["padding"] = spec_padding;
+  return sim.store()
+                 .Create(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "ns-a",
+                         json::object{{"metadata", {{"name", name}, {"annotations", annotations}}},
+                                      {"spec", spec}})
+                 .ok()
+             ? Status::Ok()
+             : Status::Internal("cannot create " + name);
+}
+
+// Many large objects (500 sandboxes of 256 KiB each are 125 MiB, over the
+// 64 MiB body limit; here 6 of 10 KiB over 35 KiB): a page over the limit is
+// asked for again with half the limit, and the list completes.
+TEST(InformerPaging, APageOverTheBodyLimitIsAskedForWithASmallerLimit) {
+  sim::Simulator sim;
+  for (int i = 1; i <= 6; ++i)
+    ASSERT_TRUE(CreateSandbox(sim, "s" + std::to_string(i),
+                              {{"example.com/notes", std::string(10 << 10, 'n')}})
+                    .ok());
+  Harness h([&](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+    return FromSim(AskSimAccepting(sim, r));
+  });
+  h.transport->SetMaxBodyBytes(35 << 10);
+  kube::Informer informer(*h.client, SandboxRef(), h.Options());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(10s)) << informer.sync_state().reason;
+  EXPECT_EQ(informer.store().size(), 6u);
+  EXPECT_EQ(informer.stats().decode_errors, 0);
+  // 500 .. 3 are too large (3 fit), then the rest at 6.
+  EXPECT_EQ(ListLimits(*h.transport), (std::vector<int>{500, 250, 125, 62, 31, 15, 7, 3, 6}));
+  EXPECT_EQ(informer.stats().lists, 1);
+  informer.Stop();
+}
+
+// A single item over the body limit is skipped like an undecodable one:
+// counted, identified through a metadata-only page, and the others listed. If
+// it was cached before it grew, its cached state stays (fail closed).
+TEST(InformerPaging, ASingleItemOverTheBodyLimitIsSkippedAndCounted) {
+  sim::Simulator sim;
+  for (const char* name : {"a", "b", "big", "c"}) ASSERT_TRUE(CreateSandbox(sim, name, {}).ok());
+  Harness h([&](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+    return FromSim(AskSimAccepting(sim, r));
+  });
+  h.transport->SetMaxBodyBytes(8 << 10);
+  kube::Informer informer(*h.client, SandboxRef(), h.Options(2));
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(10s)) << informer.sync_state().reason;
+  ASSERT_TRUE(Eventually([&] { return h.streams.Count("sandboxes") == 1; }));
+  const kube::CachedPtr big = informer.store().Get("ns-a", "big");
+  ASSERT_NE(big, nullptr);
+
+  // "big" grows over the limit by itself; a 410 makes the informer relist.
+  const auto& kind = *sim::FindKind("agents.x-k8s.io", "sandboxes");
+  ASSERT_TRUE(sim.store()
+                  .Mutate(
+                      kind, "ns-a", "big",
+                      [](json::value& o) -> std::optional<sim::ApiFailure> {
+                        o.as_object()["spec"].as_object()["padding"] = std::string(16 << 10, 'p');
+                        return std::nullopt;
+                      },
+                      false)
+                  .ok());
+  ASSERT_TRUE(CreateSandbox(sim, "d", {}).ok());
+  h.transport->ClearRequests();
+  h.streams.Latest("sandboxes")
+      ->Send(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
+  ASSERT_TRUE(Eventually([&] { return informer.stats().lists == 2 && informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.store().Get("ns-a", "d") != nullptr; }));
+  EXPECT_EQ(informer.store().size(), 5u);
+  EXPECT_EQ(informer.store().Get("ns-a", "big"), big);  // the last readable state
+  EXPECT_EQ(informer.stats().decode_errors, 1);
+  // [a b] fits; [big c] is too large, [big] too, so its metadata is read; then [c], [d].
+  EXPECT_EQ(ListLimits(*h.transport), (std::vector<int>{2, 2, 1, -1, 1, 2}));
+  informer.Stop();
+}
+
 TEST(InformerSync, ARelistThatKeepsFailingAfterA410IsNotSyncedAndSaysWhy) {
   sim::Simulator sim;
   ASSERT_TRUE(Load(sim, kFiveSandboxes).ok());

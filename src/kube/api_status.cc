@@ -43,6 +43,8 @@ const char* ToString(ApiErrorKind k) {
       return "TransportError";
     case ApiErrorKind::kDecode:
       return "DecodeError";
+    case ApiErrorKind::kTooLarge:
+      return "TooLarge";
     case ApiErrorKind::kOther:
       return "Error";
   }
