@@ -629,6 +629,42 @@ TEST(Transport, AnIdleConnectionTheServerClosedIsNotUsedForAWrite) {
   EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "PATCH /apis/x/a"}));
 }
 
+// An answer over the body limit (64 MiB by default; 1 byte here) is an
+// answer, marked too large and without its body, and its connection is not
+// reused (issue 17: the informer then asks for a smaller page).
+TEST(Transport, AnAnswerOverTheBodyLimitIsMarkedAndItsConnectionNotReused) {
+  OneAnswerPerConnectionServer server(AfterTheAnswer::kReadAndHang);
+  TransportConfig config;
+  config.server = server.url();
+  config.max_body_bytes = 1;
+  auto transport = HttpTransport::Create(config);
+  ASSERT_TRUE(transport.ok());
+  for (int i = 0; i < 2; ++i) {
+    auto got = (*transport)->RoundTrip({"GET", "/api", "", "", {}}, 10s);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(got->status, 200);
+    EXPECT_TRUE(got->body_too_large);
+    EXPECT_EQ(got->body, "");
+  }
+  // Each on a connection of its own: none went to the one left hanging.
+  EXPECT_EQ(server.seen(), (std::vector<std::string>{"GET /api", "GET /api"}));
+}
+
+TEST(FakeTransportClient, AnAnswerOverTheBodyLimitIsTooLargeAndNotRetried) {
+  auto t = std::make_unique<FakeTransport>([](const HttpRequest&) -> Result<HttpResponse> {
+    return HttpResponse{200, std::string(100, 'x'), "application/json", std::nullopt};
+  });
+  FakeTransport* fake = t.get();
+  fake->SetMaxBodyBytes(99);
+  ClientOptions co;
+  co.max_retries = 3;
+  auto client = ApiClient::CreateWithTransport({}, co, std::move(t));
+  const ApiResponse r = client->Get("/api/v1/pods");
+  EXPECT_EQ(r.error.kind, ApiErrorKind::kTooLarge);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(fake->Count("GET"), 1);  // as large again if sent again
+}
+
 TEST(Transport, TheTimeoutBoundsTheWholeExchange) {
   OneAnswerPerConnectionServer server(AfterTheAnswer::kReadAndHang);
   auto transport = TransportTo(server.url());

@@ -30,6 +30,16 @@ TEST(WriterId, Is128RandomBitsAsHexAndDiffersPerDraw) {
   EXPECT_NE(a, b);
 }
 
+TEST(Utf8Prefix, CutsOnACharacterBoundary) {
+  const std::string text = "ab\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80";  // a b é 中 😀
+  const size_t ends[] = {0, 1, 2, 2, 4, 4, 4, 7, 7, 7, 7, 11};        // the cut for each budget
+  for (size_t max = 0; max < std::size(ends); ++max)
+    EXPECT_EQ(Utf8Prefix(text, max).size(), ends[max]) << max;
+  EXPECT_EQ(Utf8Prefix(text, 100), text);
+  // Bytes that are not UTF-8 are cut where asked.
+  EXPECT_EQ(Utf8Prefix("\x80\x80\x80\x80\x80", 3).size(), 3u);
+}
+
 TEST(Duration, ParsesGoStyleDurations) {
   using namespace std::chrono_literals;
   EXPECT_EQ(ParseDuration("200ms"), 200ms);

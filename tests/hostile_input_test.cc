@@ -219,6 +219,56 @@ void OnSmallStack(const std::function<void()>& fn) {
   pthread_attr_destroy(&attr);
 }
 
+// Whether `s` is valid UTF-8 (no overlong forms or surrogates checked: a cut
+// only ever leaves a truncated sequence).
+bool ValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += n;
+  }
+  return true;
+}
+
+// 300 two-byte characters after `pad`: any cut at an odd offset splits one.
+std::string Accents(const std::string& pad) {
+  std::string s = pad;
+  for (int i = 0; i < 300; ++i) s += "\xc3\xa9";
+  return s;
+}
+
+// Text from the cluster cut to a bound is cut between characters, never
+// inside one: what is kept is still valid UTF-8 (issue 17).
+TEST(TextCuts, AnErrorMessageFromAPlainTextBodyIsCutOnACharacterBoundary) {
+  for (const std::string pad : {"", "x"}) {
+    const kube::ApiError e = kube::DecodeStatus(429, Accents(pad));
+    EXPECT_LE(e.message.size(), 200u);
+    EXPECT_GE(e.message.size(), 199u);
+    EXPECT_TRUE(ValidUtf8(e.message)) << pad.size();
+  }
+}
+
+TEST(TextCuts, ASalvagedIdentityIsCutOnACharacterBoundary) {
+  for (const std::string pad : {"", "x"}) {
+    kube::BadObject bad;
+    const std::string name = Accents(pad) + Accents(pad);  // 1200 bytes, over the 512 kept
+    kube::SalvageIdentity(
+        R"({"metadata":{"name":")" + name + R"(","uid":"u"},"spec":)" + Nest(200000),
+        /*under_object=*/false, &bad);
+    EXPECT_GE(bad.name.size(), 511u);
+    EXPECT_LE(bad.name.size(), 512u);
+    EXPECT_TRUE(ValidUtf8(bad.name)) << pad.size();
+    EXPECT_EQ(bad.uid, "u");
+  }
+}
+
 TEST(ParseJson, TenThousandLevelsNeedNoStackPerLevel) {
   const std::string deep = DeepItem("deep", kMaxObjectDepth);
   const std::string list = ListBody({deep, DeepItem("deeper", 100000)});
@@ -403,6 +453,107 @@ TEST(InformerPaging, ListsInPagesAndRestartsWhenTheContinueTokenExpires) {
   informer.Stop();
 }
 
+// The simulator's answer, Accept header included (a metadata-only list).
+sim::ApiReply AskSimAccepting(sim::Simulator& sim, const kube::HttpRequest& r) {
+  std::string accept;
+  for (const auto& [k, v] : r.headers)
+    if (k == "Accept") accept = v;
+  return sim::HandleRequest(sim, {r.method, r.target, r.body, r.content_type, accept},
+                            "fake.invalid:443");
+}
+
+// The `limit` of each sandbox list request, in order (-1 for a metadata-only one).
+std::vector<int> ListLimits(const kube::FakeTransport& t) {
+  std::vector<int> out;
+  for (const auto& r : t.requests()) {
+    if (r.stream || !IsList(r.target, "sandboxes")) continue;
+    bool metadata = false;
+    for (const auto& [k, v] : r.headers) metadata |= k == "Accept";
+    const size_t at = r.target.find("limit=") + 6;
+    out.push_back(metadata ? -1 : std::stoi(r.target.substr(at)));
+  }
+  return out;
+}
+
+Status CreateSandbox(sim::Simulator& sim, const std::string& name, const json::object& annotations,
+                     const std::string& spec_padding = "") {
+  json::object spec{{"operatingMode", "Running"}};
+  if (!spec_padding.empty()) spec["padding"] = spec_padding;
+  return sim.store()
+                 .Create(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "ns-a",
+                         json::object{{"metadata", {{"name", name}, {"annotations", annotations}}},
+                                      {"spec", spec}})
+                 .ok()
+             ? Status::Ok()
+             : Status::Internal("cannot create " + name);
+}
+
+// Many large objects (500 sandboxes of 256 KiB each are 125 MiB, over the
+// 64 MiB body limit; here 6 of 10 KiB over 35 KiB): a page over the limit is
+// asked for again with half the limit, and the list completes.
+TEST(InformerPaging, APageOverTheBodyLimitIsAskedForWithASmallerLimit) {
+  sim::Simulator sim;
+  for (int i = 1; i <= 6; ++i)
+    ASSERT_TRUE(CreateSandbox(sim, "s" + std::to_string(i),
+                              {{"example.com/notes", std::string(10 << 10, 'n')}})
+                    .ok());
+  Harness h([&](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+    return FromSim(AskSimAccepting(sim, r));
+  });
+  h.transport->SetMaxBodyBytes(35 << 10);
+  kube::Informer informer(*h.client, SandboxRef(), h.Options());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(10s)) << informer.sync_state().reason;
+  EXPECT_EQ(informer.store().size(), 6u);
+  EXPECT_EQ(informer.stats().decode_errors, 0);
+  // 500 .. 3 are too large (3 fit), then the rest at 6.
+  EXPECT_EQ(ListLimits(*h.transport), (std::vector<int>{500, 250, 125, 62, 31, 15, 7, 3, 6}));
+  EXPECT_EQ(informer.stats().lists, 1);
+  informer.Stop();
+}
+
+// A single item over the body limit is skipped like an undecodable one:
+// counted, identified through a metadata-only page, and the others listed. If
+// it was cached before it grew, its cached state stays (fail closed).
+TEST(InformerPaging, ASingleItemOverTheBodyLimitIsSkippedAndCounted) {
+  sim::Simulator sim;
+  for (const char* name : {"a", "b", "big", "c"}) ASSERT_TRUE(CreateSandbox(sim, name, {}).ok());
+  Harness h([&](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+    return FromSim(AskSimAccepting(sim, r));
+  });
+  h.transport->SetMaxBodyBytes(8 << 10);
+  kube::Informer informer(*h.client, SandboxRef(), h.Options(2));
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(10s)) << informer.sync_state().reason;
+  ASSERT_TRUE(Eventually([&] { return h.streams.Count("sandboxes") == 1; }));
+  const kube::CachedPtr big = informer.store().Get("ns-a", "big");
+  ASSERT_NE(big, nullptr);
+
+  // "big" grows over the limit by itself; a 410 makes the informer relist.
+  const auto& kind = *sim::FindKind("agents.x-k8s.io", "sandboxes");
+  ASSERT_TRUE(sim.store()
+                  .Mutate(
+                      kind, "ns-a", "big",
+                      [](json::value& o) -> std::optional<sim::ApiFailure> {
+                        o.as_object()["spec"].as_object()["padding"] = std::string(16 << 10, 'p');
+                        return std::nullopt;
+                      },
+                      false)
+                  .ok());
+  ASSERT_TRUE(CreateSandbox(sim, "d", {}).ok());
+  h.transport->ClearRequests();
+  h.streams.Latest("sandboxes")
+      ->Send(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
+  ASSERT_TRUE(Eventually([&] { return informer.stats().lists == 2 && informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.store().Get("ns-a", "d") != nullptr; }));
+  EXPECT_EQ(informer.store().size(), 5u);
+  EXPECT_EQ(informer.store().Get("ns-a", "big"), big);  // the last readable state
+  EXPECT_EQ(informer.stats().decode_errors, 1);
+  // [a b] fits; [big c] is too large, [big] too, so its metadata is read; then [c], [d].
+  EXPECT_EQ(ListLimits(*h.transport), (std::vector<int>{2, 2, 1, -1, 1, 2}));
+  informer.Stop();
+}
+
 TEST(InformerSync, ARelistThatKeepsFailingAfterA410IsNotSyncedAndSaysWhy) {
   sim::Simulator sim;
   ASSERT_TRUE(Load(sim, kFiveSandboxes).ok());
@@ -484,6 +635,24 @@ struct RawApi {
 // Waits until the informer has read up to resourceVersion `rv`.
 void ReadUpTo(kube::Informer& informer, const std::string& rv) {
   ASSERT_TRUE(Eventually([&] { return informer.stats().resource_version == rv; }));
+}
+
+// Why the cache is not synced quotes the unusable body, cut between characters.
+TEST(TextCuts, AnUnusableListBodyIsQuotedCutOnACharacterBoundary) {
+  for (const std::string pad : {"", "x"}) {
+    RawApi api;
+    api.list_body = Accents(pad);
+    kube::Informer informer(*api.h.client, SandboxRef(), api.h.Options());
+    informer.Start();
+    ASSERT_TRUE(Eventually([&] {
+      return informer.stats().lists >= 1 && !informer.HasSynced() &&
+             informer.sync_state().reason.find("unusable") != std::string::npos;
+    }));
+    const std::string reason = informer.sync_state().reason;
+    EXPECT_TRUE(ValidUtf8(reason)) << reason;
+    EXPECT_NE(reason.find("\xc3\xa9..."), std::string::npos) << reason;
+    informer.Stop();
+  }
 }
 
 TEST(InformerWatch, UndecodableEventsKeepTheLastStateButDeletesApplyByUid) {

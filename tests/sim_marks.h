@@ -1,5 +1,5 @@
 // Which intent an object carries, and which intents a journal holds, as
-// (seq, writer) pairs (DESIGN "The suspend PATCH": a seq is unique only inside
+// (seq, writer) pairs (docs/transitions.md#the-writer-id: a seq is unique only inside
 // one journal, so an object carries an intent only if both its
 // fail-closed-journal-seq and its fail-closed-journal-writer match).
 // IntentMark reads the pair from the journal's intent, ObjectMark from the

@@ -48,7 +48,7 @@
 //   I12 readiness's journal check is false whenever the last journal write
 //       the controller attempted was refused (every step);
 //   I13 the journal always opens again (what fencekeeper wrote it reads back);
-//   I14 a second writer is refused while an instance runs (DESIGN §4).
+//   I14 a second writer is refused while an instance runs (docs/design.md#one-writer-per-journal).
 //
 // A failing seed prints itself and its last steps; FK_SIM_SEED=N replays it
 // exactly; FK_SIM_SEEDS=N runs N seeds from FK_SIM_FIRST_SEED (default 1; CI
@@ -93,7 +93,7 @@ struct SimCache : fk::testing::MapCache {
 // What the fencekeeper instance alive now is made of; a crash drops it whole.
 struct Instance {
   std::string identity;
-  std::string writer;  // this process's writer id (DESIGN "The suspend PATCH")
+  std::string writer;  // this process's writer id (docs/transitions.md#the-writer-id)
   // Taken before the journal is opened, as `run` does; released last.
   std::unique_ptr<journal::WriterLock> lock;
   std::unique_ptr<journal::Journal> journal;
@@ -227,14 +227,15 @@ class World : public Cluster {
     lo.renew_deadline = kRenewDeadline;
     lo.time = &time_;
     in->elector = std::make_unique<reconciler::LeaderElector>(*in->client, lo, in->journal.get());
-    in->events = std::make_unique<reconciler::EventRecorder>(*in->client, identity, time_,
-                                                             /*senders=*/0, 8);
+    auto* elector = in->elector.get();
+    in->events = std::make_unique<reconciler::EventRecorder>(
+        *in->client, identity, time_, /*senders=*/0, 8, nullptr,
+        [elector] { return elector->WriteFenceUntil(); });
     reconciler::ControllerOptions o;
     o.time = &time_;
     o.retry_base = 100ms;
     o.retry_max = 20s;
     o.writer_id = in->writer;
-    auto* elector = in->elector.get();
     o.write_fence = [elector] { return elector->WriteFenceUntil(); };
     const reconciler::ClusterCache* cache = nullptr;
     if (informers_) {
@@ -371,6 +372,13 @@ class World : public Cluster {
     });
   }
 
+  // I6: whether `identity`'s last accepted lease write is a lease duration old.
+  bool LeaseLapsed(const std::string& identity) const {
+    auto renewed = last_renewal_.find(identity);
+    return renewed == last_renewal_.end() ||
+           time_.MonotonicNow() >= renewed->second + kLeaseDuration;
+  }
+
   // Whether the running instance's journal holds this intent (seq and writer).
   bool JournalHolds(const Mark& mark) const {
     auto found = instance_->journal->FindIntent(mark.seq);
@@ -415,6 +423,8 @@ class World : public Cluster {
     const bool sandbox_patch = r.method == "PATCH" && r.target.rfind(kSandboxes, 0) == 0;
     if (lease && lease_stalled_)
       return Status::IOError("timeout: the lease request hung (injected)");
+    if (event && r.method == "POST" && LeaseLapsed(identity))
+      Fail("I6: " + identity + " sent an Event with a lapsed lease");
     if (event && events_fail_) return ServerError(503);
     if (r.method == "GET" && get_faults_ > 0) {
       --get_faults_;
@@ -505,9 +515,7 @@ class World : public Cluster {
     const std::string name = r.target.substr(std::string(kSandboxes).size() + 1);
     Note("  PATCH " + name + " seq " + seq_text + " rv " + rv + " by " + identity);
     // I6: the sender's lease is held and not lapsed.
-    auto renewed = last_renewal_.find(identity);
-    if (renewed == last_renewal_.end() ||
-        time_.MonotonicNow() >= renewed->second + kLeaseDuration) {
+    if (LeaseLapsed(identity)) {
       Fail("I6: " + identity + " sent a PATCH for " + name + " with a lapsed lease");
       return {};
     }
@@ -723,9 +731,9 @@ class World : public Cluster {
     }
   }
 
-  // Another `run` starts on the same journal while this one runs (DESIGN §4:
-  // it must be refused, and the running one never notices). It does what
-  // `run` does: take the writer lock, and only then open the journal.
+  // Another `run` starts on the same journal while this one runs
+  // (docs/design.md#one-writer-per-journal: it must be refused, and the running one never notices).
+  // It does what `run` does: take the writer lock, and only then open the journal.
   void SecondWriter() {
     Note("second writer: another run starts on " + JournalPath());
     auto lock = journal::WriterLock::Acquire(JournalPath(), "second-writer");

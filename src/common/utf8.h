@@ -1,4 +1,4 @@
-// UTF-8 as the journal and the logs need it. Text from the cluster is made
+// UTF-8 as the journal, the logs and the Events need it. Text from the cluster is made
 // valid UTF-8 (each invalid byte becomes U+FFFD, as the API server's own
 // decoder does) before anything is decided on it or journaled: what
 // fencekeeper writes it must always read back, and SQLite's json_valid()
@@ -20,5 +20,10 @@ bool IsValidUtf8(std::string_view s);
 
 // `s` with every byte that does not start a valid sequence replaced by U+FFFD.
 std::string ValidUtf8(std::string_view s);
+
+// The longest prefix of `text` of at most `max_bytes` that does not end
+// inside a UTF-8 sequence, so a note or message cut to a budget stays valid
+// UTF-8. (Bytes that are not UTF-8 are cut like single characters.)
+std::string_view Utf8Prefix(std::string_view text, size_t max_bytes);
 
 }  // namespace fk

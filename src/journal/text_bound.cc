@@ -9,8 +9,6 @@ using namespace fk::domain;
 
 namespace {
 
-bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-
 // Text the journal stores is valid UTF-8, whatever reached it: Boost.JSON
 // refuses invalid UTF-8 when the row is read back (SQLite's json_valid does
 // not), and a journal that cannot be read back cannot be opened. The kube
@@ -61,9 +59,8 @@ std::string BoundText(std::string text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
   // The marker's length depends on the count it prints; 20 digits cover any size_t.
   constexpr size_t kMarkerRoom = sizeof("… [truncated,  bytes dropped]") + 20;
-  size_t cut = max_bytes > kMarkerRoom ? max_bytes - kMarkerRoom : 0;
-  // Never split a multi-byte UTF-8 sequence: back up to the start of one.
-  while (cut > 0 && IsContinuationByte(text[cut])) --cut;
+  // Never split a multi-byte UTF-8 sequence.
+  const size_t cut = Utf8Prefix(text, max_bytes > kMarkerRoom ? max_bytes - kMarkerRoom : 0).size();
   const size_t dropped = text.size() - cut;
   text.resize(cut);
   text += "… [truncated, " + std::to_string(dropped) + " bytes dropped]";

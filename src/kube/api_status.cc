@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "common/utf8.h"
 #include "kube/json.h"
 
 namespace fk::kube {
@@ -42,6 +43,8 @@ const char* ToString(ApiErrorKind k) {
       return "TransportError";
     case ApiErrorKind::kDecode:
       return "DecodeError";
+    case ApiErrorKind::kTooLarge:
+      return "TooLarge";
     case ApiErrorKind::kOther:
       return "Error";
   }
@@ -109,7 +112,7 @@ ApiError DecodeStatus(int http_status, std::string_view body) {
     }
   } else {
     // Not a Status (e.g. the plain-text 429 of API priority and fairness).
-    e.message = std::string(body.substr(0, 200));
+    e.message = std::string(Utf8Prefix(body, 200));  // never half a character
     while (!e.message.empty() && (e.message.back() == '\n' || e.message.back() == '\r'))
       e.message.pop_back();
   }

@@ -26,6 +26,7 @@ enum class ApiErrorKind {
   kServerError,       // 5xx
   kTransport,         // no HTTP answer: connect, TLS, timeout, reset
   kDecode,            // an answer we could not understand
+  kTooLarge,          // an answer whose body is over the transport's body limit
   kOther,
 };
 

@@ -234,6 +234,12 @@ ApiResponse ApiClient::SendOnce(const HttpRequest& req, std::chrono::millisecond
   Count(req.method, res->status, seconds);
   NoteReachable(true, "");
   out.status = res->status;
+  if (res->body_too_large) {  // the same request would be as large again: no retry
+    out.error = {ApiErrorKind::kTooLarge, res->status, "",
+                 "the answer to " + req.method + " " + req.target + " is over the body limit",
+                 std::nullopt};
+    return out;
+  }
   out.body = std::move(res->body);
   if (out.status >= 200 && out.status < 300) return out;
   out.error = DecodeStatus(out.status, out.body);
@@ -244,6 +250,12 @@ ApiResponse ApiClient::SendOnce(const HttpRequest& req, std::chrono::millisecond
 ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
                             const std::string& body, const std::string& content_type,
                             const CallOptions& call) {
+  return SendAccepting(method, path, body, content_type, call, "");
+}
+
+ApiResponse ApiClient::SendAccepting(const std::string& method, const std::string& path,
+                                     const std::string& body, const std::string& content_type,
+                                     const CallOptions& call, const std::string& accept) {
   const bool retriable = IsIdempotent(method);  // a write is sent once: never resend blindly
   // This call's one interrupt: the client's Stop and the caller's cancel both
   // fire it, and it cuts the request in flight and any wait.
@@ -267,6 +279,7 @@ ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
         std::chrono::ceil<std::chrono::milliseconds>(deadline - options_.time->MonotonicNow());
     if (remaining.count() <= 0) return out;  // the last error, or that nothing was sent
     HttpRequest req{method, path, body, content_type, {}};
+    if (!accept.empty()) req.headers.emplace_back("Accept", accept);
     if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
     out = SendOnce(req, std::min(options_.request_timeout, remaining), abandon);
     if (out.status >= 200 && out.status < 300) return out;

@@ -105,6 +105,11 @@ class ApiClient {
   ApiResponse Get(const std::string& path, const CallOptions& call = {}) {
     return Send("GET", path, "", "", call);
   }
+  // A GET with an Accept header, e.g. a metadata-only list.
+  ApiResponse GetAs(const std::string& path, const std::string& accept,
+                    const CallOptions& call = {}) {
+    return SendAccepting("GET", path, "", "", call, accept);
+  }
   ApiResponse MergePatch(const std::string& path, const std::string& body,
                          const CallOptions& call = {}) {
     return Send("PATCH", path, body, "application/merge-patch+json", call);
@@ -138,6 +143,9 @@ class ApiClient {
   void Count(const std::string& method, int code, double seconds);
   // One round trip, timed, counted and traced; a non-2xx answer decoded into
   // `error`, no HTTP answer as status 0 and a transport error.
+  ApiResponse SendAccepting(const std::string& method, const std::string& path,
+                            const std::string& body, const std::string& content_type,
+                            const CallOptions& call, const std::string& accept);
   ApiResponse SendOnce(const HttpRequest& req, std::chrono::milliseconds timeout,
                        Interrupt& abandon);
 

@@ -41,7 +41,22 @@ Result<HttpResponse> FakeTransport::RoundTrip(const HttpRequest& request,
   if (!handler_)
     return Status::IOError("FakeTransport: no handler for " + request.method + " " +
                            request.target);
-  return handler_(request, timeout);
+  Result<HttpResponse> r = handler_(request, timeout);
+  uint64_t limit;
+  {
+    std::lock_guard lock(mu_);
+    limit = max_body_bytes_;
+  }
+  if (r.ok() && limit > 0 && r->body.size() > limit) {
+    r->body.clear();
+    r->body_too_large = true;
+  }
+  return r;
+}
+
+void FakeTransport::SetMaxBodyBytes(uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  max_body_bytes_ = bytes;
 }
 
 std::unique_ptr<Transport::Stream> FakeTransport::OpenStream(const HttpRequest& request,

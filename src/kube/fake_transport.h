@@ -54,6 +54,9 @@ class FakeTransport final : public Transport {
   const std::string& host() const override { return host_; }
 
   void SetStreamHandler(StreamHandler handler);
+  // Answers with a body over `bytes` come back as HttpTransport's do: marked
+  // body_too_large, without the body (0: no limit, the default).
+  void SetMaxBodyBytes(uint64_t bytes);
   std::vector<Recorded> requests() const;
   // How many recorded requests have this method (and target, unless empty).
   int Count(const std::string& method, const std::string& target = "") const;
@@ -66,6 +69,7 @@ class FakeTransport final : public Transport {
   std::string host_;
   mutable std::mutex mu_;
   StreamHandler stream_handler_;
+  uint64_t max_body_bytes_ = 0;
   std::vector<Recorded> requests_;
 };
 

@@ -261,6 +261,13 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     parser.body_limit(config.max_body_bytes);
     co_await http::async_read(stream, conn.buffer, parser, net::redirect_error(kUse, ec));
     conn.lowest().expires_never();
+    if (ec == http::error::body_limit && parser.is_header_done()) {
+      // An answer, but one too large to hold: the caller asks for less.
+      answer->response.status = static_cast<int>(parser.get().result_int());
+      answer->response.body_too_large = true;
+      *keep_alive = false;
+      co_return;
+    }
     if (ec) {
       *nothing_received = !parser.got_some();
       answer->status = Status::IOError("reading the answer to " + FieldString(r.method_string()) +

@@ -1,6 +1,7 @@
 #include "kube/informer.h"
 
 #include "common/backoff.h"
+#include "common/utf8.h"
 #include "kube/json_fields.h"
 
 #include "common/log.h"
@@ -37,7 +38,7 @@ namespace json = boost::json;
 namespace {
 
 std::string Excerpt(std::string_view line) {
-  std::string s(line.substr(0, 200));
+  std::string s(Utf8Prefix(line, 200));
   if (line.size() > 200) s += "...";
   return s;
 }
@@ -233,12 +234,66 @@ void Informer::ReportBad(std::string_view context, const BadObject& bad) {
       .Error(bad.reason);
 }
 
-std::string Informer::ListPath(const std::string& continue_token) const {
-  std::string path = Path() + "?limit=" + std::to_string(options_.page_size);
+std::string Informer::ListPath(const std::string& continue_token, int limit) const {
+  std::string path = Path() + "?limit=" + std::to_string(limit);
   if (!options_.label_selector.empty())
     path += "&labelSelector=" + QueryEscape(options_.label_selector);
   if (!continue_token.empty()) path += "&continue=" + QueryEscape(continue_token);
   return path;
+}
+
+ApiResponse Informer::GetPage(const std::string& token, int limit, const std::string& accept) {
+  ApiResponse r = accept.empty() ? client_.Get(ListPath(token, limit))
+                                 : client_.GetAs(ListPath(token, limit), accept);
+  std::lock_guard lock(mu_);
+  ++stats_.pages;
+  return r;
+}
+
+// The one item at `token` is over the body limit by itself: its page is read
+// again as metadata only, for its identity (so a cached state of the same uid
+// is kept, fail closed) and the token after it; it is skipped like any item
+// that cannot be decoded, and the list goes on.
+Result<ListPage> Informer::SkipOversizedItem(const std::string& token) {
+  constexpr const char* kMetadataOnly =
+      "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+  ApiResponse r = GetPage(token, 1, kMetadataOnly);
+  if (!r.ok()) return Status::IOError("listing failed: " + r.error.ToString());
+  auto page = DecodeListPage(r.body);
+  if (!page.ok()) return Status::Corruption("listing failed: " + page.status().message());
+  for (DecodedObject& item : page->items) {
+    page->bad_items.push_back(
+        {item.ns, item.name, item.uid, item.resource_version, "larger than the body limit"});
+  }
+  page->items.clear();
+  if (page->bad_items.empty())
+    page->bad_items.push_back({{}, {}, {}, {}, "an item larger than the body limit"});
+  return page;
+}
+
+// One page at `token`: `*limit` items, halved while the answer is over the
+// body limit (many large objects), down to one; a single item over it is
+// skipped (SkipOversizedItem). A page that fits lets the limit grow back.
+Result<ListPage> Informer::FetchPage(const std::string& token, int* limit, ApiResponse* r) {
+  for (;;) {
+    *r = GetPage(token, *limit, "");
+    if (r->error.kind != ApiErrorKind::kTooLarge) break;
+    if (*limit == 1) return SkipOversizedItem(token);
+    *limit = std::max(1, *limit / 2);
+    log::Info("a list page is over the body limit; asking for fewer items")
+        .Str("informer", Name())
+        .Int("limit", *limit);
+  }
+  if (!r->ok()) return Status::IOError("listing failed: " + r->error.ToString());
+  auto page = DecodeListPage(r->body, options_.transform);
+  if (!page.ok()) {
+    std::lock_guard lock(mu_);
+    ++stats_.decode_errors;
+    return Status::Corruption("listing returned an unusable body (" + page.status().message() +
+                              "): " + Excerpt(r->body));
+  }
+  *limit = std::min(std::max(1, options_.page_size), *limit * 2);
+  return page;
 }
 
 // Every page of one list. The server's snapshot for a continue token expires
@@ -248,13 +303,11 @@ Result<Informer::Listing> Informer::FetchAllPages() {
   constexpr int kMaxRestarts = 3;
   Listing all;
   std::string token;
+  int limit = std::max(1, options_.page_size);
   for (int restarts = 0;;) {
     if (stopping()) return Status::IOError("stopping");
-    ApiResponse r = client_.Get(ListPath(token));
-    {
-      std::lock_guard lock(mu_);
-      ++stats_.pages;
-    }
+    ApiResponse r;
+    auto page = FetchPage(token, &limit, &r);
     if (!r.ok() && r.error.code == 410 && !token.empty() && restarts < kMaxRestarts) {
       log::Info("the list's continue token expired; listing again from the start")
           .Str("informer", Name())
@@ -266,14 +319,7 @@ Result<Informer::Listing> Informer::FetchAllPages() {
       token.clear();
       continue;
     }
-    if (!r.ok()) return Status::IOError("listing failed: " + r.error.ToString());
-    auto page = DecodeListPage(r.body, options_.transform);
-    if (!page.ok()) {
-      std::lock_guard lock(mu_);
-      ++stats_.decode_errors;
-      return Status::Corruption("listing returned an unusable body (" + page.status().message() +
-                                "): " + Excerpt(r.body));
-    }
+    if (!page.ok()) return page.status();
     for (DecodedObject& item : page->items) all.objects[{item.ns, item.name}] = std::move(item);
     for (BadObject& bad : page->bad_items) all.bad.push_back(std::move(bad));
     all.resource_version = page->resource_version;

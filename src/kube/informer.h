@@ -1,16 +1,15 @@
 // An informer for one resource: list (in pages of `page_size`, following
 // `continue`; the cache is replaced only once the last page arrived, and a 410
-// on a continue token restarts the list), then watch from the list's
-// resourceVersion with bookmarks; bookmarks and events advance the
-// resourceVersion; a watch that ends is resumed from it; an ERROR 410
-// (Expired) or an HTTP 410 leads to a relist; failures back off
-// exponentially with jitter, honouring Retry-After. The cache (ObjectStore)
-// is kept equal to the server — as what the transform keeps of each object —
-// and subscribers hear every change once.
-// A garbage line or an undecodable object is logged with whatever identity
-// can be read, counted and skipped: it never stops the informer or empties a
-// list (docs/design.md#bad-objects-stay-local; decoding is kube/json.h). An
-// informer whose list fails is not synced, and says why (sync_state()).
+// on a continue token restarts the list; a page over the body limit is asked
+// for with half the limit, and a single item over it is skipped and counted), then watch from the
+// list's resourceVersion with bookmarks; bookmarks and events advance the resourceVersion; a watch
+// that ends is resumed from it; an ERROR 410 (Expired) or an HTTP 410 leads to a relist; failures
+// back off exponentially with jitter, honouring Retry-After. The cache (ObjectStore) is kept equal
+// to the server — as what the transform keeps of each object — and subscribers hear every change
+// once. A garbage line or an undecodable object is logged with whatever identity can be read,
+// counted and skipped: it never stops the informer or empties a list
+// (docs/design.md#bad-objects-stay-local; decoding is kube/json.h). An informer whose list fails is
+// not synced, and says why (sync_state()).
 //
 // Runs on its own thread; subscribers are called on it.
 #pragma once
@@ -133,7 +132,11 @@ class Informer {
   void Run();
   bool List();
   Result<Listing> FetchAllPages();
-  std::string ListPath(const std::string& continue_token) const;
+  // One page that fits under the body limit (see informer.cc); *r is the last answer.
+  Result<ListPage> FetchPage(const std::string& token, int* limit, ApiResponse* r);
+  Result<ListPage> SkipOversizedItem(const std::string& token);
+  ApiResponse GetPage(const std::string& token, int limit, const std::string& accept);
+  std::string ListPath(const std::string& continue_token, int limit) const;
   void CarryOverUnreadable(Listing* listing) const;
   void ReplaceCache(const Listing& listing);
   void SetSynced(bool synced, std::string reason);

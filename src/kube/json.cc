@@ -1,5 +1,6 @@
 #include "kube/json.h"
 
+#include "common/utf8.h"
 #include "kube/json_fields.h"
 #include "kube/json_reader.h"
 
@@ -71,11 +72,11 @@ class IdentitySink final : public JsonSink {
     return true;
   }
   bool Key(std::string_view k) override {
-    pending_key_.assign(k.substr(0, kMaxSalvagedString));
+    pending_key_.assign(Utf8Prefix(k, kMaxSalvagedString));
     return true;
   }
   bool String(std::string_view s) override {
-    Record(s.substr(0, kMaxSalvagedString));
+    Record(Utf8Prefix(s, kMaxSalvagedString));
     return Scalar();
   }
   bool Int64(int64_t) override { return Scalar(); }

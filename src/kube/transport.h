@@ -32,6 +32,10 @@ struct HttpResponse {
   std::string body;
   std::string content_type;
   std::optional<int> retry_after_seconds;
+  // The body was over the transport's limit (TransportConfig.max_body_bytes,
+  // FakeTransport::SetMaxBodyBytes): `body` is empty, `status` is the
+  // answer's, and the connection is not reused.
+  bool body_too_large = false;
 };
 
 // Whether sending `method` twice has the effect of sending it once. Only

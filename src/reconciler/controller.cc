@@ -61,9 +61,9 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal,
       // As many Event senders as workers: Events keep pace with the
       // transitions without ever holding one up (docs/design.md#events).
       own_events_(options_.create_events
-                      ? std::make_unique<EventRecorder>(client, options_.instance, time_,
-                                                        std::max(1, options_.workers),
-                                                        EventRecorder::kDefaultCapacity, metrics_)
+                      ? std::make_unique<EventRecorder>(
+                            client, options_.instance, time_, std::max(1, options_.workers),
+                            EventRecorder::kDefaultCapacity, metrics_, options_.write_fence)
                       : nullptr),
       events_(own_events_.get()),
       reconciler_(cache_, client_, journal_, time_, events_, metrics_,
@@ -133,7 +133,7 @@ void Controller::OnPod(const std::string& ns, const std::string& name) {
 }
 
 void Controller::EnqueueAll() {
-  for (const auto& [ns, name] : cache_.SandboxKeys("")) queue_.Add(Key(ns, name));
+  for (const auto& [ns, name] : cache_.SandboxKeys("")) queue_.Resync(Key(ns, name));
 }
 
 void Controller::EnqueuePendingIntents() {
@@ -236,24 +236,12 @@ bool Controller::ProcessNextWorkItem(bool block) {
   auto key = block ? queue_.Get() : queue_.TryGet();
   if (!key) return false;
   const auto [ns, name] = SplitKey(*key);
-  const std::string before = VerdictOf(ns, name);
   const MonoTime started = time_.MonotonicNow();
   const ReconcileResult result = reconciler_.Reconcile(ns, name);
   if (metrics_)
     metrics_->Reconcile(ResultLabel(result.next),
                         std::chrono::duration<double>(time_.MonotonicNow() - started).count());
-  const std::string after = VerdictOf(ns, name);
-  if (before != after) {
-    // Verdict counts move by this sandbox's change only: O(log n), not a recount.
-    std::map<std::string, int> counts;
-    {
-      std::lock_guard lock(mu_);
-      if (!before.empty()) --verdicts_[before];
-      if (!after.empty()) ++verdicts_[after];
-      counts = verdicts_;
-    }
-    if (metrics_) metrics_->SandboxesByVerdict(counts);
-  }
+  CountVerdict(*key, VerdictOf(ns, name));
   switch (result.next) {
     case ReconcileResult::Next::kRetry:
       if (!Stopping()) queue_.AddRateLimited(*key, result.retry_after_seconds);
@@ -275,15 +263,42 @@ bool Controller::ProcessNextWorkItem(bool block) {
   return true;
 }
 
+// The gauge counts each key's verdict as last seen: a key moves its count by
+// its own change only (O(log n), not a recount), and a key whose sandbox is
+// gone (or not decided) counts for nothing.
+void Controller::CountVerdict(const std::string& key, const std::string& verdict) {
+  std::map<std::string, int> counts;
+  {
+    std::lock_guard lock(mu_);
+    auto it = counted_.find(key);
+    const std::string before = it == counted_.end() ? "" : it->second;
+    if (before == verdict) return;
+    if (!before.empty()) --verdicts_[before];
+    if (verdict.empty()) {
+      counted_.erase(it);
+    } else {
+      ++verdicts_[verdict];
+      counted_[key] = verdict;
+    }
+    counts = verdicts_;
+  }
+  if (metrics_) metrics_->SandboxesByVerdict(counts);
+}
+
+// At start, what the journal holds: a sandbox deleted while fencekeeper was
+// down counts until its first pass forgets it.
 void Controller::UpdateVerdicts() {
-  std::map<std::string, int> counts = journal_.Read([](const domain::JournalState& s) {
-    std::map<std::string, int> out;
+  std::map<std::string, std::string> by_key = journal_.Read([](const domain::JournalState& s) {
+    std::map<std::string, std::string> out;
     for (const auto& [uid, r] : s.sandboxes)
-      if (r.decision) ++out[domain::ToString(r.decision->verdict)];
+      if (r.decision) out[Key(r.ns, r.name)] = domain::ToString(r.decision->verdict);
     return out;
   });
+  std::map<std::string, int> counts;
+  for (const auto& [key, verdict] : by_key) ++counts[verdict];
   if (metrics_) metrics_->SandboxesByVerdict(counts);
   std::lock_guard lock(mu_);
+  counted_ = std::move(by_key);
   verdicts_ = std::move(counts);
 }
 

@@ -84,7 +84,9 @@ class Controller {
 
   // Change handlers: what the caches call.
   void OnChange(CacheKind kind, const std::string& ns, const std::string& name);
-  void EnqueueAll();             // a resync pass, from the caches: no API request
+  // A resync pass, from the caches: no API request; a key in backoff (or
+  // waiting for its requested delay) is not queued sooner (WorkQueue::Resync).
+  void EnqueueAll();
   void EnqueuePendingIntents();  // every key the journal holds an unsettled intent for
   // controller-runtime's processNextWorkItem: takes one key (waiting for one
   // if `block`), reconciles it, requeues it as asked. False when no key was
@@ -109,6 +111,8 @@ class Controller {
   void OnPod(const std::string& ns, const std::string& name);
   std::string VerdictOf(const std::string& ns, const std::string& name) const;
   void UpdateVerdicts();  // a full recount, once at start
+  // After a pass: `key`'s verdict now ("" when its sandbox is gone).
+  void CountVerdict(const std::string& key, const std::string& verdict);
   bool Stopping() const;
 
   std::unique_ptr<InformerCache> own_cache_;
@@ -130,6 +134,7 @@ class Controller {
   bool started_ = false;
   int resync_passes_ = 0;
   std::map<std::string, int> verdicts_;
+  std::map<std::string, std::string> counted_;  // key -> the verdict counted for it
 };
 
 }  // namespace fk::reconciler

@@ -1,28 +1,39 @@
 #include "reconciler/event_recorder.h"
 
 #include "common/log.h"
+#include "common/utf8.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdio>
 
 namespace fk::reconciler {
 namespace json = boost::json;
 
+std::string EventName(const std::string& sandbox, const std::string& suffix) {
+  constexpr size_t kMaxName = 253;
+  // A sandbox name is a DNS subdomain (ASCII); its cut must still end alphanumeric.
+  std::string head = sandbox.substr(0, kMaxName - 1 - std::min(suffix.size(), kMaxName - 2));
+  while (head.size() > 1 && (head.back() == '-' || head.back() == '.')) head.pop_back();
+  return head + "." + suffix;
+}
+
 std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now,
                       uint64_t unique) {
   // Event names must be unique per namespace: the sandbox name plus a
-  // time-and-sequence suffix, as client-go's recorder does.
+  // time-and-sequence suffix, as client-go's recorder does (the time padded
+  // to 16 digits, so that no two pairs give the same suffix).
   char suffix[40];
   std::snprintf(
-      suffix, sizeof suffix, "%llx%llx",
+      suffix, sizeof suffix, "%016llx%llx",
       static_cast<unsigned long long>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()),
       static_cast<unsigned long long>(unique));
   std::string note = e.reason + ": " + e.note + " (journal seq " + std::to_string(e.seq) + ")";
-  if (note.size() > 1024) note = note.substr(0, 1021) + "...";
+  if (note.size() > 1024) note = std::string(Utf8Prefix(note, 1021)) + "...";
   json::object event{{"apiVersion", "events.k8s.io/v1"},
                      {"kind", "Event"},
-                     {"metadata", {{"name", e.name + "." + suffix}, {"namespace", e.ns}}},
+                     {"metadata", {{"name", EventName(e.name, suffix)}, {"namespace", e.ns}}},
                      {"eventTime", FormatMicroTime(now)},
                      {"type", "Warning"},
                      {"reason", "FailClosedSuspended"},
@@ -40,12 +51,13 @@ std::string EventJson(const FailClosedEvent& e, const std::string& instance, Wal
 }
 
 EventRecorder::EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time,
-                             int senders, size_t capacity, Metrics* metrics)
+                             int senders, size_t capacity, Metrics* metrics, WriteFence write_fence)
     : client_(client),
       instance_(std::move(instance)),
       time_(time),
       capacity_(capacity),
-      metrics_(metrics) {
+      metrics_(metrics),
+      write_fence_(std::move(write_fence)) {
   for (int i = 0; i < senders; ++i) threads_.emplace_back([this] { Run(); });
 }
 
@@ -59,6 +71,18 @@ void EventRecorder::Stop() {
   cv_.notify_all();
   for (auto& t : threads_) t.join();
   threads_.clear();
+  DropQueued();
+}
+
+// What the senders did not get to (or could not send: the fence was down)
+// goes with the term: counted, and said once.
+void EventRecorder::DropQueued() {
+  std::lock_guard lock(mu_);
+  if (queue_.empty()) return;
+  log::Info("Events dropped: not sent before the recorder stopped")
+      .Int("count", static_cast<int64_t>(queue_.size()));
+  for (size_t i = 0; i < queue_.size(); ++i) Count(&EventStats::dropped, "dropped");
+  queue_.clear();
 }
 
 void EventRecorder::Publish(FailClosedEvent event) {
@@ -85,6 +109,11 @@ EventStats EventRecorder::stats() const {
   return stats_;
 }
 
+std::optional<MonoTime> EventRecorder::FenceUntil() const {
+  if (!write_fence_) return MonoTime::max();
+  return write_fence_();
+}
+
 void EventRecorder::SendQueued() {
   for (;;) {
     FailClosedEvent e;
@@ -94,25 +123,47 @@ void EventRecorder::SendQueued() {
       e = std::move(queue_.front());
       queue_.pop_front();
     }
-    Send(e);
+    if (Send(e) == Sent::kDone) continue;
+    std::lock_guard lock(mu_);
+    queue_.push_front(std::move(e));  // first again once the fence holds
+    return;
   }
 }
 
 void EventRecorder::Run() {
+  // While the fence is down, it is looked at again this often (on the real
+  // clock, like WorkQueue::Get: the time source only measures).
+  constexpr auto kFenceRecheck = std::chrono::milliseconds(200);
   for (;;) {
     FailClosedEvent e;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;  // what is still queued is dropped: an Event is a courtesy
+      if (stopping_) return;  // what is still queued is dropped (and counted) by Stop
       e = std::move(queue_.front());
       queue_.pop_front();
     }
-    Send(e);
+    if (Send(e) == Sent::kDone) continue;
+    std::unique_lock lock(mu_);
+    queue_.push_front(std::move(e));
+    cv_.wait_for(lock, kFenceRecheck, [this] { return stopping_; });
   }
 }
 
-void EventRecorder::Send(const FailClosedEvent& e) {
+kube::ApiResponse EventRecorder::Post(const std::string& path, const FailClosedEvent& e,
+                                      MonoTime until) {
+  uint64_t unique;
+  {
+    std::lock_guard lock(mu_);
+    unique = ++sequence_;
+  }
+  kube::CallOptions call;
+  if (until != MonoTime::max()) call.deadline = until;  // nothing leaves after the fence
+  return client_.Send("POST", path, EventJson(e, instance_, time_.Now(), unique),
+                      "application/json", call);
+}
+
+EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
   const auto path = kube::ObjectPath("events.k8s.io", "v1", "events", e.ns, "");
   if (!path.ok()) {
     std::lock_guard lock(mu_);
@@ -122,17 +173,18 @@ void EventRecorder::Send(const FailClosedEvent& e) {
         .Sandbox(e.name)
         .Seq(e.seq)
         .Error(path.status().message());
-    return;
+    return Sent::kDone;
   }
   kube::ApiResponse r;
   for (int attempt = 0; attempt < 2; ++attempt) {  // one attempt and at most one retry
-    uint64_t unique;
-    {
+    const std::optional<MonoTime> until = FenceUntil();
+    if (!until && attempt == 0) {
       std::lock_guard lock(mu_);
-      unique = ++sequence_;
+      ++stats_.fenced;
+      return Sent::kFenced;
     }
-    r = client_.Send("POST", *path, EventJson(e, instance_, time_.Now(), unique),
-                     "application/json");
+    if (!until) break;  // the retry found the fence down: the Event failed
+    r = Post(*path, e, *until);
     if (r.ok() || r.error.kind == kube::ApiErrorKind::kAlreadyExists) break;
   }
   std::lock_guard lock(mu_);
@@ -146,6 +198,7 @@ void EventRecorder::Send(const FailClosedEvent& e) {
         .Seq(e.seq)
         .Error(r.error.ToString());
   }
+  return Sent::kDone;
 }
 
 }  // namespace fk::reconciler

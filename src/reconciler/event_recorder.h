@@ -1,13 +1,19 @@
 // Kubernetes Events for fail-closed transitions, off the transition path
 // (docs/design.md#events): a suspension never waits for the Events endpoint. Each
 // Event gets one attempt and at most one retry; the queue is bounded and a
-// full queue drops (and counts) rather than grows.
+// full queue drops (and counts) rather than grows. With a write fence (the
+// leadership fence, as for PATCHes) an Event is sent only while it holds, and
+// each request is bounded by it; an Event that finds it down stays queued
+// until it holds again, and one still queued when the recorder stops (the
+// term ended) is counted as dropped.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,8 +41,12 @@ class EventSink {
 struct EventStats {
   int created = 0;
   int failed = 0;   // gave up after the retry
-  int dropped = 0;  // the queue was full
+  int dropped = 0;  // the queue was full, or still queued at Stop
+  int fenced = 0;   // sends held back because the write fence was down
 };
+
+// Until when writes may be sent (LeaderElector::WriteFenceUntil); nullopt: not now.
+using WriteFence = std::function<std::optional<MonoTime>()>;
 
 class EventRecorder final : public EventSink {
  public:
@@ -44,17 +54,24 @@ class EventRecorder final : public EventSink {
   // `senders` threads drain the queue in the background; with none (the
   // deterministic simulation) SendQueued() drains it on the caller's thread.
   // `metrics` (optional) counts each Event created, failed or dropped.
+  // `write_fence` null: always allowed.
   EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time, int senders = 1,
-                size_t capacity = kDefaultCapacity, Metrics* metrics = nullptr);
+                size_t capacity = kDefaultCapacity, Metrics* metrics = nullptr,
+                WriteFence write_fence = nullptr);
   ~EventRecorder() override;
   void Publish(FailClosedEvent event) override;
+  // Sends what is queued, in order, until the queue is empty or the fence is down.
   void SendQueued();
   void Stop();
   EventStats stats() const;
 
  private:
+  enum class Sent { kDone, kFenced };  // kFenced: nothing was sent, the fence is down
   void Run();
-  void Send(const FailClosedEvent& e);
+  Sent Send(const FailClosedEvent& e);
+  kube::ApiResponse Post(const std::string& path, const FailClosedEvent& e, MonoTime until);
+  std::optional<MonoTime> FenceUntil() const;
+  void DropQueued();
   void Count(int EventStats::*field, const char* result);  // under mu_
 
   kube::ApiClient& client_;
@@ -62,6 +79,7 @@ class EventRecorder final : public EventSink {
   TimeSource& time_;
   const size_t capacity_;
   Metrics* const metrics_;
+  const WriteFence write_fence_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<FailClosedEvent> queue_;
@@ -70,6 +88,11 @@ class EventRecorder final : public EventSink {
   uint64_t sequence_ = 0;
   std::vector<std::thread> threads_;
 };
+
+// An Event's name: the sandbox name cut so that name and suffix fit in 253
+// characters (a DNS subdomain, as the API server requires), then "." and the
+// suffix that makes it unique.
+std::string EventName(const std::string& sandbox, const std::string& suffix);
 
 // The events.k8s.io/v1 Event body (docs/design.md#events).
 std::string EventJson(const FailClosedEvent& e, const std::string& instance, WallTime now,

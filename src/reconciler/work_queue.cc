@@ -15,6 +15,11 @@ void WorkQueue::Add(const std::string& key) {
   if (!shutdown_) Enqueue(key);
 }
 
+void WorkQueue::Resync(const std::string& key) {
+  std::lock_guard lock(mu_);
+  if (!shutdown_ && !waiting_.contains(key) && !processing_.contains(key)) Enqueue(key);
+}
+
 void WorkQueue::Enqueue(const std::string& key) {
   if (dirty_.contains(key)) return;
   dirty_.insert(key);
@@ -43,6 +48,7 @@ void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay
     break;
   }
   delayed_.emplace(at, key);
+  waiting_.insert(key);
   cv_.notify_one();
 }
 
@@ -67,6 +73,7 @@ void WorkQueue::PromoteDue() {
   while (!delayed_.empty() && delayed_.begin()->first <= now) {
     const std::string key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
+    waiting_.erase(key);
     Enqueue(key);
   }
 }

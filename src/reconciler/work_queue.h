@@ -31,6 +31,10 @@ class WorkQueue {
                      Metrics* metrics = nullptr);
 
   void Add(const std::string& key);
+  // A resync's Add: a key waiting to come back (after its backoff, or the
+  // delay its last pass asked for) or being worked on is left alone, so a
+  // resync never cuts a failing key's backoff short. A change uses Add.
+  void Resync(const std::string& key);
   void AddAfter(const std::string& key, std::chrono::milliseconds delay);
   // Re-queues a failed key after its backoff (5ms, 10ms, 20ms, ... capped at
   // max_delay), or after the server's Retry-After if that is longer (itself
@@ -68,6 +72,7 @@ class WorkQueue {
   std::set<std::string> dirty_;       // queued and not yet taken
   std::set<std::string> processing_;  // taken and not yet Done
   std::multimap<MonoTime, std::string> delayed_;
+  std::set<std::string> waiting_;  // the keys in delayed_
   std::map<std::string, int> failures_;
   Metrics* const metrics_;
   std::map<std::string, MonoTime> queued_at_;  // dirty keys: since when

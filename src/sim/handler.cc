@@ -604,10 +604,35 @@ ApiReply PatchOne(Simulator& sim, const ApiRequest& req, const Target& t, const 
   return ReplyWith(sim.store().Mutate(kind, r.ns, r.name, apply, r.status), r);
 }
 
+// A list as a PartialObjectMetadataList (`Accept:
+// application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`): each item
+// only its metadata, the list's metadata (continue included) as it was.
+ApiReply MetadataOnly(ApiReply list) {
+  if (list.status != 200) return list;
+  json::value v = json::parse(list.body);
+  json::object& o = v.as_object();
+  for (json::value& item : o["items"].as_array()) {
+    json::value meta = item.as_object()["metadata"];
+    item = json::object{{"apiVersion", "meta.k8s.io/v1"},
+                        {"kind", "PartialObjectMetadata"},
+                        {"metadata", std::move(meta)}};
+  }
+  o["apiVersion"] = "meta.k8s.io/v1";
+  o["kind"] = "PartialObjectMetadataList";
+  return Json(200, v);
+}
+
+bool WantsMetadataList(std::string_view accept) {
+  return accept.find("as=PartialObjectMetadataList") != std::string_view::npos &&
+         accept.find("g=meta.k8s.io") != std::string_view::npos;
+}
+
 ApiReply Resource(Simulator& sim, const ApiRequest& req, const Target& t, const Route& r,
                   const std::string& verb) {
   const bool table = WantsTable(req.accept) && HasPrinterColumns(*r.kind);
   if (verb == "get") return GetOne(sim, r, table);
+  if (verb == "list" && WantsMetadataList(req.accept))
+    return MetadataOnly(ListAll(sim, t, r, false));
   if (verb == "list") return ListAll(sim, t, r, table);
   if (verb == "create") return CreateOne(sim, req, r);
   if (verb == "update") return UpdateOne(sim, req, r);

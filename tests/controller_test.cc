@@ -1,0 +1,196 @@
+// The controller's loop over a hand-fed cache, driven one work item at a time
+// on the test's thread (issue 17): the verdict gauge follows the sandboxes
+// that exist, and a resync never cuts a failing key's backoff short.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "kube/fake_transport.h"
+#include "map_cache.h"
+#include "reconciler/controller.h"
+#include "sim/handler.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+#include "test_support.h"
+
+namespace fk::reconciler {
+namespace {
+using namespace std::chrono_literals;
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  // A controller over `scenario`, not started: the test drives it with Drain().
+  void Start(const std::string& scenario, const std::vector<sim::FaultRule>& faults = {},
+             ControllerOptions o = {}) {
+    sim::SimOptions so;
+    so.emulate_agent_sandbox = false;
+    sim_ = std::make_unique<sim::Simulator>(so, time_);
+    for (const sim::FaultRule& f : faults) sim_->AddFault(f);
+    auto sc = sim::ParseScenario(scenario, "test");
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
+    auto j = journal::Journal::Open(dir_.File("journal.db"));
+    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    journal_ = std::move(*j);
+    client_ = MakeClient();
+    cache_.FillFrom("ns", [this](const std::string& path) {
+      return boost::json::parse(sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim").body);
+    });
+    o.time = &time_;
+    o.create_events = false;
+    controller_ = std::make_unique<Controller>(cache_, *client_, *journal_, o, &metrics_, nullptr);
+  }
+
+  // A controller stops its client: each gets one of its own.
+  std::unique_ptr<kube::ApiClient> MakeClient() {
+    auto transport = std::make_unique<kube::FakeTransport>(
+        [this](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+          sim::ApiReply a =
+              sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+          return kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt};
+        });
+    transport_ = transport.get();
+    kube::ClientOptions co;
+    co.time = &time_;
+    co.max_retries = 0;
+    return kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
+  }
+
+  // Works every key that is due now; how many.
+  int Drain() {
+    int n = 0;
+    while (controller_->ProcessNextWorkItem(/*block=*/false)) ++n;
+    return n;
+  }
+
+  int Total(const std::map<std::string, int>& counts) {
+    int n = 0;
+    for (const auto& [verdict, count] : counts) n += count;
+    return n;
+  }
+
+  // The sum of fencekeeper_sandboxes over its verdicts, as scraped.
+  double ScrapedSandboxes() {
+    const std::string m = metrics_.Render();
+    double sum = 0;
+    for (size_t at = 0; (at = m.find("\nfencekeeper_sandboxes{", at)) != std::string::npos;) {
+      at = m.find("} ", at) + 2;
+      sum += std::stod(m.substr(at));
+    }
+    return sum;
+  }
+
+  ManualTimeSource time_;
+  Metrics metrics_;
+  fk::testing::TempDir dir_;
+  std::unique_ptr<sim::Simulator> sim_;
+  std::unique_ptr<journal::Journal> journal_;
+  kube::FakeTransport* transport_ = nullptr;
+  std::unique_ptr<kube::ApiClient> client_;
+  fk::testing::MapCache cache_;
+  std::unique_ptr<Controller> controller_;
+};
+
+constexpr const char* kTwoHealthyOneStale = R"(
+namespaces:
+  - name: ns
+    fence: {generation: 2}
+    sandboxes:
+      - {name: a, mode: Running, admittedFenceGeneration: 2}
+      - {name: b, mode: Running, admittedFenceGeneration: 2}
+      - {name: c, mode: Running, admittedFenceGeneration: 1}
+)";
+
+// A deleted sandbox leaves fencekeeper_sandboxes{verdict}: the gauge counts
+// the sandboxes that exist, not every one ever seen.
+TEST_F(ControllerTest, TheVerdictGaugeForgetsADeletedSandbox) {
+  Start(kTwoHealthyOneStale);
+  controller_->EnqueueAll();
+  Drain();
+  ASSERT_EQ(Total(controller_->VerdictCounts()), 3);
+  EXPECT_EQ(ScrapedSandboxes(), 3);
+
+  for (const char* name : {"a", "c"}) {
+    ASSERT_TRUE(sim_->store()
+                    .Delete(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "ns", name,
+                            std::nullopt, std::nullopt)
+                    .ok());
+    cache_.Put(CacheKind::kSandboxes, "ns", name, nullptr);
+    controller_->OnChange(CacheKind::kSandboxes, "ns", name);
+  }
+  Drain();
+  const auto counts = controller_->VerdictCounts();
+  EXPECT_EQ(Total(counts), 1);
+  EXPECT_EQ(counts.at("healthy"), 1);
+  EXPECT_EQ(ScrapedSandboxes(), 1);
+  EXPECT_EQ(journal_->Read([](const domain::JournalState& s) { return s.sandboxes.size(); }), 1u);
+}
+
+// The count at start is the journal's, and a sandbox deleted while
+// fencekeeper was down leaves it at its first pass.
+TEST_F(ControllerTest, TheVerdictGaugeAtStartForgetsASandboxDeletedWhileDown) {
+  Start(kTwoHealthyOneStale);
+  controller_->EnqueueAll();
+  Drain();
+  controller_.reset();
+  ASSERT_TRUE(sim_->store()
+                  .Delete(*sim::FindKind("agents.x-k8s.io", "sandboxes"), "ns", "b", std::nullopt,
+                          std::nullopt)
+                  .ok());
+  cache_.Put(CacheKind::kSandboxes, "ns", "b", nullptr);
+  ControllerOptions o;
+  o.time = &time_;
+  client_ = MakeClient();
+  controller_ = std::make_unique<Controller>(cache_, *client_, *journal_, o, &metrics_, nullptr);
+  controller_->Start();  // counts what the journal holds, queues every key it remembers
+  EXPECT_TRUE(fk::testing::Eventually([&] {
+    return journal_->Read([](const domain::JournalState& s) { return s.sandboxes.size(); }) == 2u &&
+           Total(controller_->VerdictCounts()) == 2;
+  })) << Total(controller_->VerdictCounts());
+  controller_->Stop();
+  EXPECT_EQ(ScrapedSandboxes(), 2);
+}
+
+constexpr const char* kOneStale = R"(
+namespaces:
+  - name: ns
+    fence: {generation: 2}
+    sandboxes:
+      - {name: c, mode: Running, admittedFenceGeneration: 1}
+)";
+
+// A PATCH the API server keeps refusing is re-sent per the key's backoff,
+// not at every resync: a resync queues a key in backoff for when it is due.
+TEST_F(ControllerTest, AResyncDoesNotCutAFailingKeysBackoffShort) {
+  sim::FaultRule refuse;
+  refuse.verb = "patch";
+  refuse.resource = "sandboxes";
+  refuse.status = 403;
+  refuse.count = 1000;
+  ControllerOptions o;
+  o.retry_base = 60s;
+  o.retry_max = 600s;
+  Start(kOneStale, {refuse}, o);
+  const auto patches = [&] { return transport_->Count("PATCH"); };
+  controller_->EnqueueAll();
+  Drain();
+  ASSERT_EQ(patches(), 1);
+  EXPECT_EQ(controller_->queue().Failures("ns/c"), 1);
+  for (int resync = 0; resync < 3; ++resync) {
+    time_.Advance(10s);
+    controller_->EnqueueAll();  // a resync every 10 s, inside the 60 s backoff
+    EXPECT_EQ(Drain(), 0);
+  }
+  EXPECT_EQ(patches(), 1);
+  time_.Advance(30s);  // the backoff has passed: sent again, once
+  controller_->EnqueueAll();
+  EXPECT_EQ(Drain(), 1);
+  EXPECT_EQ(patches(), 2);
+  // A change of the sandbox itself is no resync: it is looked at at once.
+  time_.Advance(1s);
+  controller_->OnChange(CacheKind::kSandboxes, "ns", "c");
+  EXPECT_EQ(Drain(), 1);
+}
+
+}  // namespace
+}  // namespace fk::reconciler
