@@ -58,7 +58,8 @@ bool Transition(kube::ApiClient& client, const Target& t, int64_t seq) {
   const auto event_path = kube::ObjectPath("events.k8s.io", "v1", "events", t.ns, "");
   if (!patch_path.ok() || !event_path.ok()) return false;
   const auto patched = client.MergePatch(
-      *patch_path, reconciler::SuspendPatchBody("v1beta1", t.resource_version, "fence-stale", seq));
+      *patch_path, reconciler::SuspendPatchBody("v1beta1", t.resource_version, "fence-stale", seq,
+                                                "bench-writer"));
   const reconciler::FailClosedEvent e{
       t.ns,      t.name,        t.uid,
       "v1beta1", "fence-stale", "workload fence openshell-sandbox-workloads generation 1 -> 2",
