@@ -299,7 +299,7 @@ Status DecodeColumn(SQLite::Statement& row, int col, const std::string& uid,
 }
 
 // A sandbox_projection row, all but its refused intent (which lives in the
-// events table). A row whose JSON does not decode is corruption.
+// events). A row whose JSON does not decode is corruption.
 Result<SandboxRecord> SandboxRow(SQLite::Statement& row) {
   SandboxRecord r;
   r.uid = row.getColumn(0).getString();
