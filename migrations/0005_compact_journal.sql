@@ -1,9 +1,8 @@
 -- fencekeeper journal, schema version 5: the compact journal (issue 18).
 --
--- A sandbox's whole life must cost at most 1.5 KiB of journal (DESIGN §4
--- "Growth and lifecycle"); in schema 4 it cost 5.8 KB. From this version on,
--- events are appended to `journal`, whose rows are compact
--- (docs/design.md#the-compact-journal):
+-- A sandbox's whole life must cost at most 1.5 KiB of journal; in schema 4
+-- it cost 5.8 KB. From this version on, events are appended to `journal`,
+-- whose rows are compact (docs/design.md#the-compact-journal):
 --   * one row per evaluation: the observation, the decision over it and, if
 --     the decision is to PATCH, the intent (kinds 8 and 9) — 2 or 3 events
 --     with consecutive seqs, the row's seq being the first;

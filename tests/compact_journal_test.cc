@@ -1,5 +1,5 @@
 // The compact journal (schema 5, docs/design.md#the-compact-journal): a
-// sandbox's life fits the bound of DESIGN §4 (counted in rows and pages, not
+// sandbox's life fits the growth bound (counted in rows and pages, not
 // time), the `events` view shows exactly the events the journal reads back
 // (so every audit view keeps its meaning), and a schema-4 journal upgrades,
 // keeps its history and replays.
@@ -123,7 +123,7 @@ TEST_F(CompactJournalTest, ASandboxLifeCostsAtMostOneAndAHalfKiB) {
       double(Count("SELECT count(*) FROM journal WHERE kind <> 1") - rows_before) / kLives;
   std::cout << "per sandbox lifecycle: " << bytes << " bytes, " << rows << " rows, "
             << double(j->state().last_seq - events_before) / kLives << " events\n";
-  EXPECT_LE(bytes, 1536);  // DESIGN §4: at most 1.5 KiB, indexes and projections included
+  EXPECT_LE(bytes, 1536);  // at most 1.5 KiB, indexes and projections included
   // Created, roll (observation + decision + intent), outcome, held, forgotten.
   EXPECT_EQ(rows, 5);
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), kLives);

@@ -1,5 +1,5 @@
-// Journal bytes per sandbox lifecycle (issue 18, DESIGN §4 "Growth and
-// lifecycle"): waves of sandboxes, each wave in a namespace of its own, are
+// Journal bytes per sandbox lifecycle (issue 18, docs/design.md#the-compact-journal):
+// waves of sandboxes, each wave in a namespace of its own, are
 // created healthy, suspended by a fence roll and deleted (pods too), through
 // the real controller (informers, work queue, SQLite journal on disk) over
 // real HTTP to the simulated API server. After every wave is forgotten the
