@@ -1,11 +1,15 @@
--- fencekeeper journal: the full current schema (version 4).
--- Kept equal to the result of applying migrations/ in order; a test checks it.
--- `events` is the journal proper: append-only (enforced by the triggers
--- below), one row per thing fencekeeper saw, decided or did, with a monotonic
--- `seq`. The *_projection tables are derived from it in the same transaction
--- as each append, so a restart reads O(sandboxes) rows, not the whole journal.
--- The views `transitions`, `fence_observations` and `sandbox_state` are a
--- contract with audit scripts (docs/design.md#tables-and-views): change them only compatibly.
+-- fencekeeper journal: the full current schema (version 5).
+-- Kept equal to the result of applying migrations/ in order; a test checks it
+-- (the statements below are the ones SQLite keeps after those migrations).
+-- `journal` is the journal proper since version 5 (migrations/0005_compact_journal.sql):
+-- append-only (enforced by the triggers below), one compact row per evaluation
+-- or other event, with a monotonic `seq`; `subjects` spells each sandbox,
+-- policy and lease once; `events_v1` keeps the rows of versions 1-4; the view
+-- `events` shows both as the events of version 4. The *_projection tables are
+-- derived in the same transaction as each append, so a restart reads
+-- O(sandboxes) rows, not the whole journal. The views `transitions`,
+-- `fence_observations` and `sandbox_state` are a contract with audit scripts
+-- (docs/design.md#tables-and-views): change them only compatibly.
 
 CREATE TABLE schema_migrations (
   version    INTEGER PRIMARY KEY,
@@ -13,49 +17,102 @@ CREATE TABLE schema_migrations (
   applied_at TEXT    NOT NULL
 ) STRICT;
 
-CREATE TABLE events (
+CREATE TABLE "events_v1" (
   seq         INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after a rollback
   recorded_at TEXT    NOT NULL,                   -- RFC 3339 UTC
   kind        TEXT    NOT NULL,                   -- fence_observed | sandbox_observed | decided | suspend_intent | suspend_outcome
   namespace   TEXT    NOT NULL,
   name        TEXT    NOT NULL,                   -- sandbox name, or policy name for fence_observed
   uid         TEXT    NOT NULL,                   -- sandbox uid ('' for fence_observed)
-  ref_seq     INTEGER REFERENCES events (seq),    -- suspend_outcome: the intent it resolves
+  ref_seq     INTEGER REFERENCES "events_v1" (seq),    -- suspend_outcome: the intent it resolves
   payload     TEXT    NOT NULL CHECK (json_valid(payload))
 ) STRICT;
 
-CREATE INDEX events_by_subject ON events (uid, seq);
-CREATE INDEX events_by_kind ON events (kind, seq);
-CREATE INDEX events_by_ref ON events (ref_seq) WHERE ref_seq IS NOT NULL;
+CREATE INDEX events_by_subject ON "events_v1" (uid, seq);
 
-CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+CREATE INDEX events_by_kind ON "events_v1" (kind, seq);
+
+CREATE INDEX events_by_ref ON "events_v1" (ref_seq) WHERE ref_seq IS NOT NULL;
+
+CREATE TRIGGER events_append_only_update BEFORE UPDATE ON "events_v1"
 BEGIN
   SELECT RAISE(ABORT, 'fencekeeper journal events are append-only: UPDATE is not allowed');
 END;
 
-CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+CREATE TRIGGER events_append_only_delete BEFORE DELETE ON "events_v1"
 BEGIN
   SELECT RAISE(ABORT, 'fencekeeper journal events are append-only: DELETE is not allowed');
 END;
 
--- Latest observation of each namespace policy.
-CREATE TABLE fence_projection (
+CREATE TABLE subjects (
+  id        INTEGER PRIMARY KEY,
+  namespace TEXT    NOT NULL,
+  name      TEXT    NOT NULL,               -- sandbox, policy or lease name
+  uid       TEXT    NOT NULL,               -- sandbox uid ('' for a policy or a lease)
+  base      TEXT    CHECK (base IS NULL OR json_valid(base))  -- a sandbox's first observation, compact
+) STRICT;
+
+CREATE TABLE journal (
+  seq     INTEGER PRIMARY KEY,              -- the seq of the row's first event
+  at      INTEGER NOT NULL,                 -- recorded_at: ms since the epoch, UTC
+  kind    INTEGER NOT NULL,                 -- journal_kinds.kind
+  subject INTEGER NOT NULL REFERENCES subjects (id),
+  ref     INTEGER,                          -- suspend_outcome: the seq of its intent
+  body    TEXT    NOT NULL CHECK (json_valid(body))
+) STRICT;
+
+CREATE INDEX journal_by_subject ON journal (subject, seq);
+
+CREATE INDEX journal_by_ref ON journal (ref) WHERE ref IS NOT NULL;
+
+CREATE TRIGGER journal_append_only_update BEFORE UPDATE ON journal
+BEGIN
+  SELECT RAISE(ABORT, 'fencekeeper journal events are append-only: UPDATE is not allowed');
+END;
+
+CREATE TRIGGER journal_append_only_delete BEFORE DELETE ON journal
+BEGIN
+  SELECT RAISE(ABORT, 'fencekeeper journal events are append-only: DELETE is not allowed');
+END;
+
+CREATE TRIGGER subjects_append_only_update BEFORE UPDATE ON subjects
+BEGIN
+  SELECT RAISE(ABORT, 'fencekeeper journal subjects are append-only: UPDATE is not allowed');
+END;
+
+CREATE TRIGGER subjects_append_only_delete BEFORE DELETE ON subjects
+BEGIN
+  SELECT RAISE(ABORT, 'fencekeeper journal subjects are append-only: DELETE is not allowed');
+END;
+
+CREATE TABLE journal_kinds (
+  kind   INTEGER NOT NULL,
+  part   INTEGER NOT NULL,                  -- seq = journal.seq + part
+  event  TEXT    NOT NULL,                  -- the event kind of schema 4
+  PRIMARY KEY (kind, part)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE journal_names (
+  field TEXT    NOT NULL,
+  code  INTEGER NOT NULL,
+  name  TEXT    NOT NULL,
+  PRIMARY KEY (field, code)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE "fence_projection" (
   namespace  TEXT    NOT NULL,
   policy     TEXT    NOT NULL,
   present    INTEGER NOT NULL CHECK (present IN (0, 1)),
   policy_uid TEXT    NOT NULL,
   generation INTEGER NOT NULL,
   intact     INTEGER NOT NULL CHECK (intact IN (0, 1)),
-  seq        INTEGER NOT NULL REFERENCES events (seq),
+  seq        INTEGER NOT NULL,
   updated_at TEXT    NOT NULL,
+  subject    INTEGER REFERENCES subjects (id),
   PRIMARY KEY (namespace, policy)
 ) STRICT, WITHOUT ROWID;
 
--- Latest observation, decision and suspend history of each sandbox.
--- refused_intent_seq (added by 0003 with ALTER TABLE ... ADD COLUMN, hence
--- SQLite's layout of the last line): the latest intent whose latest outcome
--- is `failed`, which a retry sends again instead of recording a new intent.
-CREATE TABLE sandbox_projection (
+CREATE TABLE "sandbox_projection" (
   sandbox_uid         TEXT    PRIMARY KEY,
   namespace           TEXT    NOT NULL,
   name                TEXT    NOT NULL,
@@ -64,18 +121,143 @@ CREATE TABLE sandbox_projection (
   action              TEXT,
   observed_generation INTEGER,
   observation         TEXT    CHECK (observation IS NULL OR json_valid(observation)),
-  observation_seq     INTEGER REFERENCES events (seq),
+  observation_seq     INTEGER,
   decision            TEXT    CHECK (decision IS NULL OR json_valid(decision)),
-  decision_seq        INTEGER REFERENCES events (seq),
-  pending_intent_seq  INTEGER REFERENCES events (seq),
+  decision_seq        INTEGER,
+  pending_intent_seq  INTEGER,
   applied_generation  INTEGER,
-  updated_at          TEXT    NOT NULL
-, refused_intent_seq INTEGER REFERENCES events (seq)) STRICT;
+  updated_at          TEXT    NOT NULL,
+  refused_intent_seq  INTEGER,
+  subject             INTEGER REFERENCES subjects (id)
+) STRICT;
 
 CREATE INDEX sandbox_projection_by_name ON sandbox_projection (namespace, name);
 
--- Contract: one row per suspend intent with its latest outcome. `writer` (0004)
--- is the writer id of the process that issued it ('' before writer ids).
+CREATE VIEW journal_rows AS
+SELECT j.seq                                                            AS seq,
+       j.at                                                             AS at,
+       strftime('%Y-%m-%dT%H:%M:%S', j.at / 1000, 'unixepoch') ||
+         printf('.%03dZ', j.at % 1000)                                  AS recorded_at,
+       j.kind                                                           AS kind,
+       s.namespace                                                      AS namespace,
+       s.name                                                           AS name,
+       s.uid                                                            AS uid,
+       j.ref                                                            AS ref,
+       j.body                                                           AS body,
+       CASE WHEN j.kind IN (2, 8, 9)
+            THEN json_patch(COALESCE(s.base, '{}'), json_extract(j.body, '$.o')) END AS obs
+FROM journal AS j
+JOIN subjects AS s ON s.id = j.subject;
+
+CREATE VIEW events AS
+SELECT seq, recorded_at, kind, namespace, name, uid, ref_seq, payload
+FROM events_v1
+UNION ALL
+SELECT r.seq + k.part AS seq,
+       r.recorded_at,
+       k.event AS kind,
+       r.namespace,
+       r.name,
+       r.uid,
+       r.ref AS ref_seq,
+       CASE k.event
+         WHEN 'fence_observed' THEN json_object(
+           'present', json(CASE WHEN json_extract(r.body, '$.p') THEN 'true' ELSE 'false' END),
+           'uid', COALESCE(json_extract(r.body, '$.u'), ''),
+           'generation', COALESCE(json_extract(r.body, '$.g'), 0),
+           'intact', json(CASE WHEN json_extract(r.body, '$.i') THEN 'true' ELSE 'false' END),
+           'policy', r.name)
+         WHEN 'sandbox_observed' THEN json_object(
+           'sandbox', json_object(
+             'namespace', r.namespace,
+             'name', r.name,
+             'uid', r.uid,
+             'generation', COALESCE(json_extract(r.obs, '$.g'), 0),
+             'api_version', (SELECT name FROM journal_names WHERE field = 'api_version'
+                             AND code = COALESCE(json_extract(r.obs, '$.v'), 0)),
+             'deleting', json(CASE WHEN json_extract(r.obs, '$.x') THEN 'true' ELSE 'false' END),
+             'should_run', json(CASE WHEN json_extract(r.obs, '$.r') THEN 'true' ELSE 'false' END),
+             'bootstrapping', json(CASE WHEN json_extract(r.obs, '$.b') THEN 'true' ELSE 'false' END),
+             'bootstrap_op', (SELECT name FROM journal_names WHERE field = 'bootstrap_op'
+                              AND code = COALESCE(json_extract(r.obs, '$.op'), 0)),
+             'bootstrap_phase', COALESCE(json_extract(r.obs, '$.ph'), ''),
+             'bootstrap_started_at_ms', json_extract(r.obs, '$.bs'),
+             'fence_uid', CASE json_type(r.obs, '$.fu')
+                            WHEN 'integer' THEN COALESCE(json_extract(r.obs, '$.wf.u'), '')
+                            ELSE json_extract(r.obs, '$.fu') END,
+             'fence_generation', json_extract(r.obs, '$.fg'),
+             'workload_uid', CASE json_type(r.obs, '$.wu')
+                               WHEN 'integer' THEN COALESCE(json_extract(r.obs, '$.wp.u'), '')
+                               ELSE json_extract(r.obs, '$.wu') END,
+             'supervisor_uid', CASE json_type(r.obs, '$.su')
+                                 WHEN 'integer' THEN COALESCE(json_extract(r.obs, '$.sp.u'), '')
+                                 ELSE json_extract(r.obs, '$.su') END),
+           'workload_fence', json_object(
+             'present', json(CASE WHEN json_extract(r.obs, '$.wf.p') THEN 'true' ELSE 'false' END),
+             'uid', COALESCE(json_extract(r.obs, '$.wf.u'), ''),
+             'generation', COALESCE(json_extract(r.obs, '$.wf.g'), 0),
+             'intact', json(CASE WHEN json_extract(r.obs, '$.wf.i') THEN 'true' ELSE 'false' END)),
+           'supervisor_fence', json_object(
+             'present', json(CASE WHEN json_extract(r.obs, '$.sf.p') THEN 'true' ELSE 'false' END),
+             'uid', COALESCE(json_extract(r.obs, '$.sf.u'), ''),
+             'generation', COALESCE(json_extract(r.obs, '$.sf.g'), 0),
+             'intact', json(CASE WHEN json_extract(r.obs, '$.sf.i') THEN 'true' ELSE 'false' END)),
+           'workload_pod', json_object(
+             'present', json(CASE WHEN json_extract(r.obs, '$.wp.p') THEN 'true' ELSE 'false' END),
+             'uid', COALESCE(json_extract(r.obs, '$.wp.u'), ''),
+             'scheduling_gated',
+               json(CASE WHEN json_extract(r.obs, '$.wp.s') THEN 'true' ELSE 'false' END)),
+           'supervisor_pod', json_object(
+             'present', json(CASE WHEN json_extract(r.obs, '$.sp.p') THEN 'true' ELSE 'false' END),
+             'uid', COALESCE(json_extract(r.obs, '$.sp.u'), ''),
+             'scheduling_gated',
+               json(CASE WHEN json_extract(r.obs, '$.sp.s') THEN 'true' ELSE 'false' END)),
+           'history', json_object(
+             'pending_intent_seq', json_extract(r.obs, '$.hp'),
+             'applied_generation', json_extract(r.obs, '$.ha')),
+           'observed_at_ms', r.at + COALESCE(json_extract(r.obs, '$.t'), 0))
+         WHEN 'decided' THEN json_object(
+           'verdict', (SELECT name FROM journal_names WHERE field = 'verdict'
+                       AND code = json_extract(r.body, '$.d[0]')),
+           'reason', (SELECT name FROM journal_names WHERE field = 'reason'
+                      AND code = json_extract(r.body, '$.d[1]')),
+           'action', (SELECT name FROM journal_names WHERE field = 'action'
+                      AND code = json_extract(r.body, '$.d[2]')),
+           'note', COALESCE(json_extract(r.body, '$.d[3]'), ''),
+           'reevaluate_at_ms', json_extract(r.body, '$.d[4]'))
+         WHEN 'suspend_intent' THEN json_object(
+           'action', 'suspend',
+           'reason', (SELECT name FROM journal_names WHERE field = 'reason'
+                      AND code = COALESCE(json_extract(r.body, '$.i.r'),
+                                          json_extract(r.body, '$.d[1]'), 0)),
+           'observed_generation', COALESCE(json_extract(r.body, '$.i.g'),
+                                           CASE WHEN r.kind = 9
+                                                THEN COALESCE(json_extract(r.obs, '$.g'), 0) END,
+                                           0),
+           'resource_version', COALESCE(json_extract(r.body, '$.i.rv'), ''),
+           'api_version', (SELECT name FROM journal_names WHERE field = 'api_version'
+                           AND code = COALESCE(json_extract(r.body, '$.i.v'),
+                                               CASE WHEN r.kind = 9
+                                                    THEN COALESCE(json_extract(r.obs, '$.v'), 0)
+                                               END, 0)),
+           'note', COALESCE(json_extract(r.body, '$.i.n'),
+                            CASE WHEN r.kind = 9
+                                 THEN COALESCE(json_extract(r.body, '$.d[3]'), '') END, ''),
+           'writer', COALESCE(json_extract(r.body, '$.i.w'), ''))
+         WHEN 'suspend_outcome' THEN json_object(
+           'outcome', (SELECT name FROM journal_names WHERE field = 'outcome'
+                       AND code = json_extract(r.body, '$[0]')),
+           'applied_generation', json_extract(r.body, '$[1]'),
+           'detail', COALESCE(json_extract(r.body, '$[2]'), ''))
+         WHEN 'leadership' THEN json_object(
+           'identity', json_extract(r.body, '$[0]'),
+           'state', json_extract(r.body, '$[1]'))
+         WHEN 'forgotten' THEN json_object(
+           'detail', COALESCE(json_extract(r.body, '$[0]'), ''))
+       END AS payload
+FROM journal_rows AS r
+JOIN journal_kinds AS k ON k.kind = r.kind;
+
 CREATE VIEW transitions AS
 SELECT i.seq                                                   AS seq,
        i.recorded_at                                           AS recorded_at,
@@ -93,12 +275,11 @@ SELECT i.seq                                                   AS seq,
        o.recorded_at                                           AS outcome_at,
        COALESCE(json_extract(i.payload, '$.writer'), '')       AS writer
 FROM events AS i
-LEFT JOIN events AS o
-  ON o.seq = (SELECT max(x.seq) FROM events AS x
-              WHERE x.ref_seq = i.seq AND x.kind = 'suspend_outcome')
+LEFT JOIN (SELECT ref_seq, max(seq) AS seq, recorded_at, payload  -- the latest outcome
+           FROM events WHERE kind = 'suspend_outcome' GROUP BY ref_seq) AS o
+  ON o.ref_seq = i.seq
 WHERE i.kind = 'suspend_intent';
 
--- Contract: one row per observed change of either namespace policy.
 CREATE VIEW fence_observations AS
 SELECT seq,
        recorded_at,
@@ -112,7 +293,6 @@ SELECT seq,
 FROM events
 WHERE kind = 'fence_observed';
 
--- Contract: the current state of every sandbox fencekeeper has seen.
 CREATE VIEW sandbox_state AS
 SELECT namespace,
        name                AS sandbox,
@@ -127,7 +307,6 @@ SELECT namespace,
        decision_seq
 FROM sandbox_projection;
 
--- Every recorded decision, with the observation it was made on.
 CREATE VIEW decisions AS
 SELECT seq,
        recorded_at,
@@ -141,7 +320,6 @@ SELECT seq,
 FROM events
 WHERE kind = 'decided';
 
--- Leadership changes (with --leader-elect): acquired, lost, released.
 CREATE VIEW leadership AS
 SELECT seq,
        recorded_at,
@@ -152,7 +330,6 @@ SELECT seq,
 FROM events
 WHERE kind = 'leadership';
 
--- Sandboxes that left the cluster (`forgotten` events), newest last.
 CREATE VIEW forgotten_sandboxes AS
 SELECT seq,
        recorded_at,
@@ -162,3 +339,23 @@ SELECT seq,
        json_extract(payload, '$.detail')   AS detail
 FROM events
 WHERE kind = 'forgotten';
+
+
+INSERT INTO journal_kinds (kind, part, event) VALUES
+  (1, 0, 'fence_observed'), (2, 0, 'sandbox_observed'), (3, 0, 'decided'),
+  (4, 0, 'suspend_intent'), (5, 0, 'suspend_outcome'), (6, 0, 'leadership'),
+  (7, 0, 'forgotten'), (8, 0, 'sandbox_observed'), (8, 1, 'decided'),
+  (9, 0, 'sandbox_observed'), (9, 1, 'decided'), (9, 2, 'suspend_intent');
+
+INSERT INTO journal_names (field, code, name) VALUES
+  ('api_version', 0, 'v1beta1'), ('api_version', 1, 'v1alpha1'),
+  ('bootstrap_op', 0, ''), ('bootstrap_op', 1, 'create'), ('bootstrap_op', 2, 'restart'),
+  ('bootstrap_op', 3, 'stop'), ('bootstrap_op', 4, 'other'),
+  ('verdict', 0, 'ignore'), ('verdict', 1, 'suspend'), ('verdict', 2, 'hold'),
+  ('verdict', 3, 'healthy'), ('verdict', 4, 'admitting'),
+  ('reason', 0, ''), ('reason', 1, 'fence-missing'), ('reason', 2, 'fence-altered'),
+  ('reason', 3, 'fence-stale'), ('reason', 4, 'workload-generation-changed'),
+  ('reason', 5, 'supervisor-generation-changed'),
+  ('action', 0, 'none'), ('action', 1, 'patch-suspend'),
+  ('outcome', 0, 'pending'), ('outcome', 1, 'applied'), ('outcome', 2, 'conflict'),
+  ('outcome', 3, 'failed'), ('outcome', 4, 'superseded');

@@ -12,6 +12,7 @@
 #include "common/utf8.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
+#include "replay_check.h"
 #include "test_support.h"
 
 namespace fk::journal {
@@ -43,16 +44,7 @@ class JournalTest : public ::testing::Test {
 
   // Runs `replay --check` on the journal; returns its error output ("" when
   // it passes) and keeps its timeline in replay_out_.
-  std::string ReplayCheck() {
-    std::ostringstream out, err;
-    cli::ReplayOptions o;
-    o.journal = path_;
-    o.check = true;
-    const int code = cli::RunReplay(o, out, err);
-    replay_out_ = out.str();
-    EXPECT_EQ(code == cli::kExitOk, err.str().empty()) << err.str();
-    return err.str();
-  }
+  std::string ReplayCheck() { return testing::ReplayCheckErrors(path_, &replay_out_); }
 
   int64_t CountRows(const std::string& sql) {
     SQLite::Database db(path_, SQLite::OPEN_READONLY);
@@ -201,10 +193,11 @@ TEST_F(JournalTest, TimePassingAppendsNothingUntilItChangesADecision) {
   // a recorded one that decide() would not give.
   {
     SQLite::Database db(path_, SQLite::OPEN_READWRITE);
-    db.exec("DROP TRIGGER events_append_only_update");
+    db.exec("DROP TRIGGER journal_append_only_update");
+    // The decision of an evaluation row: [verdict, reason, action, note, reevaluate_at_ms].
     db.exec(
-        "UPDATE events SET payload = json_set(payload, '$.reevaluate_at_ms', 1) "
-        "WHERE kind = 'decided' AND json_extract(payload, '$.verdict') = 'admitting'");
+        "UPDATE journal SET body = json_set(body, '$.d[4]', 1) "
+        "WHERE kind IN (3, 8, 9) AND json_extract(body, '$.d[0]') = 4");  // admitting
   }
   EXPECT_NE(ReplayCheck().find("recorded decision admitting/none until 1"), std::string::npos);
 }
@@ -238,19 +231,23 @@ TEST_F(JournalTest, EventsAreAppendOnly) {
     Evaluate(*j, testing::HealthySnapshot("a"));
   }
   SQLite::Database db(path_, SQLite::OPEN_READWRITE);
-  try {
-    db.exec("UPDATE events SET payload = '{}' WHERE seq = 1");
-    FAIL() << "UPDATE was allowed";
-  } catch (const SQLite::Exception& e) {
-    EXPECT_NE(std::string(e.what()).find("append-only"), std::string::npos) << e.what();
-  }
-  try {
-    db.exec("DELETE FROM events");
-    FAIL() << "DELETE was allowed";
-  } catch (const SQLite::Exception& e) {
-    EXPECT_NE(std::string(e.what()).find("append-only"), std::string::npos) << e.what();
+  // The compact rows and their subjects (events_v1 keeps its triggers of schema 1).
+  for (const std::string name : {"journal", "subjects"}) {
+    try {
+      db.exec("UPDATE " + name + " SET rowid = rowid + 100");
+      FAIL() << "UPDATE of " << name << " was allowed";
+    } catch (const SQLite::Exception& e) {
+      EXPECT_NE(std::string(e.what()).find("append-only"), std::string::npos) << e.what();
+    }
+    try {
+      db.exec("DELETE FROM " + name);
+      FAIL() << "DELETE of " << name << " was allowed";
+    } catch (const SQLite::Exception& e) {
+      EXPECT_NE(std::string(e.what()).find("append-only"), std::string::npos) << e.what();
+    }
   }
   EXPECT_GT(db.execAndGet("SELECT count(*) FROM events").getInt(), 0);
+  EXPECT_GT(db.execAndGet("SELECT count(*) FROM journal").getInt(), 0);
 }
 
 // Refusals: each leaves the file byte-identical and names it.

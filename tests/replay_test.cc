@@ -107,16 +107,18 @@ TEST_F(ReplayTest, CheckPassesOnAJournalWrittenByTheCode) {
 }
 
 // Alters one recorded decision the way an operator with sqlite3 could: the
-// append-only trigger has to be dropped first.
+// append-only trigger has to be dropped first. The decision is found through
+// the `events` view and altered in the compact row holding it, whose body
+// keeps it as $.d = [verdict, reason, action, ...] (integer codes).
 int64_t TamperWithFirstDecision(const std::string& path, const std::string& verdict_sql_filter,
-                                const std::string& json_path, const std::string& value) {
+                                const std::string& json_path, int value) {
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
   const int64_t seq =
       db.execAndGet("SELECT min(seq) FROM events WHERE kind = 'decided' AND " + verdict_sql_filter)
           .getInt64();
-  db.exec("DROP TRIGGER events_append_only_update");
-  db.exec("UPDATE events SET payload = json_set(payload, '" + json_path + "', '" + value +
-          "') WHERE seq = " + std::to_string(seq));
+  db.exec("DROP TRIGGER journal_append_only_update");
+  db.exec("UPDATE journal SET body = json_set(body, '" + json_path + "', " + std::to_string(value) +
+          ") WHERE seq = (SELECT max(seq) FROM journal WHERE seq <= " + std::to_string(seq) + ")");
   return seq;
 }
 
@@ -126,7 +128,7 @@ struct Tampered {
   Outcome loud, quiet;
 };
 Tampered CheckTampered(const ReplayOptions& base, const std::string& filter,
-                       const std::string& json_path, const std::string& value) {
+                       const std::string& json_path, int value) {
   TempDir dir;
   ReplayOptions o = base;
   o.journal = dir.File("copy.db");
@@ -157,7 +159,7 @@ TEST_F(ReplayTest, IntentRowsNameTheirWriter) {
 
 TEST_F(ReplayTest, CheckFailsNamingTheSeqOfAnAlteredDecision) {
   const Tampered t = CheckTampered(Options(), "json_extract(payload, '$.verdict') = 'hold'",
-                                   "$.verdict", "healthy");
+                                   "$.d[0]", 3);  // healthy
   EXPECT_EQ(t.loud.code, kExitCheckFailed);
   const std::string at = "divergence at seq " + std::to_string(t.seq);
   EXPECT_NE(t.loud.err.find(at), std::string::npos) << t.loud.err;
@@ -172,7 +174,7 @@ TEST_F(ReplayTest, CheckFailsNamingTheSeqOfAnAlteredDecision) {
 
 TEST_F(ReplayTest, CheckCatchesAnAlteredAction) {
   const Tampered t = CheckTampered(Options(), "json_extract(payload, '$.action') = 'patch-suspend'",
-                                   "$.action", "none");
+                                   "$.d[2]", 0);  // none
   EXPECT_EQ(t.loud.code, kExitCheckFailed);
   EXPECT_NE(t.loud.err.find("seq " + std::to_string(t.seq)), std::string::npos) << t.loud.err;
 }

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <exception>
 
+#include <boost/json.hpp>
+
 #include "journal/codec.h"
+#include "journal/compact.h"
 #include "journal/sqlite_status.h"
 #include "journal/text_bound.h"
 
@@ -16,22 +19,34 @@ using namespace fk::domain;
 
 namespace {
 
-void InsertEvent(SQLite::Statement& insert, const Event& e) {
-  insert.reset();
-  insert.clearBindings();
-  insert.bind(1, e.seq);
-  insert.bind(2, e.recorded_at);
-  insert.bind(3, ToString(e.kind()));
-  insert.bind(4, e.ns);
-  insert.bind(5, e.name);
-  insert.bind(6, e.uid);
-  if (e.ref_seq != 0) insert.bind(7, e.ref_seq);
-  insert.bind(8, EncodePayload(e.body));
-  insert.exec();
+// One row of `journal` for each group of `events` (compact.h).
+void InsertRows(SQLite::Statement& insert, BatchSubjects& subjects,
+                const std::vector<Event>& events) {
+  for (size_t i = 0; i < events.size();) {
+    compact::RowKind kind{};
+    const size_t n = compact::GroupAt(events, i, &kind);
+    const Event& e = events[i];
+    const int64_t at = compact::ParseRecordedAt(e.recorded_at);
+    const auto* observed = std::get_if<SandboxObserved>(&e.body);
+    const Subject& subject = subjects.For(e, observed ? &observed->snapshot : nullptr, at);
+    boost::json::object base;
+    if (!subject.base.empty()) base = boost::json::parse(subject.base).as_object();
+    insert.reset();
+    insert.clearBindings();
+    insert.bind(1, e.seq);
+    insert.bind(2, at);
+    insert.bind(3, static_cast<int>(kind));
+    insert.bind(4, subject.id);
+    if (e.ref_seq != 0) insert.bind(5, e.ref_seq);
+    insert.bind(6, compact::EncodeBody(kind, &e, base, at));
+    insert.exec();
+    i += n;
+  }
 }
 
-void WriteFence(SQLite::Statement& fence, const FenceRecord& r) {
+void WriteFence(SQLite::Statement& fence, const FenceRecord& r, int64_t subject) {
   fence.reset();
+  fence.clearBindings();
   fence.bind(1, r.ns);
   fence.bind(2, r.policy);
   fence.bind(3, r.observation.present ? 1 : 0);
@@ -40,10 +55,11 @@ void WriteFence(SQLite::Statement& fence, const FenceRecord& r) {
   fence.bind(6, r.observation.intact ? 1 : 0);
   fence.bind(7, r.seq);
   fence.bind(8, r.updated_at);
+  if (subject != 0) fence.bind(9, subject);
   fence.exec();
 }
 
-void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r) {
+void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r, int64_t subject) {
   sandbox.reset();
   sandbox.clearBindings();
   sandbox.bind(1, r.uid);
@@ -65,16 +81,19 @@ void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r) {
   if (r.history.applied_generation) sandbox.bind(13, *r.history.applied_generation);
   sandbox.bind(14, r.updated_at);
   if (r.refused) sandbox.bind(15, r.refused->intent.seq);
+  if (subject != 0) sandbox.bind(16, subject);
   sandbox.exec();
 }
 
 // Rewrites the projection rows of every record the batch changed.
-void WriteProjections(BatchStatements& st, const BatchState& batch) {
+void WriteProjections(BatchStatements& st, const BatchState& batch, const BatchSubjects& subjects) {
   for (const auto& key : batch.changed_fences())
-    WriteFence(st.upsert_fence, batch.scratch().fences.at(key));
+    WriteFence(st.upsert_fence, batch.scratch().fences.at(key),
+               subjects.IdOf({key.first, key.second, ""}));
   for (const std::string& uid : batch.changed_sandboxes()) {
     if (auto it = batch.scratch().sandboxes.find(uid); it != batch.scratch().sandboxes.end()) {
-      WriteSandbox(st.upsert_sandbox, it->second);
+      const SandboxRecord& r = it->second;
+      WriteSandbox(st.upsert_sandbox, r, subjects.IdOf({r.ns, r.name, r.uid}));
     } else {  // forgotten
       st.delete_sandbox.reset();
       st.delete_sandbox.bind(1, uid);
@@ -94,19 +113,22 @@ int64_t MaxSeq(SQLite::Statement& max_seq) {
 }  // namespace
 
 BatchStatements::BatchStatements(SQLite::Database& db)
-    : max_seq(db, "SELECT COALESCE(max(seq), 0) FROM events"),
-      insert_event(db,
-                   "INSERT INTO events (seq, recorded_at, kind, namespace, name, uid, ref_seq, "
-                   "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+    : max_seq(db, kMaxSeqSql),
+      insert_row(db,
+                 "INSERT INTO journal (seq, at, kind, subject, ref, body) VALUES (?,?,?,?,?,?)"),
+      insert_subject(db,
+                     "INSERT INTO subjects (namespace, name, uid, base) VALUES (?,?,?,?) "
+                     "RETURNING id"),
       upsert_fence(db,
                    "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
-                   "policy_uid, generation, intact, seq, updated_at) VALUES (?,?,?,?,?,?,?,?)"),
+                   "policy_uid, generation, intact, seq, updated_at, subject) "
+                   "VALUES (?,?,?,?,?,?,?,?,?)"),
       upsert_sandbox(db,
                      "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
                      "verdict, reason, action, observed_generation, observation, "
                      "observation_seq, decision, decision_seq, pending_intent_seq, "
-                     "applied_generation, updated_at, refused_intent_seq) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                     "applied_generation, updated_at, refused_intent_seq, subject) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
       delete_sandbox(db, "DELETE FROM sandbox_projection WHERE sandbox_uid = ?") {}
 
 Status Journal::Submit(Member& member) {
@@ -202,12 +224,13 @@ Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& 
                           std::to_string(state_.last_seq) +
                           "); only one fencekeeper may write a journal");
     }
+    BatchSubjects subjects(impl_->subjects, st.insert_subject);
     for (const Member* m : members) {
-      if (!m->status.ok()) continue;
-      for (const Event& e : m->events) InsertEvent(st.insert_event, e);
+      if (m->status.ok()) InsertRows(st.insert_row, subjects, m->events);
     }
-    WriteProjections(st, batch);
+    WriteProjections(st, batch, subjects);
     tx.commit();
+    subjects.MergeInto(impl_->subjects);
   } catch (const SQLite::Exception& e) {
     return FromSqlite("cannot append to journal " + Quote(path_), e);
   }

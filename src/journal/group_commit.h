@@ -15,6 +15,7 @@
 
 #include "journal/batch_state.h"
 #include "journal/journal.h"
+#include "journal/subjects.h"
 
 namespace fk::journal {
 
@@ -23,7 +24,8 @@ namespace fk::journal {
 struct BatchStatements {
   explicit BatchStatements(SQLite::Database& db);
   SQLite::Statement max_seq;
-  SQLite::Statement insert_event;
+  SQLite::Statement insert_row;
+  SQLite::Statement insert_subject;
   SQLite::Statement upsert_fence;
   SQLite::Statement upsert_sandbox;
   SQLite::Statement delete_sandbox;
@@ -35,7 +37,15 @@ struct Journal::Impl {
   SQLite::Database db;
   const TimeSource* clock;
   std::unique_ptr<BatchStatements> statements;  // made by the first batch (after migrations)
+  Subjects subjects;                            // under db_mu_
 };
+
+// The last seq of the journal, of either schema: a row of `journal` holds the
+// events [seq, seq + events in its kind).
+inline constexpr const char* kMaxSeqSql =
+    "SELECT max((SELECT COALESCE(max(seq), 0) FROM events_v1), "
+    "COALESCE((SELECT seq + CASE kind WHEN 8 THEN 1 WHEN 9 THEN 2 ELSE 0 END "
+    "FROM journal ORDER BY seq DESC LIMIT 1), 0))";
 
 // One call waiting in the group-commit queue. Everything but `done` and `cv`
 // is touched by the batch's leader only, while the caller waits.

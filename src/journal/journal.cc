@@ -15,6 +15,7 @@
 
 #include "journal/batch_state.h"
 #include "journal/codec.h"
+#include "journal/compact.h"
 #include "journal/group_commit.h"
 #include "journal/migrations.h"
 #include "journal/read_only.h"
@@ -298,7 +299,7 @@ Status DecodeColumn(SQLite::Statement& row, int col, const std::string& uid,
 }
 
 // A sandbox_projection row, all but its refused intent (which lives in the
-// events table). A row whose JSON does not decode is corruption.
+// events). A row whose JSON does not decode is corruption.
 Result<SandboxRecord> SandboxRow(SQLite::Statement& row) {
   SandboxRecord r;
   r.uid = row.getColumn(0).getString();
@@ -331,6 +332,76 @@ std::function<Status(const Event&)> PendingIntentLoader(JournalState& state, con
 
 }  // namespace
 
+namespace {
+
+// The events of schema 1-4 (table events_v1) in [from_seq, until_seq].
+Status ForEachLegacyEvent(SQLite::Database& db, int64_t from_seq, int64_t until_seq,
+                          const std::function<Status(const Event&)>& fn) {
+  SQLite::Statement q(db,
+                      "SELECT seq, recorded_at, kind, namespace, name, uid, COALESCE(ref_seq, 0), "
+                      "payload FROM events_v1 WHERE seq BETWEEN ? AND ? ORDER BY seq");
+  q.bind(1, from_seq);
+  q.bind(2, until_seq);
+  while (q.executeStep()) {
+    Event e;
+    e.seq = q.getColumn(0).getInt64();
+    e.recorded_at = q.getColumn(1).getString();
+    const std::string kind = q.getColumn(2).getString();
+    e.ns = q.getColumn(3).getString();
+    e.name = q.getColumn(4).getString();
+    e.uid = q.getColumn(5).getString();
+    e.ref_seq = q.getColumn(6).getInt64();
+    auto k = ParseEventKind(kind);
+    if (!k)
+      return Status::Corruption("event seq " + std::to_string(e.seq) + " has unknown kind '" +
+                                kind + "'");
+    auto body = DecodePayload(*k, q.getColumn(7).getString());
+    if (!body.ok()) {
+      return Status::Corruption("event seq " + std::to_string(e.seq) + ": " +
+                                body.status().message());
+    }
+    e.body = std::move(*body);
+    if (Status s = fn(e); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// The events of schema 5 (table journal) in [from_seq, until_seq]: a row
+// holds up to three, from its own seq on.
+Status ForEachCompactEvent(SQLite::Database& db, int64_t from_seq, int64_t until_seq,
+                           const std::function<Status(const Event&)>& fn) {
+  SQLite::Statement q(db,
+                      "SELECT j.seq, j.at, j.kind, s.namespace, s.name, s.uid, "
+                      "COALESCE(j.ref, 0), j.body, COALESCE(s.base, '') FROM journal AS j "
+                      "JOIN subjects AS s ON s.id = j.subject "
+                      "WHERE j.seq BETWEEN ? - 2 AND ? ORDER BY j.seq");
+  q.bind(1, from_seq);
+  q.bind(2, until_seq);
+  while (q.executeStep()) {
+    compact::RowContext row{q.getColumn(0).getInt64(),
+                            q.getColumn(1).getInt64(),
+                            q.getColumn(3).getString(),
+                            q.getColumn(4).getString(),
+                            q.getColumn(5).getString(),
+                            q.getColumn(6).getInt64(),
+                            {}};
+    const std::string base = q.getColumn(8).getString();
+    row.base = base;
+    auto events = compact::DecodeRow(q.getColumn(2).getInt(), q.getColumn(7).getString(), row);
+    if (!events.ok()) {
+      return Status::Corruption("event seq " + std::to_string(row.seq) + ": " +
+                                events.status().message());
+    }
+    for (const Event& e : *events) {
+      if (e.seq < from_seq || e.seq > until_seq) continue;
+      if (Status s = fn(e); !s.ok()) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status Journal::LoadState() {
   std::lock_guard db_lock(db_mu_);
   JournalState state;
@@ -355,7 +426,8 @@ Status Journal::LoadState() {
       if (Status s = ForEachEventLocked(seq, seq, PendingIntentLoader(state, uid, seq)); !s.ok())
         return s;
     }
-    state.last_seq = db.execAndGet("SELECT COALESCE(max(seq), 0) FROM events").getInt64();
+    state.last_seq = db.execAndGet(kMaxSeqSql).getInt64();
+    impl_->subjects.Load(db);
   } catch (const SQLite::Exception& e) {
     return FromSqlite("cannot load journal state from " + Quote(path_), e);
   }
@@ -378,8 +450,9 @@ Result<std::optional<Journal::FoundIntent>> Journal::FindIntentLocked(int64_t se
   };
   try {
     SQLite::Statement q(impl_->db,
-                        "SELECT COALESCE(max(seq), 0) FROM events "
-                        "WHERE ref_seq = ? AND kind = 'suspend_outcome'");
+                        "SELECT max((SELECT COALESCE(max(seq), 0) FROM events_v1 "
+                        "WHERE ref_seq = ?1 AND kind = 'suspend_outcome'), "
+                        "(SELECT COALESCE(max(seq), 0) FROM journal WHERE ref = ?1 AND kind = 5))");
     q.bind(1, seq);
     q.executeStep();
     const int64_t outcome_seq = q.getColumn(0).getInt64();
@@ -568,37 +641,11 @@ Status Journal::ForEachEvent(int64_t from_seq, int64_t until_seq,
 Status Journal::ForEachEventLocked(int64_t from_seq, int64_t until_seq,
                                    const std::function<Status(const Event&)>& fn) const {
   try {
-    SQLite::Statement q(
-        impl_->db,
-        "SELECT seq, recorded_at, kind, namespace, name, uid, COALESCE(ref_seq, 0), "
-        "payload FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq");
-    q.bind(1, from_seq);
-    q.bind(2, until_seq);
-    while (q.executeStep()) {
-      Event e;
-      e.seq = q.getColumn(0).getInt64();
-      e.recorded_at = q.getColumn(1).getString();
-      const std::string kind = q.getColumn(2).getString();
-      e.ns = q.getColumn(3).getString();
-      e.name = q.getColumn(4).getString();
-      e.uid = q.getColumn(5).getString();
-      e.ref_seq = q.getColumn(6).getInt64();
-      auto k = ParseEventKind(kind);
-      if (!k)
-        return Status::Corruption("event seq " + std::to_string(e.seq) + " has unknown kind '" +
-                                  kind + "'");
-      auto body = DecodePayload(*k, q.getColumn(7).getString());
-      if (!body.ok()) {
-        return Status::Corruption("event seq " + std::to_string(e.seq) + ": " +
-                                  body.status().message());
-      }
-      e.body = std::move(*body);
-      if (Status s = fn(e); !s.ok()) return s;
-    }
+    if (Status s = ForEachLegacyEvent(impl_->db, from_seq, until_seq, fn); !s.ok()) return s;
+    return ForEachCompactEvent(impl_->db, from_seq, until_seq, fn);
   } catch (const SQLite::Exception& ex) {
     return FromSqlite("cannot read journal " + Quote(path_), ex);
   }
-  return Status::Ok();
 }
 
 Result<std::string> Journal::IntegrityCheck() const {

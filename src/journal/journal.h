@@ -145,7 +145,7 @@ class Journal {
                                 const domain::IntentRecord* known = nullptr);
 
   // Intent `seq` and its latest outcome (none: still pending), read from the
-  // events table; nullopt when `seq` is not an intent of this journal.
+  // events (either schema); nullopt when `seq` is not an intent of this journal.
   struct FoundIntent {
     domain::IntentRecord intent;
     std::optional<domain::SuspendOutcome> latest;

@@ -53,18 +53,20 @@ std::string JournalOnePass(SimCluster& cluster, const std::string& path) {
   return done ? "" : "the controller did not decide every sandbox of the cluster";
 }
 
-// Copies the events of `from` into `to` in large transactions until it holds `events` rows.
+// Copies the rows of `from` into `to` in large transactions until it holds `events` rows
+// (each copy after the last seq: a row holds up to three events from its seq on).
 std::string Grow(const std::string& from, const std::string& to, int64_t events) {
   std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
   try {
     SQLite::Database db(to, SQLite::OPEN_READWRITE);
     db.exec("PRAGMA synchronous = OFF");  // generation is not what is measured
-    for (int64_t have; (have = db.execAndGet("SELECT count(*) FROM events").getInt64()) < events;) {
+    for (int64_t have;
+         (have = db.execAndGet("SELECT count(*) FROM journal").getInt64()) < events;) {
       SQLite::Transaction tx(db);
       db.exec(
-          "INSERT INTO events (recorded_at, kind, namespace, name, uid, ref_seq, payload) "
-          "SELECT recorded_at, kind, namespace, name, uid, ref_seq, payload FROM events "
-          "ORDER BY seq LIMIT " +
+          "INSERT INTO journal (seq, at, kind, subject, ref, body) "
+          "SELECT seq + (SELECT max(seq) + 3 FROM journal), at, kind, subject, ref, body "
+          "FROM journal ORDER BY seq LIMIT " +
           std::to_string(std::min(have, events - have)));
       tx.commit();
     }

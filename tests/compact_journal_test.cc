@@ -1,0 +1,293 @@
+// The compact journal (schema 5, docs/design.md#the-compact-journal): a
+// sandbox's life fits the growth bound (counted in rows and pages, not
+// time), the `events` view shows exactly the events the journal reads back
+// (so every audit view keeps its meaning), and a schema-4 journal upgrades,
+// keeps its history and replays.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <boost/json.hpp>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "domain/decision.h"
+#include "journal/codec.h"
+#include "journal/journal.h"
+#include "journal/migrations.h"
+#include "replay_check.h"
+#include "test_support.h"
+
+namespace fk::journal {
+namespace {
+namespace json = boost::json;
+using namespace fk::domain;
+using fk::testing::TempDir;
+
+// A Kubernetes-like uid: 36 characters, distinct per (kind, i).
+std::string Uid(int kind, int i) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-5e3d-4000-8000-%012x", 0x1000 * kind + i, i);
+  return buf;
+}
+
+// Sandbox `i` of namespace `ns` as the controller observes it when created
+// healthy under fence generation 1 (the fence and pods with real-sized uids).
+Snapshot Created(const std::string& ns, int i, int64_t now_ms) {
+  Snapshot s;
+  s.sandbox.ns = ns;
+  s.sandbox.name = "sandbox-" + std::to_string(i);
+  s.sandbox.uid = Uid(1, i);
+  s.sandbox.generation = 1;
+  s.sandbox.should_run = true;
+  s.sandbox.fence_uid = Uid(0, 1);
+  s.sandbox.fence_generation = 1;
+  s.sandbox.workload_uid = Uid(2, i);
+  s.sandbox.supervisor_uid = Uid(3, i);
+  s.workload_fence = {true, Uid(0, 1), 1, true};
+  s.supervisor_fence = {true, Uid(0, 2), 1, true};
+  s.workload_pod = {true, Uid(2, i)};
+  s.supervisor_pod = {true, Uid(3, i)};
+  s.observed_at_ms = now_ms;
+  return s;
+}
+
+class CompactJournalTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Journal> Open() {
+    OpenOptions o;
+    o.clock = &clock_;
+    auto j = Journal::Open(path_, o);
+    EXPECT_TRUE(j.ok()) << j.status().ToString();
+    return j.ok() ? std::move(*j) : nullptr;
+  }
+  Journal::Recorded Evaluate(Journal& j, const Snapshot& s, const std::string& rv = "100") {
+    Snapshot with_history = s;
+    with_history.history = history_for(j.state(), s.sandbox.uid);
+    auto r = j.Record({with_history, decide(with_history), rv, "writer-0123456789abcdef"});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : Journal::Recorded{};
+  }
+  // One lifecycle: created healthy, suspended by the fence roll (intent,
+  // applied, the suspended sandbox observed and held), deleted.
+  void Lifecycle(Journal& j, const std::string& ns, int i) {
+    const int64_t now = clock_.NowMs();
+    Evaluate(j, Created(ns, i, now));
+    Snapshot stale = Created(ns, i, now + 5);
+    stale.workload_fence.generation = 2;
+    auto r = Evaluate(j, stale);
+    ASSERT_TRUE(r.intent_seq);
+    ASSERT_TRUE(j.RecordOutcome(*r.intent_seq, {Outcome::kApplied, 2, ""}).ok());
+    Snapshot held = stale;
+    held.sandbox.generation = 2;
+    held.sandbox.should_run = false;
+    held.observed_at_ms = now + 9;
+    Evaluate(j, held);
+    ASSERT_TRUE(j.Forget(held.sandbox.uid, "deleted from the cluster").ok()) << i;
+  }
+  int64_t Count(const std::string& sql) {
+    SQLite::Database db(path_, SQLite::OPEN_READONLY);
+    return db.execAndGet(sql).getInt64();
+  }
+  // Pages in use (not free) x page size, after a checkpoint.
+  int64_t UsedBytes(Journal& j) {
+    EXPECT_TRUE(j.Checkpoint().ok());
+    return Count("PRAGMA page_count") * Count("PRAGMA page_size") -
+           Count("PRAGMA freelist_count") * Count("PRAGMA page_size");
+  }
+  std::string ReplayCheck() { return testing::ReplayCheckErrors(path_); }
+
+  ManualTimeSource clock_;
+  TempDir dir_;
+  std::string path_ = dir_.File("journal.db");
+};
+
+TEST_F(CompactJournalTest, ASandboxLifeCostsAtMostOneAndAHalfKiB) {
+  auto j = Open();
+  Evaluate(*j, Created("agents", 0, clock_.NowMs()));  // the namespace's fences, recorded once
+  const int64_t bytes_before = UsedBytes(*j);
+  const int64_t rows_before = Count("SELECT count(*) FROM journal WHERE kind <> 1");
+  const int64_t events_before = j->state().last_seq;
+  constexpr int kLives = 400;
+  for (int i = 1; i <= kLives; ++i) {
+    Lifecycle(*j, "agents", i);
+    if (i == 1) {
+      EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+    }
+  }
+  const double bytes = double(UsedBytes(*j) - bytes_before) / kLives;
+  // The namespace's fence roll is one row more, for every sandbox in it.
+  const double rows =
+      double(Count("SELECT count(*) FROM journal WHERE kind <> 1") - rows_before) / kLives;
+  std::cout << "per sandbox lifecycle: " << bytes << " bytes, " << rows << " rows, "
+            << double(j->state().last_seq - events_before) / kLives << " events\n";
+  EXPECT_LE(bytes, 1536);  // at most 1.5 KiB, indexes and projections included
+  // Created, roll (observation + decision + intent), outcome, held, forgotten.
+  EXPECT_EQ(rows, 5);
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), kLives);
+  EXPECT_EQ(Count("SELECT count(*) FROM forgotten_sandboxes"), kLives);
+  EXPECT_EQ(Count("SELECT count(*) FROM sandbox_state"), 1);  // only sandbox 0 is alive
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+}
+
+// Every event the journal reads back, as the `events` view shows it: the
+// same seq, time, kind, subject, ref and payload (the JSON of schema 4).
+void ExpectViewShowsEvents(Journal& j, const std::string& path) {
+  std::vector<Event> events;
+  ASSERT_TRUE(j.ForEachEvent(1, j.state().last_seq, [&](const Event& e) {
+                 events.push_back(e);
+                 return Status::Ok();
+               }).ok());
+  ASSERT_EQ(events.size(), static_cast<size_t>(j.state().last_seq));
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  SQLite::Statement q(db,
+                      "SELECT seq, recorded_at, kind, namespace, name, uid, "
+                      "COALESCE(ref_seq, 0), payload FROM events ORDER BY seq");
+  size_t i = 0;
+  for (; q.executeStep() && i < events.size(); ++i) {
+    const Event& e = events[i];
+    SCOPED_TRACE("seq " + std::to_string(e.seq) + " " + ToString(e.kind()));
+    EXPECT_EQ(q.getColumn(0).getInt64(), e.seq);
+    EXPECT_EQ(q.getColumn(1).getString(), e.recorded_at);
+    EXPECT_EQ(q.getColumn(2).getString(), ToString(e.kind()));
+    EXPECT_EQ(q.getColumn(3).getString() + "/" + q.getColumn(4).getString() + "/" +
+                  q.getColumn(5).getString(),
+              e.ns + "/" + e.name + "/" + e.uid);
+    EXPECT_EQ(q.getColumn(6).getInt64(), e.ref_seq);
+    EXPECT_EQ(json::parse(q.getColumn(7).getString()), json::parse(EncodePayload(e.body)));
+  }
+  EXPECT_EQ(i, events.size());
+}
+
+TEST_F(CompactJournalTest, EventsViewShowsWhatTheJournalReadsBack) {
+  auto j = Open();
+  Evaluate(*j, testing::HealthySnapshot("a"));
+  Evaluate(*j, testing::HealthySnapshot("b"));
+  auto a = Evaluate(*j, testing::StaleSnapshot("a"));
+  ASSERT_TRUE(j->RecordOutcome(*a.intent_seq, {Outcome::kApplied, 3, ""}).ok());
+  auto b = Evaluate(*j, testing::StaleSnapshot("b"), "7");
+  ASSERT_TRUE(j->RecordOutcome(*b.intent_seq, {Outcome::kFailed, std::nullopt, "403 no"}).ok());
+  Snapshot admitting = Created("other", 1, clock_.NowMs());
+  admitting.sandbox.bootstrapping = true;
+  admitting.sandbox.bootstrap_op = BootstrapOp::kCreate;
+  admitting.sandbox.bootstrap_phase = "preparing";
+  admitting.sandbox.bootstrap_started_at_ms = clock_.NowMs() - 1000;
+  admitting.sandbox.fence_uid = "an-older-fence";  // not the observed one: spelled out
+  admitting.sandbox.fence_generation = std::nullopt;
+  admitting.workload_pod = {false, "", false};
+  admitting.supervisor_fence = {};
+  admitting.sandbox.api_version = ApiVersion::kV1alpha1;
+  admitting.observed_at_ms -= 3;  // observed before it was recorded
+  Evaluate(*j, admitting);
+  admitting.supervisor_fence = {true, Uid(0, 9), 4, false};  // altered: suspend
+  admitting.sandbox.bootstrapping = false;
+  auto c = Evaluate(*j, admitting);
+  ASSERT_TRUE(c.intent_seq);
+  Event lease;
+  lease.ns = "kube-system";
+  lease.name = "fencekeeper";
+  lease.body = Leadership{"host-1_abc", "acquired"};
+  ASSERT_TRUE(j->Append({lease}).ok());
+  ASSERT_TRUE(j->Forget(Uid(1, 1), "deleted from the cluster").ok());  // c's intent superseded
+  ExpectViewShowsEvents(*j, path_);
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+  // And after a restart, from the projections.
+  j.reset();
+  j = Open();
+  Evaluate(*j, testing::HealthySnapshot("a"));  // a new observation of a known sandbox
+  ExpectViewShowsEvents(*j, path_);
+  EXPECT_EQ(Count("SELECT count(*) FROM subjects WHERE uid = 'uid-agents-a'"), 1);
+}
+
+TEST_F(CompactJournalTest, ACorruptRowIsReportedWithItsSeq) {
+  auto j = Open();
+  Evaluate(*j, testing::HealthySnapshot("a"));
+  const int64_t seq = j->state().last_seq;
+  j.reset();
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec("DROP TRIGGER journal_append_only_update");
+    db.exec("UPDATE journal SET body = json_set(body, '$.d[0]', 99) WHERE seq = " +
+            std::to_string(seq - 1));
+  }
+  auto reopened = Open();
+  const Status s = reopened->ForEachEvent(1, seq, [](const Event&) { return Status::Ok(); });
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("event seq " + std::to_string(seq - 1)), std::string::npos)
+      << s.message();
+}
+
+// The schema-4 journal of tests/data/journal_v4_demo.sql, as a file.
+void MakeSchema4Journal(const std::string& path) {
+  const std::string sql =
+      testing::ReadBytes(std::string(FK_SOURCE_DIR) + "/tests/data/journal_v4_demo.sql");
+  ASSERT_FALSE(sql.empty());
+  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  db.exec(sql);
+  db.exec("PRAGMA journal_mode = WAL");
+}
+
+std::vector<std::string> Rows(const std::string& path, const std::string& sql) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  SQLite::Statement q(db, sql);
+  std::vector<std::string> out;
+  while (q.executeStep()) {
+    std::string row;
+    for (int c = 0; c < q.getColumnCount(); ++c)
+      row += (c ? "|" : "") + (q.getColumn(c).isNull() ? "NULL" : q.getColumn(c).getString());
+    out.push_back(row);
+  }
+  return out;
+}
+
+TEST_F(CompactJournalTest, ASchema4JournalUpgradesKeepsItsHistoryAndReplays) {
+  MakeSchema4Journal(path_);
+  const auto transitions = Rows(path_, "SELECT * FROM transitions ORDER BY seq");
+  const auto fences = Rows(path_, "SELECT * FROM fence_observations ORDER BY seq");
+  const auto states = Rows(path_, "SELECT * FROM sandbox_state ORDER BY sandbox_uid");
+  const auto decisions = Rows(path_, "SELECT * FROM decisions ORDER BY seq");
+  const auto events = Rows(path_, "SELECT * FROM events ORDER BY seq");
+  ASSERT_EQ(transitions.size(), 3u);
+  ASSERT_EQ(Count("PRAGMA user_version"), 4);
+
+  auto j = Open();
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->schema_version(), LatestSchemaVersion());
+  EXPECT_EQ(j->state().sandboxes.size(), states.size());
+  EXPECT_EQ(Rows(path_, "SELECT * FROM transitions ORDER BY seq"), transitions);
+  EXPECT_EQ(Rows(path_, "SELECT * FROM fence_observations ORDER BY seq"), fences);
+  EXPECT_EQ(Rows(path_, "SELECT * FROM sandbox_state ORDER BY sandbox_uid"), states);
+  EXPECT_EQ(Rows(path_, "SELECT * FROM decisions ORDER BY seq"), decisions);
+  EXPECT_EQ(Rows(path_, "SELECT * FROM events ORDER BY seq"), events);
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+
+  // New rows join the old ones: a suspended sandbox of the old journal is
+  // resumed and suspended again, another one is deleted.
+  const std::string uid = j->state().sandboxes.begin()->first;
+  const SandboxRecord held = j->state().sandboxes.begin()->second;
+  ASSERT_TRUE(held.observation);
+  Snapshot resumed = *held.observation;
+  resumed.sandbox.generation += 1;
+  resumed.sandbox.should_run = true;
+  auto r = Evaluate(*j, resumed, "999");
+  ASSERT_TRUE(r.intent_seq);
+  ASSERT_TRUE(
+      j->RecordOutcome(*r.intent_seq, {Outcome::kApplied, resumed.sandbox.generation + 1, ""})
+          .ok());
+  const std::string gone = std::next(j->state().sandboxes.begin())->first;
+  ASSERT_TRUE(j->Forget(gone, "deleted from the cluster").ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions"), 4);
+  EXPECT_EQ(Count("SELECT count(*) FROM events_v1"), static_cast<int64_t>(events.size()));
+  ExpectViewShowsEvents(*j, path_);
+  j.reset();
+  j = Open();
+  EXPECT_EQ(j->state().sandboxes.count(gone), 0u);
+  EXPECT_EQ(j->state().sandboxes.at(uid).history.applied_generation,
+            resumed.sandbox.generation + 1);
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+}
+
+}  // namespace
+}  // namespace fk::journal
