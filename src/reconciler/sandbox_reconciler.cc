@@ -412,22 +412,8 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   domain::Snapshot snap = Observe(p, parsed, /*live=*/false, &ok);
   domain::Decision decision = domain::decide(snap);
   p.Decided(decision);
-  if (NeedsLiveConfirmation(snap, decision)) {
-    Count(&ReconcilerStats::confirmations);
-    domain::Snapshot live = Observe(p, parsed, /*live=*/true, &ok);
-    if (!ok)
-      return {ReconcileResult::Retry(), nullptr};  // cannot confirm: nothing recorded, nothing sent
-    domain::Decision live_decision = domain::decide(live);
-    if (live_decision.action != Action::kPatchSuspend) {
-      Count(&ReconcilerStats::unconfirmed);
-      log::Info("the cache said suspend, the live objects do not; waiting for the cache")
-          .Str("note", decision.note);
-      return {ReconcileResult::Retry(), nullptr};
-    }
-    snap = std::move(live);
-    decision = std::move(live_decision);
-    p.Decided(decision);
-  }
+  if (NeedsLiveConfirmation(snap, decision) && !Confirm(p, parsed, snap, decision))
+    return {ReconcileResult::Retry(), nullptr};  // nothing recorded, nothing sent
   // An intent is recorded only when it can be sent at once.
   if (decision.action == Action::kPatchSuspend && !WriteDeadline(p))
     return {ReconcileResult::Retry(), nullptr};
@@ -444,18 +430,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
         .Int(log::key::kFenceTo, fence.to)
         .Str("note", decision.note);
   }
-  // A refusal that persists: the refused intent is sent again (read first,
-  // so a resend that landed before a crash is found applied, not resent).
-  if (recorded->retry) {
-    Round r = Drive(p, *recorded->retry, /*send_first=*/false);
-    std::lock_guard lock(mu_);
-    if (r.result.next == ReconcileResult::Next::kDone || r.fresh) {
-      resent_.erase(Key(ns, name));
-    } else {
-      resent_[Key(ns, name)] = *recorded->retry;
-    }
-    return r;
-  }
+  if (recorded->retry) return Resend(p, ns, name, *recorded->retry);
   if (!recorded->intent) {
     if (decision.verdict == Verdict::kAdmitting && decision.reevaluate_at_ms) {
       const int64_t wait_ms = std::max<int64_t>(1, *decision.reevaluate_at_ms - time_.NowMs());
@@ -464,6 +439,43 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
     return {ReconcileResult::Done(), nullptr};
   }
   return Drive(p, *recorded->intent, /*send_first=*/true);
+}
+
+// A suspend verdict resting on a cache that may lag, checked with live reads:
+// true (and `snap`, `decision` replaced by the live ones) when they bear it out.
+bool SandboxReconciler::Confirm(Pass& p, const kube::ParsedSandbox& parsed, domain::Snapshot& snap,
+                                domain::Decision& decision) {
+  Count(&ReconcilerStats::confirmations);
+  bool ok = true;
+  domain::Snapshot live = Observe(p, parsed, /*live=*/true, &ok);
+  if (!ok) return false;  // cannot confirm
+  domain::Decision live_decision = domain::decide(live);
+  if (live_decision.action != Action::kPatchSuspend) {
+    Count(&ReconcilerStats::unconfirmed);
+    log::Info("the cache said suspend, the live objects do not; waiting for the cache")
+        .Str("note", decision.note);
+    return false;
+  }
+  snap = std::move(live);
+  decision = std::move(live_decision);
+  p.Decided(decision);
+  return true;
+}
+
+// A refusal that persists: the refused intent is sent again (read first, so
+// a resend that landed before a crash is found applied, not resent). While its
+// result is not journaled it is remembered, for SettleResent.
+SandboxReconciler::Round SandboxReconciler::Resend(Pass& p, const std::string& ns,
+                                                   const std::string& name,
+                                                   const IntentRecord& refused) {
+  Round r = Drive(p, refused, /*send_first=*/false);
+  std::lock_guard lock(mu_);
+  if (r.result.next == ReconcileResult::Next::kDone || r.fresh) {
+    resent_.erase(Key(ns, name));
+  } else {
+    resent_[Key(ns, name)] = refused;
+  }
+  return r;
 }
 
 // Sends the intent's PATCH (or, for a pending one, reads first) until its

@@ -145,6 +145,10 @@ class SandboxReconciler {
                  const kube::CachedSandbox& sandbox);
   domain::Snapshot Observe(Pass& p, const kube::ParsedSandbox& sb, bool live, bool* ok);
   Round Drive(Pass& p, const domain::IntentRecord& intent, bool send_first);
+  Round Resend(Pass& p, const std::string& ns, const std::string& name,
+               const domain::IntentRecord& refused);
+  bool Confirm(Pass& p, const kube::ParsedSandbox& parsed, domain::Snapshot& snap,
+               domain::Decision& decision);
   ReadBack Read(Pass& p, const domain::IntentRecord& intent);
   Round Settle(const domain::IntentRecord& intent, const domain::SuspendOutcome& outcome,
                kube::ObjectPtr fresh, bool known = false);
