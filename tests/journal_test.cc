@@ -693,6 +693,17 @@ TEST_F(JournalTest, AnOlderFenceSnapshotDoesNotTakeTheRecordedFenceBack) {
   j.reset();
   EXPECT_EQ(
       OpenJournal()->state().fences.at({"agents", kWorkloadPolicyName}).observation.generation, 3);
+  // Not even once the record has moved on: the policy deleted (absent), then
+  // a pass whose lagging cache still holds it at generation 2 (simulation seed 76).
+  {
+    auto j2 = OpenJournal();
+    Snapshot gone = testing::StaleSnapshot("d");
+    gone.workload_fence = {};
+    Evaluate(*j2, gone);
+    Snapshot lagging = testing::StaleSnapshot("e");
+    Evaluate(*j2, lagging);
+    EXPECT_FALSE(j2->state().fences.at({"agents", kWorkloadPolicyName}).observation.present);
+  }
   // A recreated policy (another uid) at a lower generation is news.
   auto k = OpenJournal();
   Snapshot recreated = testing::StaleSnapshot("c");

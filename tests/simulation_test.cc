@@ -53,7 +53,8 @@
 // A failing seed prints itself and its last steps; FK_SIM_SEED=N replays it
 // exactly; FK_SIM_SEEDS=N runs N seeds from FK_SIM_FIRST_SEED (default 1; CI
 // runs a fixed budget). FK_SIM_WITHOUT=a,b switches fault families off
-// (informers, recreate, refusals, replace-journal, second-writer, utf8) or
+// (informers, recreate, refusals, replace-journal, second-writer, utf8,
+// seq-collision) or
 // invariants (I12, ...), to find one finding behind another.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
@@ -143,7 +144,11 @@ class World : public Cluster {
   std::string Run(int fault_steps) {
     Note("workers: " + std::to_string(workers_) + (informers_ ? ", informers" : ", map cache"));
     Setup();
-    Start();
+    if (seed_ % 8 == 4 && workers_ == 1 && !informers_ && !Without("seq-collision")) {
+      SeqCollisionPrologue();
+    } else {
+      Start();
+    }
     for (step_ = 0; step_ < fault_steps && violation_.empty(); ++step_) {
       Step();
       if (violation_.empty() && instance_) CheckEveryStep();
@@ -442,8 +447,55 @@ class World : public Cluster {
     return PatchWithFault(r, mark);
   }
 
+  // Finding 1 of issue 17 needs an object carrying another journal's seq
+  // that a new intent of ours repeats, which a random schedule almost never
+  // lines up: run A's first pass suspends the stale sandboxes, users resume
+  // them (the annotations stay), the volume is lost, and run B's first pass,
+  // over the same cluster, numbers its events exactly as A did. B's first
+  // PATCH is answered 503 unapplied; its read-back finds A's seq on the object.
+  void SeqCollisionPrologue() {
+    Note("prologue: the fence is altered before the first start");
+    json::value spec = sim::IntendedWorkloadPolicy(kNs, 5500).at("spec");
+    spec.as_object()["egress"] = json::array{json::object{}};
+    Patch(std::string(kPolicies) + "/openshell-sandbox-workloads", {{"spec", spec}});
+    Start();
+    DrainOnce();
+    for (const auto& name : SandboxNames()) {
+      auto sb = Server(kSandboxes, name);
+      if (!sb || Annotation(*sb, kSeqAnnotation).empty()) continue;
+      Note("prologue: user resumes " + name + " (annotations stay)");
+      Patch(std::string(kSandboxes) + "/" + name, {{"spec", {{"operatingMode", "Running"}}}});
+    }
+    Teardown();
+    Note("prologue: the volume is lost: a fresh, empty journal");
+    RemoveJournal(JournalPath());
+    CurrentLineage() = {};
+    Start();
+    Renew();  // B first sees A's Lease, then waits it out before taking it over
+    time_.Advance(kLeaseDuration + 1s);
+    first_patch_unapplied_ = true;
+  }
+
+  // Delivers everything and runs the one worker until nothing is left.
+  void DrainOnce() {
+    for (int round = 0; round < 20; ++round) {
+      Renew();
+      bool busy = false;
+      for (int k = 0; k < 3; ++k)
+        while (Deliver(static_cast<CacheKind>(k))) busy = true;
+      in_controller_ = true;
+      while (instance_->controller->ProcessNextWorkItem(false)) busy = true;
+      in_controller_ = false;
+      if (!busy) return;
+    }
+  }
+
   Result<kube::HttpResponse> PatchWithFault(const kube::HttpRequest& r, const Mark& mark) {
     const std::string name = r.target.substr(std::string(kSandboxes).size() + 1);
+    if (std::exchange(first_patch_unapplied_, false)) {
+      Note("  fault: PATCH " + name + " answered 503 before applying");
+      return ServerError(503);
+    }
     int fault = patch_faults_ > 0 ? static_cast<int>(rng_() % (Without("refusals") ? 5 : 8)) : -1;
     if (fault >= 0) --patch_faults_;
     // After a definite refusal, the identical resend lands and its answer is
@@ -885,6 +937,7 @@ class World : public Cluster {
   int incarnation_ = 0;
   uint64_t delivery_weight_[3] = {1, 1, 1};  // how often each kind's cache catches up
   int patch_faults_ = 0, get_faults_ = 0, informer_faults_ = 0;
+  bool first_patch_unapplied_ = false;  // SeqCollisionPrologue's one fault
   bool events_fail_ = false, journal_refuses_ = false, lease_stalled_ = false;
   bool crash_soon_ = false;        // the process dies at the next step
   std::set<std::string> refused_;  // sandboxes whose last PATCH was definitely refused

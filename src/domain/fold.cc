@@ -27,7 +27,12 @@ struct Folder {
 
   void operator()(const FenceObserved& f) {
     FenceRecord& r = state.fences[{e.ns, f.policy}];
-    r = FenceRecord{e.ns, f.policy, f.observation, e.seq, e.recorded_at};
+    std::map<std::string, int64_t> seen = std::move(r.max_generation);
+    r = FenceRecord{e.ns, f.policy, f.observation, e.seq, e.recorded_at, std::move(seen)};
+    if (f.observation.present) {
+      int64_t& g = r.max_generation[f.observation.uid];
+      g = std::max(g, f.observation.generation);
+    }
   }
   void operator()(const SandboxObserved& o) {
     SandboxRecord& r = RecordFor(state, e);
@@ -85,10 +90,11 @@ Event Subject(const SandboxObservation& sb, EventBody body) {
   return e;
 }
 
-// The same policy (uid) observed at a lower generation than recorded.
-bool OlderCopy(const PolicyObservation& seen, const PolicyObservation& recorded) {
-  return seen.present && recorded.present && seen.uid == recorded.uid &&
-         seen.generation < recorded.generation;
+// A policy (uid) observed at a lower generation than one recorded for it.
+bool OlderCopy(const PolicyObservation& seen, const FenceRecord& recorded) {
+  if (!seen.present) return false;
+  auto it = recorded.max_generation.find(seen.uid);
+  return it != recorded.max_generation.end() && seen.generation < it->second;
 }
 
 }  // namespace
@@ -157,7 +163,7 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
     // generation (a worker whose snapshot predates another's commit) holds a
     // stale copy, and the recorded fence never goes backwards.
     if ((known && it->second.observation == *obs) || (!known && !obs->present)) continue;
-    if (known && OlderCopy(*obs, it->second.observation)) continue;
+    if (known && OlderCopy(*obs, it->second)) continue;
     Event e;
     e.ns = sb.ns;
     e.name = policy;

@@ -28,7 +28,18 @@ struct FenceRecord {
   PolicyObservation observation;
   int64_t seq = 0;  // the fence_observed event that set it
   std::string updated_at;
-  bool operator==(const FenceRecord&) const = default;
+  // The highest generation recorded per policy uid: generations only grow, so
+  // a snapshot holding a uid at a lower one is an older copy and is not
+  // recorded (the fence never goes backwards, not even after the record moved
+  // to another uid or to "absent" in between). Folded from the events this
+  // process saw, seeded at start from the projection's latest record: a
+  // restarted process lists afresh, so it holds no copy older than that.
+  // Memory, not state: equality ignores it.
+  std::map<std::string, int64_t> max_generation;
+  bool operator==(const FenceRecord& o) const {
+    return ns == o.ns && policy == o.policy && observation == o.observation && seq == o.seq &&
+           updated_at == o.updated_at;
+  }
 };
 
 struct IntentRecord {

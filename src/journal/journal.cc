@@ -267,6 +267,7 @@ FenceRecord FenceRow(SQLite::Statement& row) {
                    row.getColumn(4).getInt64(), row.getColumn(5).getInt() != 0};
   r.seq = row.getColumn(6).getInt64();
   r.updated_at = row.getColumn(7).getString();
+  if (r.observation.present) r.max_generation[r.observation.uid] = r.observation.generation;
   return r;
 }
 
