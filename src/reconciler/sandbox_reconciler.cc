@@ -119,8 +119,6 @@ std::string IntentBody(const IntentRecord& i) {
 
 kube::IntentMark MarkOf(const IntentRecord& i) { return {i.seq, i.intent.writer}; }
 
-std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
-
 // Applied at: the generation the sandbox is suspended at; if someone resumed
 // it since, the generation the intent observed, so the resume is a new episode.
 SuspendOutcome AppliedOnObject(const IntentRecord& intent, const domain::SandboxObservation& now,
@@ -265,7 +263,7 @@ bool SandboxReconciler::SettleResent(Pass& p, const std::string& ns, const std::
   std::optional<IntentRecord> resent;
   {
     std::lock_guard lock(mu_);
-    if (auto it = resent_.find(Key(ns, name)); it != resent_.end()) resent = it->second;
+    if (auto it = resent_.find({ns, name}); it != resent_.end()) resent = it->second;
   }
   if (!resent) return true;
   const ReadBack rb = Read(p, *resent);
@@ -275,7 +273,7 @@ bool SandboxReconciler::SettleResent(Pass& p, const std::string& ns, const std::
           ReconcileResult::Next::kDone)
     return false;
   std::lock_guard lock(mu_);
-  resent_.erase(Key(ns, name));  // applied now, or it did not land: decide afresh
+  resent_.erase({ns, name});  // applied now, or it did not land: decide afresh
   return true;
 }
 
@@ -471,9 +469,9 @@ SandboxReconciler::Round SandboxReconciler::Resend(Pass& p, const std::string& n
   Round r = Drive(p, refused, /*send_first=*/false);
   std::lock_guard lock(mu_);
   if (r.result.next == ReconcileResult::Next::kDone || r.fresh) {
-    resent_.erase(Key(ns, name));
+    resent_.erase({ns, name});
   } else {
-    resent_[Key(ns, name)] = refused;
+    resent_[{ns, name}] = refused;
   }
   return r;
 }
@@ -617,7 +615,7 @@ void SandboxReconciler::Journaled(const Status& status, size_t appended, MonoTim
     journal_ok_ = true;
     return;
   }
-  if (journal_ok_) log::Error(failure).Str("journal", journal_.path()).Error(status);
+  if (journal_ok_ && failure) log::Error(failure).Str("journal", journal_.path()).Error(status);
   journal_ok_ = false;
   if (metrics_) metrics_->JournalError();
   ++stats_.journal_errors;
@@ -643,7 +641,7 @@ Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutco
         .Str("outcome", domain::ToString(outcome.outcome))
         .Error(r.status());
   }
-  Journaled(r.status(), r.ok() && *r != 0 ? 1 : 0, start, "journal write failed");
+  Journaled(r.status(), r.ok() && *r != 0 ? 1 : 0, start, /*failure=*/nullptr);  // logged above
   return r;
 }
 

@@ -159,6 +159,7 @@ class SandboxReconciler {
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome,
                                 const domain::IntentRecord* known);
   Result<size_t> Forget(const std::string& uid, const std::string& why);
+  // `failure` (null: the caller logged it) is logged when the journal turns unwritable.
   void Journaled(const Status& status, size_t appended, MonoTime start, const char* failure);
   void Count(int ReconcilerStats::*field);
 
@@ -175,9 +176,9 @@ class SandboxReconciler {
   // Per sandbox uid, the intent mark last found to need nothing (not ours, or
   // applied already), so a steady sandbox costs no journal read per pass.
   std::map<std::string, kube::IntentMark> checked_marks_;
-  // By "ns/name": a refused intent sent again whose result is not journaled
+  // By (ns, name): a refused intent sent again whose result is not journaled
   // yet (SettleResent reads it back before the sandbox is decided again).
-  std::map<std::string, domain::IntentRecord> resent_;
+  std::map<std::pair<std::string, std::string>, domain::IntentRecord> resent_;
 };
 
 // The suspend PATCH body, a contract (docs/design.md#the-suspend-patch).
