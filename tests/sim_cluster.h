@@ -78,6 +78,7 @@ class Cluster {
     sim::SimOptions so;
     so.emulate_agent_sandbox = false;  // the agent-sandbox controller is an actor below
     so.history_limit = history_limit;
+    so.uid_seed = static_cast<uint32_t>(seed * 2654435761u) | 1;  // replayable UIDs
     sim_ = std::make_unique<sim::Simulator>(so, time_);
     sim_->store().AddHook([this](const sim::StoredEvent& e) {
       auto kind = KindOf(e.kind);
@@ -97,6 +98,9 @@ class Cluster {
     for (const auto& line : trace_) out += "    " + line + "\n";
     return out;
   }
+  // Every note of the run folded into one number (FNV-1a): two runs of one
+  // seed that took the same steps in the same order have the same digest.
+  uint64_t Digest() const { return digest_; }
 
  protected:
   // ---- the cluster, through the simulator's own request handling ------------
@@ -436,6 +440,7 @@ class Cluster {
   }
   void Note(const std::string& line) {
     trace_.push_back("[" + std::to_string(step_) + "] " + line);
+    for (unsigned char c : trace_.back()) digest_ = (digest_ ^ c) * 1099511628211ull;
     if (trace_.size() > TraceLines()) trace_.pop_front();
   }
   void Fail(const std::string& what) {
@@ -458,6 +463,7 @@ class Cluster {
   int step_ = 0;
   std::vector<Flow> flows_;
   std::deque<std::string> trace_;
+  uint64_t digest_ = 14695981039346656037ull;
   std::string violation_;
 };
 

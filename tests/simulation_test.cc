@@ -21,11 +21,13 @@
 // time, each parked at every request, so passes over different sandboxes
 // interleave at every request boundary in a seeded order; a request parked
 // past its deadline is abandoned unsent, as the real transport abandons it.
-// With FK_SIM_INFORMERS=1, one seed in four ((seed / 4) % 4 == 1) reads the
-// cluster through the real informers (tests/sim_informers.h: pages, watches,
-// 410 and relist, dropped watches), stepped like the workers (opt-in for now:
-// see KNOWN GAP below); the others feed a map cache from the server's event
-// log, so kinds lag independently (weights per seed).
+// One seed in four ((seed / 4) % 4 == 1) reads the cluster through the real
+// informers (tests/sim_informers.h: pages, watches, 410 and relist, dropped
+// watches), stepped like the workers, and no work item starts before they
+// have synced (as Controller::Worker); the others feed a map cache from the
+// server's event log, so kinds lag independently (weights per seed). The
+// simulator's UIDs are seeded too: a seed replays exactly
+// (Simulation.ASeedReplaysExactly compares two runs' every step).
 //
 // Invariants, checked at every PATCH, after every step, and at the end:
 //   I1  no PATCH without a durable intent carrying the same seq and precondition;
@@ -111,6 +113,7 @@ struct Instance {
   // With more than one worker, the controller's work items run on these
   // (destroyed first: a crash ends the items in flight, writing nothing).
   std::unique_ptr<fk::testing::SteppedWorkers> workers;
+  bool working = false;  // the caches have synced once: work items may start
 
   // The informers' waits fail first, so that their threads can end.
   ~Instance() {
@@ -125,11 +128,7 @@ class World : public Cluster {
       : Cluster(seed, /*history_limit=*/48),
         seed_(seed),
         workers_(1 + seed % 4),
-        // KNOWN GAP: opt-in (FK_SIM_INFORMERS=1) until a residual
-        // nondeterminism of the stepped informers is found: a few informer
-        // seeds (e.g. 5, 21, 196) end at different steps from run to run.
-        informers_((seed / 4) % 4 == 1 && std::getenv("FK_SIM_INFORMERS") &&
-                   !Without("informers")) {
+        informers_((seed / 4) % 4 == 1 && !Without("informers")) {
     for (auto& w : delivery_weight_) w = 1 + rng_() % 8;
     // On tmpfs where there is one: the simulation proves the protocol, not the disk.
     const std::string dir =
@@ -787,7 +786,8 @@ class World : public Cluster {
   // (docs/design.md#one-writer-per-journal: it must be refused, and the running one never notices).
   // It does what `run` does: take the writer lock, and only then open the journal.
   void SecondWriter() {
-    Note("second writer: another run starts on " + JournalPath());
+    Note("second writer: another run starts on " +
+         std::filesystem::path(JournalPath()).filename().string());
     auto lock = journal::WriterLock::Acquire(JournalPath(), "second-writer");
     if (!lock.ok()) return;  // refused: it writes nothing and exits 2
     journal::OpenOptions jo;
@@ -798,7 +798,14 @@ class World : public Cluster {
   }
 
   // One worker runs: to its next request, or through a work item.
+  // As Controller::Worker: nothing is decided before every cache has synced
+  // once (the informers list first; the map cache is filled at start).
+  static bool MayWork(Instance& in) {
+    return in.working || (in.working = in.controller->Synced());
+  }
+
   void RunWorker(Instance& in) {
+    if (!MayWork(in)) return;
     in_controller_ = true;
     if (!in.workers) {
       if (in.controller->ProcessNextWorkItem(false)) Note("controller: one work item");
@@ -848,7 +855,9 @@ class World : public Cluster {
       Renew();
       if (i % 10 == 0) instance_->controller->EnqueueAll();
       in_controller_ = true;
-      if (instance_->workers) {
+      if (!MayWork(*instance_)) {
+        busy = true;  // the informers are still listing
+      } else if (instance_->workers) {
         busy |= instance_->workers->Drain(200);
       } else {
         for (int n = 0; n < 50 && instance_->controller->ProcessNextWorkItem(false); ++n)
@@ -958,11 +967,12 @@ uint64_t EnvNumber(const char* name, uint64_t fallback) {
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
+int StepsOf(uint64_t seed) { return 200 + static_cast<int>(seed % 200); }
+
 // Runs one seed; on a violation prints the seed, the violation and the last steps.
 std::string RunSeed(uint64_t seed) {
   World world(seed);
-  const int steps = 200 + static_cast<int>(seed % 200);
-  std::string violation = world.Run(steps);
+  std::string violation = world.Run(StepsOf(seed));
   if (violation.empty()) return "";
   const std::string head = "seed " + std::to_string(seed) +
                            " (replay: FK_SIM_SEED=" + std::to_string(seed) +
@@ -997,6 +1007,21 @@ TEST(Simulation, SeededFaultSchedulesKeepEveryInvariant) {
       ++failed;
       ADD_FAILURE() << failure;
     }
+  }
+}
+
+// A seed replays exactly: its second run takes the same steps as its first,
+// informer seeds (real threads, stepped) included.
+TEST(Simulation, ASeedReplaysExactly) {
+  QuietLogs quiet;
+  for (uint64_t seed : {5, 21, 196, 6, 44, 88}) {
+    uint64_t digest[2];
+    for (uint64_t& d : digest) {
+      World world(seed);
+      EXPECT_EQ(world.Run(StepsOf(seed)), "") << "seed " << seed;
+      d = world.Digest();
+    }
+    EXPECT_EQ(digest[0], digest[1]) << "seed " << seed << " took other steps on its second run";
   }
 }
 

@@ -84,7 +84,7 @@ void KeepTransitionTimes(const json::object& status, json::array& conditions) {
 }  // namespace
 
 Simulator::Simulator(SimOptions options, const TimeSource& clock)
-    : options_(options), clock_(clock), store_(clock, options.history_limit) {
+    : options_(options), clock_(clock), store_(clock, options.history_limit, options.uid_seed) {
   if (options_.emulate_agent_sandbox) {
     store_.AddHook([this](const StoredEvent& e) { EmulateAgentSandbox(e); });
   }

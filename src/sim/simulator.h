@@ -37,6 +37,10 @@ struct SimOptions {
   std::chrono::milliseconds bookmark_interval{1000};  // for watches with allowWatchBookmarks
   int drop_watch_after_events = 0;  // > 0: close each watch after that many events
   size_t history_limit = 10000;     // retained events; older watches get 410
+  // Seeds the UIDs' first group (0: drawn at random, as a real server's UIDs
+  // are). A deterministic simulation fixes it: the order of UIDs decides the
+  // order in which a restarted controller re-enqueues what its journal holds.
+  uint32_t uid_seed = 0;
   bool emulate_agent_sandbox = true;
   bool serve_sandbox_v1beta1 = true;  // false: an older agent-sandbox serving only v1alpha1
   // For `fencekeeper sim`: periodic faults (0 = never).

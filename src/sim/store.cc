@@ -95,8 +95,10 @@ bool Store::Key::operator<(const Key& o) const {
   return name < o.name;
 }
 
-Store::Store(const TimeSource& clock, size_t history_limit)
-    : clock_(clock), history_limit_(history_limit), uid_prefix_(std::random_device{}()) {}
+Store::Store(const TimeSource& clock, size_t history_limit, uint32_t uid_seed)
+    : clock_(clock),
+      history_limit_(history_limit),
+      uid_prefix_(uid_seed ? uid_seed : std::random_device{}()) {}
 
 // Unique by the counter in the last group; the first group is a hash of it,
 // so UIDs differ from their first characters on, as random v4 UIDs from a

@@ -65,7 +65,8 @@ struct StoredEvent {
 
 class Store {
  public:
-  Store(const TimeSource& clock, size_t history_limit = 10000);
+  // `uid_seed` 0: the UIDs' first group is drawn at random (see NewUid).
+  Store(const TimeSource& clock, size_t history_limit = 10000, uint32_t uid_seed = 0);
 
   // Mutation of an existing object, done atomically under the store's lock on
   // a copy of it. Returning a failure aborts the write.
