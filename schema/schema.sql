@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 5).
+-- fencekeeper journal: the full current schema (version 6).
 -- Kept equal to the result of applying migrations/ in order; a test checks it
 -- (the statements below are the ones SQLite keeps after those migrations).
 -- `journal` is the journal proper since version 5 (migrations/0005_compact_journal.sql):
@@ -59,7 +59,10 @@ CREATE TABLE journal (
   subject INTEGER NOT NULL REFERENCES subjects (id),
   ref     INTEGER,                          -- suspend_outcome: the seq of its intent
   body    TEXT    NOT NULL CHECK (json_valid(body))
-) STRICT;
+, hash TEXT CHECK (hash IS NULL OR (length(hash) = 64 AND hash NOT GLOB '*[^0-9a-f]*'))) STRICT;
+-- `hash` (schema 6): SHA3-256 of the previous row's hash and this row's
+-- canonical form (src/journal/chain.h, docs/journal-chain.md); NULL on the
+-- rows appended before the upgrade to schema 6.
 
 CREATE INDEX journal_by_subject ON journal (subject, seq);
 
@@ -132,6 +135,10 @@ CREATE TABLE "sandbox_projection" (
 ) STRICT;
 
 CREATE INDEX sandbox_projection_by_name ON sandbox_projection (namespace, name);
+
+-- The last chained row (schema 6).
+CREATE VIEW journal_head AS
+SELECT seq, hash FROM journal WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1;
 
 CREATE VIEW journal_rows AS
 SELECT j.seq                                                            AS seq,

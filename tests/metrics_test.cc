@@ -221,30 +221,79 @@ domain::Event Intent(const std::string& name) {
   return e;
 }
 
-TEST(MetricsTest, JournalReportsSizesEventsByKindAndTheOldestPendingIntent) {
-  fk::testing::TempDir dir;
-  ManualTimeSource time;
+// A fresh journal on `time`'s clock.
+std::unique_ptr<journal::Journal> OpenJournal(const fk::testing::TempDir& dir,
+                                              ManualTimeSource& time) {
   journal::OpenOptions oo;
   oo.clock = &time;
   auto j = journal::Journal::Open(dir.File("journal.db"), oo);
-  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_TRUE(j.ok()) << j.status().ToString();
+  return j.ok() ? std::move(*j) : nullptr;
+}
+
+TEST(MetricsTest, JournalReportsSizesEventsByKindAndTheOldestPendingIntent) {
+  fk::testing::TempDir dir;
+  ManualTimeSource time;
+  auto j = OpenJournal(dir, time);
+  ASSERT_TRUE(j);
   Metrics m;
-  ReportJournal(**j, m, time.Now());
+  ReportJournal(*j, m, time.Now());
   EXPECT_EQ(Sample(m, "fencekeeper_journal_pending_intents"), 0);
   EXPECT_EQ(Sample(m, "fencekeeper_journal_oldest_pending_intent_age_seconds"), 0);
-  ASSERT_TRUE((*j)->Append({Intent("a")}).ok());
+  ASSERT_TRUE(j->Append({Intent("a")}).ok());
   time.Advance(10min);
-  ASSERT_TRUE((*j)->Append({Intent("b")}).ok());
+  ASSERT_TRUE(j->Append({Intent("b")}).ok());
   time.Advance(5min);
-  ReportJournal(**j, m, time.Now());
+  ReportJournal(*j, m, time.Now());
   EXPECT_EQ(Sample(m, "fencekeeper_journal_pending_intents"), 2);
   EXPECT_EQ(Sample(m, "fencekeeper_journal_oldest_pending_intent_age_seconds"), 900);
   EXPECT_EQ(Sample(m, R"(fencekeeper_journal_events_appended_total{kind="suspend_intent"})"), 2);
   EXPECT_EQ(Sample(m, R"(fencekeeper_journal_events_appended_total{kind="decided"})"), 0);
   EXPECT_GT(Sample(m, "fencekeeper_journal_size_bytes"), 0);
   EXPECT_GT(Sample(m, "fencekeeper_journal_wal_size_bytes"), 0);  // not checkpointed yet
-  ReportJournal(**j, m, time.Now());  // the same totals again: no increase
+  ReportJournal(*j, m, time.Now());  // the same totals again: no increase
   EXPECT_EQ(Sample(m, R"(fencekeeper_journal_events_appended_total{kind="suspend_intent"})"), 2);
+}
+
+// The chain head is one series whose labels are the current head; it moves
+// with every append (docs/journal-chain.md).
+TEST(MetricsTest, TheChainHeadIsOneSeriesLabelledWithTheCurrentHead) {
+  fk::testing::TempDir dir;
+  ManualTimeSource time;
+  auto j = OpenJournal(dir, time);
+  ASSERT_TRUE(j);
+  Metrics m;
+  ASSERT_TRUE(j->Append({Intent("a")}).ok());
+  ReportJournal(*j, m, time.Now());
+  const journal::chain::Head first = j->ChainHead();
+  const std::string series = "fencekeeper_journal_chain_head{hash=\"" + first.hash + "\",seq=\"" +
+                             std::to_string(first.seq) + "\"}";
+  EXPECT_EQ(Sample(m, series), first.seq);
+  ASSERT_TRUE(j->Append({Intent("b")}).ok());
+  ReportJournal(*j, m, time.Now());
+  const std::string text = m.Render();
+  EXPECT_EQ(text.find(first.hash), std::string::npos) << "the old head is gone";
+  EXPECT_NE(text.find(j->ChainHead().hash), std::string::npos);
+}
+
+// Logged when it changed, at most every `every`; not again while it stands still.
+TEST(MetricsTest, TheChainHeadIsLoggedWhileItChangesAtMostEveryInterval) {
+  fk::testing::TempDir dir;
+  ManualTimeSource time;
+  auto j = OpenJournal(dir, time);
+  ASSERT_TRUE(j);
+  ChainHeadLog log(5min);
+  EXPECT_TRUE(log.Tick(*j, time.MonotonicNow()));  // the start: the genesis head
+  EXPECT_FALSE(log.Tick(*j, time.MonotonicNow()));
+  ASSERT_TRUE(j->Append({Intent("a")}).ok());
+  time.Advance(1min);
+  EXPECT_FALSE(log.Tick(*j, time.MonotonicNow())) << "changed, but logged a minute ago";
+  time.Advance(4min);
+  EXPECT_TRUE(log.Tick(*j, time.MonotonicNow()));
+  time.Advance(30min);
+  EXPECT_FALSE(log.Tick(*j, time.MonotonicNow())) << "unchanged";
+  ASSERT_TRUE(j->Append({Intent("b")}).ok());
+  EXPECT_TRUE(log.Tick(*j, time.MonotonicNow()));
 }
 
 TEST(MetricsTest, JournalTimesParse) {

@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include "journal/chain.h"
 #include "journal/codec.h"
 #include "journal/compact.h"
 #include "journal/sqlite_status.h"
@@ -19,9 +20,10 @@ using namespace fk::domain;
 
 namespace {
 
-// One row of `journal` for each group of `events` (compact.h).
+// One row of `journal` for each group of `events` (compact.h), each chained
+// to the one before (chain.h); `head` moves to the last.
 void InsertRows(SQLite::Statement& insert, BatchSubjects& subjects,
-                const std::vector<Event>& events) {
+                const std::vector<Event>& events, chain::Head& head) {
   for (size_t i = 0; i < events.size();) {
     compact::RowKind kind{};
     const size_t n = compact::GroupAt(events, i, &kind);
@@ -38,7 +40,13 @@ void InsertRows(SQLite::Statement& insert, BatchSubjects& subjects,
     insert.bind(3, static_cast<int>(kind));
     insert.bind(4, subject.id);
     if (e.ref_seq != 0) insert.bind(5, e.ref_seq);
-    insert.bind(6, compact::EncodeBody(kind, &e, base, at));
+    const std::string body = compact::EncodeBody(kind, &e, base, at);
+    insert.bind(6, body);
+    chain::RowText row{e.seq, at, static_cast<int>(kind), std::nullopt, e.ns, e.name, e.uid,
+                       subject.base, body};
+    if (e.ref_seq != 0) row.ref = e.ref_seq;
+    head = {e.seq, chain::RowHash(head.hash, row)};
+    insert.bind(7, head.hash);
     insert.exec();
     i += n;
   }
@@ -115,7 +123,7 @@ int64_t MaxSeq(SQLite::Statement& max_seq) {
 BatchStatements::BatchStatements(SQLite::Database& db)
     : max_seq(db, kMaxSeqSql),
       insert_row(db,
-                 "INSERT INTO journal (seq, at, kind, subject, ref, body) VALUES (?,?,?,?,?,?)"),
+                 "INSERT INTO journal (seq, at, kind, subject, ref, body, hash) VALUES (?,?,?,?,?,?,?)"),
       insert_subject(db,
                      "INSERT INTO subjects (namespace, name, uid, base) VALUES (?,?,?,?) "
                      "RETURNING id"),
@@ -225,16 +233,23 @@ Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& 
                           "); only one fencekeeper may write a journal");
     }
     BatchSubjects subjects(impl_->subjects, st.insert_subject);
+    chain::Head head = impl_->head;
     for (const Member* m : members) {
-      if (m->status.ok()) InsertRows(st.insert_row, subjects, m->events);
+      if (m->status.ok()) InsertRows(st.insert_row, subjects, m->events, head);
     }
     WriteProjections(st, batch, subjects);
     tx.commit();
     subjects.MergeInto(impl_->subjects);
+    impl_->head = std::move(head);
   } catch (const SQLite::Exception& e) {
     return FromSqlite("cannot append to journal " + Quote(path_), e);
   }
   return Status::Ok();
+}
+
+chain::Head Journal::ChainHead() const {
+  std::lock_guard db_lock(db_mu_);
+  return impl_->head;
 }
 
 JournalStats Journal::stats() const {

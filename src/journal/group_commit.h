@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "journal/batch_state.h"
+#include "journal/chain.h"
 #include "journal/journal.h"
+#include "journal/chain.h"
 #include "journal/subjects.h"
 
 namespace fk::journal {
@@ -38,6 +40,7 @@ struct Journal::Impl {
   const TimeSource* clock;
   std::unique_ptr<BatchStatements> statements;  // made by the first batch (after migrations)
   Subjects subjects;                            // under db_mu_
+  chain::Head head;                             // the last chained row, under db_mu_
 };
 
 // The last seq of the journal, of either schema: a row of `journal` holds the

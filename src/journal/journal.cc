@@ -429,6 +429,10 @@ Status Journal::LoadState() {
     }
     state.last_seq = db.execAndGet(kMaxSeqSql).getInt64();
     impl_->subjects.Load(db);
+    impl_->head = {};
+    SQLite::Statement head(db, "SELECT seq, hash FROM journal_head");
+    if (head.executeStep())
+      impl_->head = {head.getColumn(0).getInt64(), head.getColumn(1).getString()};
   } catch (const SQLite::Exception& e) {
     return FromSqlite("cannot load journal state from " + Quote(path_), e);
   }

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "journal/chain.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "domain/event.h"
@@ -174,6 +175,10 @@ class Journal {
   Result<std::string> IntegrityCheck() const;
 
   JournalStats stats() const;
+
+  // The last chained row (seq 0 and kGenesis before the first): logged and
+  // exported so that a copy of it lives off the volume (docs/journal-chain.md).
+  chain::Head ChainHead() const;
 
  private:
   struct Impl;

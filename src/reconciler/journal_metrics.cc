@@ -4,6 +4,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include "common/log.h"
+
 namespace fk::reconciler {
 namespace {
 
@@ -52,6 +54,21 @@ void ReportJournal(const journal::Journal& journal, Metrics& metrics, WallTime n
   metrics.JournalEvents(journal.stats().events_by_kind);
   const auto [seq, count] = OldestPending(journal);
   metrics.PendingIntents(count, count == 0 ? 0 : AgeOf(journal, seq, now));
+  const journal::chain::Head head = journal.ChainHead();
+  metrics.ChainHead(head.seq, head.hash);
+}
+
+bool ChainHeadLog::Tick(const journal::Journal& journal, MonoTime now) {
+  const journal::chain::Head head = journal.ChainHead();
+  if (head.hash == logged_ || (last_ && now - *last_ < every_)) return false;
+  log::Info("journal chain head")
+      .Str("journal", journal.path())
+      .Int("seq", head.seq)
+      .Str("hash", head.hash)
+      .Str("head", head.ToString());
+  logged_ = head.hash;
+  last_ = now;
+  return true;
 }
 
 }  // namespace fk::reconciler

@@ -11,6 +11,22 @@ namespace fk::reconciler {
 
 void ReportJournal(const journal::Journal& journal, Metrics& metrics, WallTime now);
 
+// Logs the journal's hash-chain head (docs/journal-chain.md) when it has
+// changed since it was last logged and `every` has passed since: ticked at
+// least once a minute, a head that changes is logged at least every
+// `every` + 1 minute, so that a copy of it lives off the volume (in the logs).
+class ChainHeadLog {
+ public:
+  explicit ChainHeadLog(std::chrono::minutes every = std::chrono::minutes(5)) : every_(every) {}
+  // True if it logged the head now.
+  bool Tick(const journal::Journal& journal, MonoTime now);
+
+ private:
+  const std::chrono::minutes every_;
+  std::optional<MonoTime> last_;
+  std::string logged_;
+};
+
 // Seconds since the epoch of an RFC 3339 UTC time as the journal writes it
 // ("2026-12-02T00:33:05.123Z"); nullopt if it is not one.
 std::optional<double> ParseJournalTime(const std::string& text);

@@ -1,5 +1,7 @@
 #include "reconciler/manager.h"
 
+#include <thread>
+
 #include "common/backoff.h"
 #include "common/log.h"
 #include "reconciler/journal_metrics.h"
@@ -115,7 +117,21 @@ ManagerExit Manager::Run(Interrupt& stop) {
       .Str("scope", ScopeText(co.namespaces))
       .Str("api", "agents.x-k8s.io/" + *version)
       .Str("selector", co.selector);
-  return options_.leader ? RunElected(**client, stop) : RunAlone(stop);
+  Interrupt done;
+  std::thread heads([this, &done] { LogChainHeads(done); });
+  const ManagerExit exit = options_.leader ? RunElected(**client, stop) : RunAlone(stop);
+  done.Fire();
+  heads.join();
+  return exit;
+}
+
+// The head at start, then while it changes (ChainHeadLog), and the last one.
+void Manager::LogChainHeads(Interrupt& done) {
+  ChainHeadLog heads;
+  heads.Tick(journal_, time_.MonotonicNow());
+  while (time_.SleepFor(std::chrono::minutes(1), done)) heads.Tick(journal_, time_.MonotonicNow());
+  ChainHeadLog last(std::chrono::minutes(0));
+  last.Tick(journal_, time_.MonotonicNow());
 }
 
 ManagerExit Manager::RunAlone(Interrupt& stop) {

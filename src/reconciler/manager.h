@@ -58,6 +58,7 @@ class Manager {
  private:
   Status StartTerm();
   void StopTerm();
+  void LogChainHeads(Interrupt& done);
   std::optional<std::string> DiscoverSandboxVersion(kube::ApiClient& client, Interrupt& stop);
   // The reconciler runs at once, until `stop` (no leader election).
   ManagerExit RunAlone(Interrupt& stop);

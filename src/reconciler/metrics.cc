@@ -165,6 +165,12 @@ struct Metrics::Impl {
   Gauge& pending_age = Gauges(r, "fencekeeper_journal_oldest_pending_intent_age_seconds",
                               "Age of the oldest suspend intent without an outcome (0: none)")
                            .Add({});
+  Family<Gauge>& chain_head =
+      Gauges(r, "fencekeeper_journal_chain_head",
+             "The journal's hash-chain head as labels seq and hash (value: the seq)");
+  std::mutex chain_mu;            // scrapes may run at once
+  Gauge* chain_series = nullptr;  // under chain_mu
+  std::string chain_hash;         // under chain_mu
 
   Family<Counter>& watch_restarts = Counters(r, "fencekeeper_watch_restarts_total",
                                              "Watches re-opened after the first, by resource");
@@ -266,6 +272,14 @@ void Metrics::SandboxesByVerdict(const std::map<std::string, int>& counts) {
     auto it = counts.find(v);
     impl_->sandboxes.Add({{"verdict", v}}).Set(it == counts.end() ? 0 : it->second);
   }
+}
+void Metrics::ChainHead(int64_t seq, const std::string& hash) {
+  std::lock_guard lock(impl_->chain_mu);
+  if (impl_->chain_series && impl_->chain_hash == hash) return;
+  if (impl_->chain_series) impl_->chain_head.Remove(impl_->chain_series);
+  impl_->chain_series = &impl_->chain_head.Add({{"seq", std::to_string(seq)}, {"hash", hash}});
+  impl_->chain_series->Set(static_cast<double>(seq));
+  impl_->chain_hash = hash;
 }
 void Metrics::Leader(bool leading) { impl_->leader.Set(leading ? 1 : 0); }
 void Metrics::Ready(bool ready) { impl_->ready.Set(ready ? 1 : 0); }

@@ -43,6 +43,8 @@ class Metrics {
   void JournalEvents(const std::map<std::string, uint64_t>& totals);
   // Intents without an outcome, and how old the oldest is (0: none).
   void PendingIntents(size_t count, double oldest_age_seconds);
+  // fencekeeper_journal_chain_head{seq, hash}: one series, the current head.
+  void ChainHead(int64_t seq, const std::string& hash);
 
   // Watches re-opened after the first (a monotonic total for this term).
   void WatchRestarts(const std::string& resource, int total);
