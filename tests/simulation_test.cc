@@ -736,9 +736,10 @@ class World : public Cluster {
     } else if (what == 2 && replace && copy_) {
       Note("crash; an older copy of the journal (seq " + std::to_string(copy_->last_seq) +
            ") is restored");
+      // Onto the volume it was taken from: that replica takes the Lease over.
+      replica_ = copy_->replica;
       RemoveJournal(JournalPath());
       std::filesystem::copy_file(copy_path_, JournalPath());
-      replica_ = copy_->replica;
       CurrentLineage() = copy_->lineage;
     } else if (what == 3 && replace) {
       replica_ ^= 1;
