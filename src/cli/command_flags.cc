@@ -58,6 +58,18 @@ CLI::App* AddMigrateCommand(CLI::App& app, MigrateOptions& options) {
   return m;
 }
 
+CLI::App* AddJournalCommand(CLI::App& app, VerifyOptions& verify) {
+  auto* j = app.add_subcommand("journal", "Inspect a journal");
+  j->require_subcommand(1);
+  auto* v = j->add_subcommand(
+      "verify",
+      "Check integrity, the hash chain and the projections, reading only; prints 'head SEQ:HASH'");
+  v->add_option("--journal", verify.journal, "Journal file")->required();
+  AddOptional(v, "--expect-head", verify.expect_head,
+              "SEQ:HASH kept earlier: the journal must still hold that hash at that seq");
+  return j;
+}
+
 CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options) {
   auto* b = app.add_subcommand(
       "backup", "Copy a live journal consistently (SQLite online backup) and verify the copy");

@@ -21,6 +21,8 @@ struct BackupOptions {
 
 // Each adds its subcommand to `app`; after parsing, `options` holds what was typed.
 CLI::App* AddMigrateCommand(CLI::App& app, MigrateOptions& options);
+// `journal verify`, under the `journal` command.
+CLI::App* AddJournalCommand(CLI::App& app, VerifyOptions& verify);
 CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options);
 CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
 CLI::App* AddDemoCommand(CLI::App& app, DemoOptions& options);

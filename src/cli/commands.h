@@ -29,6 +29,14 @@ int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& e
 int RunBackup(const std::string& journal, const std::string& to, std::ostream& out,
               std::ostream& err);
 
+// `journal verify` (docs/journal-chain.md): reads only; exit 0 verified, 1 a
+// mismatch (naming the first bad seq and file), 2 unreadable input.
+struct VerifyOptions {
+  std::string journal;
+  std::optional<std::string> expect_head;  // "SEQ:HASH" an auditor kept earlier
+};
+int RunJournalVerify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
+
 struct ReplayOptions {
   std::string journal;
   std::vector<std::string> sandboxes;   // "namespace/name"; with namespaces: any of them

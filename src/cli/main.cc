@@ -15,6 +15,7 @@ namespace {
 struct Typed {
   fk::cli::MigrateOptions migrate;
   fk::cli::BackupOptions backup;
+  fk::cli::VerifyOptions verify;
   fk::cli::ReplayOptions replay;
   fk::cli::RunOptions run;
   fk::cli::DemoOptions demo;
@@ -29,6 +30,7 @@ int Dispatch(CLI::App& app, const Typed& typed) {
   if (chosen == "migrate") return RunMigrate(typed.migrate, std::cout, std::cerr);
   if (chosen == "backup")
     return RunBackup(typed.backup.journal, typed.backup.to, std::cout, std::cerr);
+  if (chosen == "journal") return RunJournalVerify(typed.verify, std::cout, std::cerr);
   if (chosen == "run") return RunRun(typed.run, std::cerr);
   if (chosen == "replay") return RunReplay(typed.replay, std::cout, std::cerr);
   if (chosen == "sim") return RunSim(typed.sim, std::cout, std::cerr);
@@ -43,6 +45,7 @@ int ParseAndDispatch(int argc, char** argv) {
   Typed typed;
   fk::cli::AddMigrateCommand(app, typed.migrate);
   fk::cli::AddBackupCommand(app, typed.backup);
+  fk::cli::AddJournalCommand(app, typed.verify);
   fk::cli::AddReplayCommand(app, typed.replay);
   fk::cli::AddRunCommand(app, typed.run);
   fk::cli::AddDemoCommand(app, typed.demo);
