@@ -23,13 +23,12 @@ using fk::testing::TempDir;
 
 // What the stock shell's verify_chain.sql prints last: the mismatches.
 int64_t ShellMismatches(const std::string& journal) {
-  auto r = fk::testing::RunShell("sqlite3 -readonly " + journal + " < " FK_SOURCE_DIR
-                                 "/schema/audit/verify_chain.sql 2>&1");
+  auto r = fk::testing::RunShell("sqlite3 -readonly " + journal +
+                                 " < " FK_SOURCE_DIR "/schema/audit/verify_chain.sql 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   const size_t end = r.out.find_last_not_of('\n');
   const size_t start = r.out.find_last_of('\n', end);
-  const std::string last =
-      r.out.substr(start == std::string::npos ? 0 : start + 1, end - start);
+  const std::string last = r.out.substr(start == std::string::npos ? 0 : start + 1, end - start);
   return std::stoll(last);
 }
 
@@ -66,9 +65,10 @@ class JournalChainTest : public ::testing::Test {
   // whoever can write the volume can do.
   void Tamper(const std::string& sql) {
     SQLite::Database db(path_, SQLite::OPEN_READWRITE);
-    db.exec("DROP TRIGGER IF EXISTS journal_append_only_update;"
-            "DROP TRIGGER IF EXISTS journal_append_only_delete;"
-            "DROP TRIGGER IF EXISTS subjects_append_only_update;");
+    db.exec(
+        "DROP TRIGGER IF EXISTS journal_append_only_update;"
+        "DROP TRIGGER IF EXISTS journal_append_only_delete;"
+        "DROP TRIGGER IF EXISTS subjects_append_only_update;");
     db.exec(sql);
   }
   // A fresh intact journal, closed (checkpointed) so that tampering sees it all.
@@ -152,8 +152,11 @@ TEST_P(JournalChainTamperTest, TheStockShellCountsAMismatch) {
 const std::string kFifth = "(SELECT seq FROM journal ORDER BY seq LIMIT 1 OFFSET 4)";
 const std::string kSixth = "(SELECT seq FROM journal ORDER BY seq LIMIT 1 OFFSET 5)";
 const std::string kSwap =
-    "CREATE TEMP TABLE a AS SELECT * FROM journal WHERE seq = " + kFifth + ";"
-    "CREATE TEMP TABLE b AS SELECT * FROM journal WHERE seq = " + kSixth + ";"
+    "CREATE TEMP TABLE a AS SELECT * FROM journal WHERE seq = " + kFifth +
+    ";"
+    "CREATE TEMP TABLE b AS SELECT * FROM journal WHERE seq = " +
+    kSixth +
+    ";"
     "UPDATE journal SET at = (SELECT at FROM b), kind = (SELECT kind FROM b), "
     "subject = (SELECT subject FROM b), ref = (SELECT ref FROM b), body = (SELECT body FROM b), "
     "hash = (SELECT hash FROM b) WHERE seq = (SELECT seq FROM a);"
@@ -173,7 +176,8 @@ INSTANTIATE_TEST_SUITE_P(
         Tampering{"an inserted row",
                   "INSERT INTO journal (seq, at, kind, subject, ref, body, hash) "
                   "SELECT seq * 1000, at, 7, subject, NULL, '[]', hash FROM journal "
-                  "WHERE seq = " + kFifth},
+                  "WHERE seq = " +
+                      kFifth},
         Tampering{"swapped rows", kSwap}));
 
 // ---- fencekeeper journal verify ------------------------------------------------
@@ -193,8 +197,8 @@ class JournalVerifyTest : public JournalChainTest {
   }
   int64_t SeqAt(int offset) {
     SQLite::Database db(path_, SQLite::OPEN_READONLY);
-    return db.execAndGet("SELECT seq FROM journal ORDER BY seq LIMIT 1 OFFSET " +
-                         std::to_string(offset))
+    return db
+        .execAndGet("SELECT seq FROM journal ORDER BY seq LIMIT 1 OFFSET " + std::to_string(offset))
         .getInt64();
   }
 };

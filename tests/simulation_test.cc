@@ -801,9 +801,7 @@ class World : public Cluster {
   // One worker runs: to its next request, or through a work item.
   // As Controller::Worker: nothing is decided before every cache has synced
   // once (the informers list first; the map cache is filled at start).
-  static bool MayWork(Instance& in) {
-    return in.working || (in.working = in.controller->Synced());
-  }
+  static bool MayWork(Instance& in) { return in.working || (in.working = in.controller->Synced()); }
 
   void RunWorker(Instance& in) {
     if (!MayWork(in)) return;

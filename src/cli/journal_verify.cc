@@ -48,8 +48,8 @@ int RunJournalVerify(const VerifyOptions& o, std::ostream& out, std::ostream& er
     return kExitUnusable;
   };
   const auto mismatch = [&](int64_t seq, const std::string& why) {
-    err << "fencekeeper journal verify: " << o.journal << ": mismatch at seq " << seq << ": "
-        << why << "\n";
+    err << "fencekeeper journal verify: " << o.journal << ": mismatch at seq " << seq << ": " << why
+        << "\n";
     return kExitCheckFailed;
   };
   std::optional<ExpectedHead> expected;
@@ -70,8 +70,7 @@ int RunJournalVerify(const VerifyOptions& o, std::ostream& out, std::ostream& er
     return mismatch((*j)->state().last_seq, s.message());
   if (expected) {
     if (expected->seq > chain->head.seq)
-      return mismatch(expected->seq, "the journal ends at seq " +
-                                         std::to_string(chain->head.seq) +
+      return mismatch(expected->seq, "the journal ends at seq " + std::to_string(chain->head.seq) +
                                          " before the expected head: its tail is gone");
     if (!chain->hash_at)
       return mismatch(expected->seq, "the journal holds no chained row at the expected head");

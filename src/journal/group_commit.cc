@@ -42,8 +42,8 @@ void InsertRows(SQLite::Statement& insert, BatchSubjects& subjects,
     if (e.ref_seq != 0) insert.bind(5, e.ref_seq);
     const std::string body = compact::EncodeBody(kind, &e, base, at);
     insert.bind(6, body);
-    chain::RowText row{e.seq, at, static_cast<int>(kind), std::nullopt, e.ns, e.name, e.uid,
-                       subject.base, body};
+    chain::RowText row{e.seq,  at,    static_cast<int>(kind), std::nullopt, e.ns,
+                       e.name, e.uid, subject.base,           body};
     if (e.ref_seq != 0) row.ref = e.ref_seq;
     head = {e.seq, chain::RowHash(head.hash, row)};
     insert.bind(7, head.hash);
@@ -122,8 +122,9 @@ int64_t MaxSeq(SQLite::Statement& max_seq) {
 
 BatchStatements::BatchStatements(SQLite::Database& db)
     : max_seq(db, kMaxSeqSql),
-      insert_row(db,
-                 "INSERT INTO journal (seq, at, kind, subject, ref, body, hash) VALUES (?,?,?,?,?,?,?)"),
+      insert_row(
+          db,
+          "INSERT INTO journal (seq, at, kind, subject, ref, body, hash) VALUES (?,?,?,?,?,?,?)"),
       insert_subject(db,
                      "INSERT INTO subjects (namespace, name, uid, base) VALUES (?,?,?,?) "
                      "RETURNING id"),

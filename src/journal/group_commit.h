@@ -16,7 +16,6 @@
 #include "journal/batch_state.h"
 #include "journal/chain.h"
 #include "journal/journal.h"
-#include "journal/chain.h"
 #include "journal/subjects.h"
 
 namespace fk::journal {

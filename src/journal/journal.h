@@ -36,11 +36,11 @@
 #include <string>
 #include <vector>
 
-#include "journal/chain.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "domain/event.h"
 #include "domain/journal_state.h"
+#include "journal/chain.h"
 
 namespace fk::journal {
 

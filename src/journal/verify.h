@@ -13,11 +13,11 @@
 namespace fk::journal {
 
 struct ChainCheck {
-  chain::Head head;         // the last chained row (seq 0: none)
-  int64_t rows = 0;         // chained rows checked
-  int64_t unchained = 0;    // rows before the chain starts (appended before schema 6)
-  int64_t first_bad = 0;    // the first row whose hash does not match (0: none)
-  std::string why;          // what is wrong with it
+  chain::Head head;       // the last chained row (seq 0: none)
+  int64_t rows = 0;       // chained rows checked
+  int64_t unchained = 0;  // rows before the chain starts (appended before schema 6)
+  int64_t first_bad = 0;  // the first row whose hash does not match (0: none)
+  std::string why;        // what is wrong with it
   // The hash stored at the seq asked for (if the file has a chained row there).
   std::optional<std::string> hash_at;
 };
