@@ -47,7 +47,7 @@ std::string Sha3Hex(std::string_view text) {
     throw std::runtime_error("SHA3-256 is unavailable (OpenSSL)");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
-  hex.reserve(size * 2);
+  hex.reserve(static_cast<size_t>(size) * 2);
   for (unsigned int i = 0; i < size; ++i) {
     hex += kHex[digest[i] >> 4];
     hex += kHex[digest[i] & 0xf];
