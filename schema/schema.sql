@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 6).
+-- fencekeeper journal: the full current schema (version 7).
 -- Kept equal to the result of applying migrations/ in order; a test checks it
 -- (the statements below are the ones SQLite keeps after those migrations).
 -- `journal` is the journal proper since version 5 (migrations/0005_compact_journal.sql):
@@ -40,8 +40,10 @@ BEGIN
 END;
 
 CREATE TRIGGER events_append_only_delete BEFORE DELETE ON "events_v1"
+WHEN OLD.seq > (SELECT COALESCE(max(json_extract(body, '$.l')), 0) FROM
+                (SELECT body FROM journal WHERE kind = 10 ORDER BY seq DESC LIMIT 1))
 BEGIN
-  SELECT RAISE(ABORT, 'fencekeeper journal events are append-only: DELETE is not allowed');
+  SELECT RAISE(ABORT, 'fencekeeper journal events are append-only: DELETE is allowed only of rows a pruned record covers');
 END;
 
 CREATE TABLE subjects (
@@ -74,8 +76,10 @@ BEGIN
 END;
 
 CREATE TRIGGER journal_append_only_delete BEFORE DELETE ON journal
+WHEN OLD.seq > (SELECT COALESCE(max(json_extract(body, '$.l')), 0) FROM
+                (SELECT body FROM journal WHERE kind = 10 ORDER BY seq DESC LIMIT 1))
 BEGIN
-  SELECT RAISE(ABORT, 'fencekeeper journal events are append-only: DELETE is not allowed');
+  SELECT RAISE(ABORT, 'fencekeeper journal events are append-only: DELETE is allowed only of rows a pruned record covers');
 END;
 
 CREATE TRIGGER subjects_append_only_update BEFORE UPDATE ON subjects
@@ -84,8 +88,11 @@ BEGIN
 END;
 
 CREATE TRIGGER subjects_append_only_delete BEFORE DELETE ON subjects
+WHEN EXISTS (SELECT 1 FROM journal WHERE subject = OLD.id)
+  OR EXISTS (SELECT 1 FROM sandbox_projection WHERE subject = OLD.id)
+  OR EXISTS (SELECT 1 FROM fence_projection WHERE subject = OLD.id)
 BEGIN
-  SELECT RAISE(ABORT, 'fencekeeper journal subjects are append-only: DELETE is not allowed');
+  SELECT RAISE(ABORT, 'fencekeeper journal subjects are append-only: DELETE is allowed only of a subject nothing names');
 END;
 
 CREATE TABLE journal_kinds (
@@ -139,6 +146,42 @@ CREATE INDEX sandbox_projection_by_name ON sandbox_projection (namespace, name);
 -- The last chained row (schema 6).
 CREATE VIEW journal_head AS
 SELECT seq, hash FROM journal WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1;
+
+-- The latest pruned row, found without a scan (the delete triggers read it).
+CREATE INDEX journal_pruned ON journal (seq) WHERE kind = 10;
+
+-- In an archive file, the range it holds (one row; none in a journal).
+CREATE TABLE archive_range (
+  first_seq   INTEGER NOT NULL,   -- the first event the file holds
+  last_seq    INTEGER NOT NULL,   -- the last event the file holds
+  rows        INTEGER NOT NULL,   -- rows of `journal` and `events_v1` it holds
+  anchor_seq  INTEGER NOT NULL,   -- the row before its first one (0: none)
+  anchor_hash TEXT    NOT NULL,   -- that row's hash ('' when it carries none)
+  head_seq    INTEGER NOT NULL,   -- its last chained row (0: none)
+  head_hash   TEXT    NOT NULL,
+  source      TEXT    NOT NULL,   -- the journal it was pruned from
+  written_at  TEXT    NOT NULL    -- RFC 3339 UTC
+) STRICT;
+
+-- The last seq before the rows this file holds, and the hash the first of
+-- them is chained to: from the latest `pruned` row of a journal, from
+-- `archive_range` in an archive file; (0, '') when nothing was removed.
+CREATE VIEW journal_cut AS
+SELECT COALESCE((SELECT anchor_seq FROM archive_range),
+                (SELECT json_extract(body, '$.l') FROM journal WHERE kind = 10
+                 ORDER BY seq DESC LIMIT 1), 0) AS last_pruned,
+       COALESCE((SELECT anchor_hash FROM archive_range),
+                (SELECT json_extract(body, '$.h') FROM journal WHERE kind = 10
+                 ORDER BY seq DESC LIMIT 1), '') AS anchor_hash;
+
+-- What the removed events fold to, record by record (src/journal/base_state.h):
+-- 'fence:NS/POLICY', 'sandbox:UID' and 'intent:SEQ' (an intent still pending
+-- at the cut). Not append-only: it is rewritten as the cut moves, like the
+-- projections, which it reproduces with the retained events.
+CREATE TABLE journal_base (
+  key    TEXT NOT NULL PRIMARY KEY,
+  record TEXT NOT NULL CHECK (json_valid(record))
+) STRICT, WITHOUT ROWID;
 
 CREATE VIEW journal_rows AS
 SELECT j.seq                                                            AS seq,
@@ -261,6 +304,17 @@ SELECT r.seq + k.part AS seq,
            'state', json_extract(r.body, '$[1]'))
          WHEN 'forgotten' THEN json_object(
            'detail', COALESCE(json_extract(r.body, '$[0]'), ''))
+         WHEN 'pruned' THEN json_object(
+           'first_seq', json_extract(r.body, '$.f'),
+           'last_seq', json_extract(r.body, '$.l'),
+           'rows', json_extract(r.body, '$.n'),
+           'first_at', strftime('%Y-%m-%dT%H:%M:%S', json_extract(r.body, '$.fa') / 1000, 'unixepoch') ||
+             printf('.%03dZ', json_extract(r.body, '$.fa') % 1000),
+           'last_at', strftime('%Y-%m-%dT%H:%M:%S', json_extract(r.body, '$.la') / 1000, 'unixepoch') ||
+             printf('.%03dZ', json_extract(r.body, '$.la') % 1000),
+           'head_seq', json_extract(r.body, '$.hs'),
+           'head_hash', json_extract(r.body, '$.h'),
+           'archive', COALESCE(json_extract(r.body, '$.a'), ''))
        END AS payload
 FROM journal_rows AS r
 JOIN journal_kinds AS k ON k.kind = r.kind;
@@ -352,7 +406,8 @@ INSERT INTO journal_kinds (kind, part, event) VALUES
   (1, 0, 'fence_observed'), (2, 0, 'sandbox_observed'), (3, 0, 'decided'),
   (4, 0, 'suspend_intent'), (5, 0, 'suspend_outcome'), (6, 0, 'leadership'),
   (7, 0, 'forgotten'), (8, 0, 'sandbox_observed'), (8, 1, 'decided'),
-  (9, 0, 'sandbox_observed'), (9, 1, 'decided'), (9, 2, 'suspend_intent');
+  (9, 0, 'sandbox_observed'), (9, 1, 'decided'), (9, 2, 'suspend_intent'),
+  (10, 0, 'pruned');
 
 INSERT INTO journal_names (field, code, name) VALUES
   ('api_version', 0, 'v1beta1'), ('api_version', 1, 'v1alpha1'),

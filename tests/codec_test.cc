@@ -26,8 +26,10 @@ TEST(Codec, EveryEventKindRoundTrips) {
       SuspendOutcome{Outcome::kConflict, std::nullopt, "409: object changed"},
       Leadership{"host-1/uuid", "acquired"},
       Forgotten{"deleted from the cluster"},
+      Pruned{1, 40, 17, 1'800'000'000'000, 1'800'000'100'000, 39, std::string(64, 'a'),
+             "journal-000000000001-000000000040.sqlite"},
   };
-  static_assert(std::variant_size_v<EventBody> == 7, "a new event kind needs a case here");
+  static_assert(std::variant_size_v<EventBody> == 8, "a new event kind needs a case here");
   for (const EventBody& body : bodies) {
     Event e;
     e.body = body;

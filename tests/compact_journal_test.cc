@@ -19,6 +19,7 @@
 #include "journal/codec.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
+#include "journal_fixture.h"
 #include "replay_check.h"
 #include "test_support.h"
 
@@ -58,13 +59,7 @@ Snapshot Created(const std::string& ns, int i, int64_t now_ms) {
 
 class CompactJournalTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Journal> Open() {
-    OpenOptions o;
-    o.clock = &clock_;
-    auto j = Journal::Open(path_, o);
-    EXPECT_TRUE(j.ok()) << j.status().ToString();
-    return j.ok() ? std::move(*j) : nullptr;
-  }
+  std::unique_ptr<Journal> Open() { return fk::testing::OpenJournal(path_, &clock_); }
   Journal::Recorded Evaluate(Journal& j, const Snapshot& s, const std::string& rv = "100") {
     Snapshot with_history = s;
     with_history.history = history_for(j.state(), s.sandbox.uid);

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "journal/chain.h"
 #include "journal/journal.h"
+#include "journal_fixture.h"
 #include "test_support.h"
 
 namespace fk::journal {
@@ -38,11 +39,8 @@ class JournalChainTest : public ::testing::Test {
 
   std::unique_ptr<Journal> Open() {
     OpenOptions o;
-    o.clock = &clock_;
     o.refuse_writes = [this] { return refuse_; };
-    auto j = Journal::Open(path_, o);
-    EXPECT_TRUE(j.ok()) << j.status().ToString();
-    return j.ok() ? std::move(*j) : nullptr;
+    return fk::testing::OpenJournal(path_, &clock_, o);
   }
   // A few lifecycles: healthy, suspended by a fence roll (intent, outcome), forgotten.
   void Write(Journal& j, int sandboxes) {
@@ -191,7 +189,7 @@ class JournalVerifyTest : public JournalChainTest {
  protected:
   Verified Verify(std::optional<std::string> expect_head = std::nullopt) {
     std::ostringstream out, err;
-    cli::VerifyOptions o{path_, std::move(expect_head)};
+    cli::VerifyOptions o{path_, std::move(expect_head), std::nullopt};
     const int rc = cli::RunJournalVerify(o, out, err);
     return {rc, out.str(), err.str()};
   }

@@ -164,6 +164,24 @@ TEST(RunFlags, ACommaInANamespaceHintsAtRepeatingTheFlag) {
       << s.status().message();
 }
 
+TEST(RunFlags, RetentionIsNinetyDaysUnlessToldAndZeroKeepsEverything) {
+  RunOptions o = Valid();
+  auto s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->journal_retention, std::chrono::hours(24 * 90));
+  EXPECT_EQ(s->journal_archive, "");
+  o.journal_retention = "0";
+  EXPECT_EQ(ParseRunFlags(o, FakeResolve)->journal_retention.count(), 0);
+  o.journal_retention = "1s";
+  o.journal_archive = "/var/lib/archive";
+  s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->journal_retention, std::chrono::seconds(1));
+  EXPECT_EQ(s->journal_archive, "/var/lib/archive");
+  o.journal_retention = "999ms";
+  EXPECT_FALSE(ParseRunFlags(o, FakeResolve).ok());
+}
+
 TEST(RunFlags, UsableValuesAreAcceptedAsKubernetesWould) {
   RunOptions o = Valid();
   o.namespaces = {"openshell-agents", "team-healthy", std::string(63, 'a')};
@@ -237,6 +255,10 @@ TEST(RunFlags, TheBinaryRefusesEachObservedMisconfigurationWithExitTwo) {
       {"--resync 1ms", "--resync '1ms'"},
       {"--boundary-port 80x", "--boundary-port '80x'"},
       {"--selector 'a in ('", "--selector 'a in ('"},
+      {"--journal-retention 500ms", "--journal-retention '500ms'"},
+      {"--journal-retention forever", "--journal-retention 'forever'"},
+      {"--journal-retention 0 --journal-archive /tmp", "--journal-retention is 0"},
+      {"--journal-archive /no/such/dir", "--journal-archive '/no/such/dir': not a directory"},
   };
   for (const auto& [flags, expected] : cases) {
     const std::string cmd = std::string(FK_BINARY) + " run --journal " + journal + " " + flags +

@@ -27,7 +27,8 @@ WITH chained AS (
   WHERE j.seq >= (SELECT min(seq) FROM journal WHERE hash IS NOT NULL)
 )
 SELECT seq, stored,
-       lower(hex(sha3(COALESCE(before, printf('%.64c', '0')) || canonical, 256))) AS expected
+       lower(hex(sha3(COALESCE(before, (SELECT NULLIF(anchor_hash, '') FROM journal_cut),
+                               printf('%.64c', '0')) || canonical, 256))) AS expected
 FROM chained;
 SELECT seq || '|' || COALESCE(expected, '(no subject)') || '|' || COALESCE(stored, '(no hash)')
 FROM chain_check WHERE stored IS NOT expected ORDER BY seq;

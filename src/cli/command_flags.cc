@@ -65,8 +65,11 @@ CLI::App* AddJournalCommand(CLI::App& app, VerifyOptions& verify) {
       "verify",
       "Check integrity, the hash chain and the projections, reading only; prints 'head SEQ:HASH'");
   v->add_option("--journal", verify.journal, "Journal file")->required();
-  AddOptional(v, "--expect-head", verify.expect_head,
-              "SEQ:HASH kept earlier: the journal must still hold that hash at that seq");
+  AddOptional(v, "--archive", verify.archive,
+              "Archive directory (run --journal-archive): check its files and that they join");
+  AddOptional(
+      v, "--expect-head", verify.expect_head,
+      "SEQ:HASH kept earlier: the journal (or its archive) must still hold that hash there");
   return j;
 }
 
@@ -95,6 +98,11 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   rn->add_option("--workers", options.workers,
                  "Sandboxes reconciled concurrently (never two workers on one sandbox)")
       ->capture_default_str();
+  rn->add_option("--journal-retention", options.journal_retention,
+                 "Prune journal events older than this (like 90d, 12h; 0 keeps everything)")
+      ->capture_default_str();
+  AddOptional(rn, "--journal-archive", options.journal_archive,
+              "Write pruned events to sealed SQLite files in this directory first");
   AddRunServingFlags(rn, options);
   AddRunClusterFlags(rn, options);
   return rn;

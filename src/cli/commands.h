@@ -34,6 +34,7 @@ int RunBackup(const std::string& journal, const std::string& to, std::ostream& o
 struct VerifyOptions {
   std::string journal;
   std::optional<std::string> expect_head;  // "SEQ:HASH" an auditor kept earlier
+  std::optional<std::string> archive;      // the --journal-archive directory
 };
 int RunJournalVerify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
 
@@ -82,6 +83,8 @@ struct RunOptions {
   // for the API server's concurrency, not the machine's cores: a worker
   // mostly waits for an answer (docs/performance.md).
   std::string workers = "16";
+  std::string journal_retention = "90d";  // 0: keep everything (docs/retention.md)
+  std::optional<std::string> journal_archive;
 };
 // Runs until SIGINT or SIGTERM (exit 0); 2 for an unusable journal or config.
 int RunRun(const RunOptions& options, std::ostream& err);

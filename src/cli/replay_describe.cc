@@ -71,6 +71,9 @@ std::string Describe(const Event& e) {
     s << "forgotten: " << g->detail;
   } else if (const auto* l = std::get_if<Leadership>(&e.body)) {
     s << l->state << " by " << l->identity;
+  } else if (const auto* p = std::get_if<Pruned>(&e.body)) {
+    s << "pruned seq " << p->first_seq << "-" << p->last_seq << " (" << p->rows << " rows)";
+    if (!p->archive.empty()) s << " to archive " << p->archive;
   } else if (const auto* c = std::get_if<SuspendOutcome>(&e.body)) {
     s << ToString(c->outcome) << " (intent " << e.ref_seq << ")";
     if (c->applied_generation) s << " at generation " << *c->applied_generation;

@@ -183,6 +183,10 @@ Result<ReplayReport> ReadReplay(const journal::Journal& j, const ReplayOptions& 
   r.journal = o.journal;
   r.schema_version = j.schema_version();
   bool past_until = false;  // once a row is past --until, later ones are too (the clock may step)
+  // Retention removed the oldest events: start from what they fold to.
+  auto base = j.BaseState();
+  if (!base.ok()) return base.status();
+  r.state = std::move(*base);
   Status walked = j.ForEachEvent(1, std::numeric_limits<int64_t>::max(), [&](const Event& e) {
     selection.Note(e);
     if (r.journal_rows++ == 0) r.first_time = e.recorded_at;

@@ -1,5 +1,10 @@
 // `fencekeeper run`: the reconciler as a long-running process.
+#include <unistd.h>
+
 #include <signal.h>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 
 #include <functional>
 #include <ostream>
@@ -56,6 +61,7 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.controller.boundary_port = o.boundary_port;
   mo.controller.workers = o.workers;
   mo.controller.instance = HostName();
+  mo.retention = {o.journal_retention, o.journal_archive};
   if (o.leader_elect) {
     reconciler::LeaderOptions lo;
     lo.identity = reconciler::LeaderIdentity(HostName());
@@ -66,6 +72,19 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
     mo.leader = lo;
   }
   return mo;
+}
+
+// The archive directory must be there and writable before anything is
+// pruned into it: a mistyped path is refused at start, not found a minute in.
+Status CheckArchiveDir(const std::string& dir) {
+  if (dir.empty()) return Status::Ok();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return Status::InvalidArgument("--journal-archive '" + dir + "': not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return Status::InvalidArgument("--journal-archive '" + dir +
+                                   "': not writable: " + std::strerror(errno));
+  return Status::Ok();
 }
 
 // SIGINT and SIGTERM fire `stop()`, handled by one thread. Construct it before
@@ -162,6 +181,7 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   // The journal first: a journal we must not touch is refused within seconds.
   // Its writer lock before anything else touches it, held until we return
   // (declared before the journal, so released after it is closed).
+  if (Status s = CheckArchiveDir(o.journal_archive); !s.ok()) return fail(s.message());
   auto writer_lock = journal::WriterLock::Acquire(o.journal, writer_id);
   if (!writer_lock.ok()) return fail(writer_lock.status().ToString());
   auto journal = journal::Journal::Open(o.journal);

@@ -76,6 +76,11 @@ Status ParseDurations(const RunOptions& f, RunSettings& s) {
     return Refuse("--retry-period", f.retry_period,
                   "must be shorter than --renew-deadline " + Quoted(f.renew_deadline) + " / 1.2");
   s.resync = *resync;
+  auto retention = f.journal_retention == "0"
+                       ? Result<std::chrono::milliseconds>(std::chrono::milliseconds(0))
+                       : Duration("--journal-retention", f.journal_retention, kMinRetention);
+  if (!retention.ok()) return retention.status();
+  s.journal_retention = *retention;
   s.lease_duration = *lease;
   s.renew_deadline = *renew;
   s.retry_period = *retry;
@@ -200,6 +205,15 @@ Result<RunSettings> ParseRunFlags(const RunOptions& f, const HostResolver& resol
   if (Status st = ParseDurations(f, s); !st.ok()) return st;
   if (Status st = ParseNumbers(f, s); !st.ok()) return st;
   if (Status st = ParseListenAddrs(f, resolve, s); !st.ok()) return st;
+  if (f.journal_archive) {
+    if (f.journal_archive->empty())
+      return Refuse("--journal-archive", *f.journal_archive, "an archive directory is required");
+    if (s.journal_retention.count() == 0)
+      return Refuse(
+          "--journal-archive", *f.journal_archive,
+          "archives what retention prunes, but --journal-retention is 0 (keep everything)");
+    s.journal_archive = *f.journal_archive;
+  }
   return s;
 }
 

@@ -41,6 +41,8 @@ struct RunSettings {
   double kube_api_qps = 0;
   int kube_api_burst = 0;
   int workers = 0;
+  std::chrono::milliseconds journal_retention{0};  // 0: keep everything
+  std::string journal_archive;                     // "": none
 };
 
 // A host name or address to a numeric address; nullopt if it does not resolve.
@@ -49,6 +51,7 @@ using HostResolver = std::function<std::optional<std::string>(const std::string&
 std::optional<std::string> ResolveListenHost(const std::string& host);
 
 inline constexpr std::chrono::seconds kMinResync{1};
+inline constexpr std::chrono::seconds kMinRetention{1};
 
 Result<RunSettings> ParseRunFlags(const RunOptions& flags,
                                   const HostResolver& resolve = ResolveListenHost);

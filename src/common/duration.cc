@@ -38,6 +38,8 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view s) {
       factor = 60'000;
     else if (unit == "h")
       factor = 3'600'000;
+    else if (unit == "d")  // beyond Go: retention is counted in days
+      factor = 86'400'000;
     else
       return std::nullopt;
     total_ms += value * factor;

@@ -1,5 +1,6 @@
 // Go-style durations, as docs/design.md#the-command-line-contract specifies
-// for flags: "200ms", "30s", "5m", "1h30m", "1.5s". Rounded down to milliseconds.
+// for flags: "200ms", "30s", "5m", "1h30m", "1.5s", and days ("90d", which Go
+// lacks) for retention. Rounded down to milliseconds.
 #pragma once
 
 #include <chrono>

@@ -21,6 +21,7 @@ enum class EventKind {
   kSuspendOutcome,   // what became of an intent (ref_seq names the intent)
   kLeadership,       // this instance acquired, lost or released the lease (subject: the Lease)
   kForgotten,        // the sandbox (this uid) is gone from the cluster: it leaves the projections
+  kPruned,           // retention removed the oldest events (subject: the journal itself)
 };
 
 enum class Outcome { kPending, kApplied, kConflict, kFailed, kSuperseded };
@@ -82,8 +83,27 @@ struct Forgotten {
   bool operator==(const Forgotten&) const = default;
 };
 
+// Retention removed events [first_seq, last_seq] (their rows, `rows` of them,
+// recorded from first_at_ms to last_at_ms): what went, and the chain head at
+// the cut — the hash of the last row removed ("" when it carried none), which
+// the first row kept is chained to. `archive` names the file they were
+// written to first ("" without --journal-archive). No decision depends on the
+// events removed: the journal's base state (table journal_base) holds what
+// they folded to.
+struct Pruned {
+  int64_t first_seq = 0;
+  int64_t last_seq = 0;
+  int64_t rows = 0;
+  int64_t first_at_ms = 0;
+  int64_t last_at_ms = 0;
+  int64_t head_seq = 0;
+  std::string head_hash;
+  std::string archive;
+  bool operator==(const Pruned&) const = default;
+};
+
 using EventBody = std::variant<FenceObserved, SandboxObserved, Decided, SuspendIntent,
-                               SuspendOutcome, Leadership, Forgotten>;
+                               SuspendOutcome, Leadership, Forgotten, Pruned>;
 
 struct Event {
   int64_t seq = 0;          // assigned by the journal

@@ -24,6 +24,7 @@ struct Folder {
   const Event& e;
 
   void operator()(const Leadership&) {}  // audit only: no decision depends on it
+  void operator()(const Pruned&) {}      // what went is in the base state already
 
   void operator()(const FenceObserved& f) {
     FenceRecord& r = state.fences[{e.ns, f.policy}];

@@ -62,7 +62,7 @@ constexpr std::array<std::pair<Outcome, const char*>, 5> kOutcomes{{
     {Outcome::kFailed, "failed"},
     {Outcome::kSuperseded, "superseded"},
 }};
-constexpr std::array<std::pair<EventKind, const char*>, 7> kEventKinds{{
+constexpr std::array<std::pair<EventKind, const char*>, 8> kEventKinds{{
     {EventKind::kFenceObserved, "fence_observed"},
     {EventKind::kSandboxObserved, "sandbox_observed"},
     {EventKind::kDecided, "decided"},
@@ -70,6 +70,7 @@ constexpr std::array<std::pair<EventKind, const char*>, 7> kEventKinds{{
     {EventKind::kSuspendOutcome, "suspend_outcome"},
     {EventKind::kLeadership, "leadership"},
     {EventKind::kForgotten, "forgotten"},
+    {EventKind::kPruned, "pruned"},
 }};
 
 }  // namespace

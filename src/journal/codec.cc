@@ -80,6 +80,11 @@ struct Encoder {
     return {{"identity", l.identity}, {"state", l.state}};
   }
   json::object operator()(const Forgotten& f) const { return {{"detail", f.detail}}; }
+  json::object operator()(const Pruned& p) const {
+    return {{"first_seq", p.first_seq},     {"last_seq", p.last_seq},     {"rows", p.rows},
+            {"first_at_ms", p.first_at_ms}, {"last_at_ms", p.last_at_ms}, {"head_seq", p.head_seq},
+            {"head_hash", p.head_hash},     {"archive", p.archive}};
+  }
   json::object operator()(const SuspendOutcome& o) const {
     return {{"outcome", ToString(o.outcome)},
             {"applied_generation", Opt(o.applied_generation)},
@@ -287,6 +292,12 @@ Result<EventBody> DecodePayload(EventKind kind, std::string_view text) {
       });
     case EventKind::kForgotten:
       return DecodeAs<Forgotten>(text, kind, [](Reader& r) { return Forgotten{r.Str("detail")}; });
+    case EventKind::kPruned:
+      return DecodeAs<Pruned>(text, kind, [](Reader& r) {
+        return Pruned{r.Int("first_seq"),   r.Int("last_seq"),   r.Int("rows"),
+                      r.Int("first_at_ms"), r.Int("last_at_ms"), r.Int("head_seq"),
+                      r.Str("head_hash"),   r.Str("archive")};
+      });
   }
   return Status::Corruption("unknown event kind");
 }

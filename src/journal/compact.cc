@@ -64,6 +64,15 @@ json::array DecisionArray(const Decision& d) {
   return a;
 }
 
+// The body of a `pruned` row: every field spelled (the append-only trigger
+// reads "l", verify_chain.sql reads "h").
+json::object PrunedObject(const Pruned& p) {
+  json::object o{{"f", p.first_seq},   {"l", p.last_seq},  {"n", p.rows},     {"fa", p.first_at_ms},
+                 {"la", p.last_at_ms}, {"hs", p.head_seq}, {"h", p.head_hash}};
+  if (!p.archive.empty()) o["a"] = p.archive;
+  return o;
+}
+
 // What an intent's fields default to: in an evaluation row, the decision's
 // and the observation's values; alone, the types' defaults.
 struct IntentFallback {
@@ -174,6 +183,8 @@ RowKind SingleKind(EventKind k) {
       return RowKind::kLeadership;
     case EventKind::kForgotten:
       return RowKind::kForgotten;
+    case EventKind::kPruned:
+      return RowKind::kPruned;
   }
   return RowKind::kFence;
 }
@@ -214,6 +225,8 @@ std::string EncodeBody(RowKind kind, const Event* first, const json::object& bas
       return json::serialize(json::array{l->identity, l->state});
     } else if (const auto* g = std::get_if<Forgotten>(&body)) {
       return json::serialize(g->detail.empty() ? json::array{} : json::array{g->detail});
+    } else if (const auto* p = std::get_if<Pruned>(&body)) {
+      return json::serialize(PrunedObject(*p));
     }
   }
   return json::serialize(o);
@@ -276,6 +289,10 @@ class Fields {
 
 PolicyObservation ReadPolicy(Fields f) {
   return {f.Flag("p"), f.Str("u"), f.Int("g"), f.Flag("i")};
+}
+Pruned ReadPruned(Fields f) {
+  return {f.Int("f"),  f.Int("l"),  f.Int("n"), f.Int("fa"),
+          f.Int("la"), f.Int("hs"), f.Str("h"), f.Str("a")};
 }
 PodObservation ReadPod(Fields f) { return {f.Flag("p"), f.Str("u"), f.Flag("s")}; }
 
@@ -421,6 +438,9 @@ Result<std::vector<EventBody>> ReadBodies(RowKind kind, const json::value& v, co
     case RowKind::kForgotten:
       out.emplace_back(Forgotten{StrAt(At(v, 0), error)});
       break;
+    case RowKind::kPruned:
+      out.emplace_back(ReadPruned(Fields(&v, error)));
+      break;
     default:
       if (!v.is_object()) return Status::Corruption("body is not an object");
       if (Status s = ReadEvaluation(v.get_object(), row, out, error); !s.ok()) return s;
@@ -432,7 +452,7 @@ Result<std::vector<EventBody>> ReadBodies(RowKind kind, const json::value& v, co
 }  // namespace
 
 Result<std::vector<Event>> DecodeRow(int kind, std::string_view body, const RowContext& row) {
-  if (kind < 1 || kind > static_cast<int>(RowKind::kEvaluatedIntent))
+  if (kind < 1 || kind > static_cast<int>(RowKind::kPruned))
     return Status::Corruption("unknown kind " + std::to_string(kind));
   auto v = Parse(body);
   if (!v.ok()) return v.status();

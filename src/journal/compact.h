@@ -34,6 +34,7 @@ enum class RowKind : int {
   kForgotten = 7,
   kEvaluated = 8,        // observation + decision
   kEvaluatedIntent = 9,  // observation + decision + intent
+  kPruned = 10,          // retention's record of what it removed (schema 7)
 };
 
 // How many of `events`, from `at` on, one row holds, and its kind: an

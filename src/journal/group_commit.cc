@@ -238,6 +238,9 @@ Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& 
     for (const Member* m : members) {
       if (m->status.ok()) InsertRows(st.insert_row, subjects, m->events, head);
     }
+    for (const Member* m : members) {
+      if (m->status.ok() && m->in_transaction) m->in_transaction(db);
+    }
     WriteProjections(st, batch, subjects);
     tx.commit();
     subjects.MergeInto(impl_->subjects);
@@ -246,6 +249,12 @@ Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& 
     return FromSqlite("cannot append to journal " + Quote(path_), e);
   }
   return Status::Ok();
+}
+
+void WriteAllProjections(SQLite::Database& db, const domain::JournalState& s) {
+  BatchStatements st(db);
+  for (const auto& [key, r] : s.fences) WriteFence(st.upsert_fence, r, 0);
+  for (const auto& [uid, r] : s.sandboxes) WriteSandbox(st.upsert_sandbox, r, 0);
 }
 
 chain::Head Journal::ChainHead() const {

@@ -59,6 +59,9 @@ struct Journal::Member {
   // events of the members ahead of it). An error fails this member only.
   Plan plan;
   std::vector<domain::Event> events;  // as appended: seq and recorded_at set
+  // Runs in the batch's transaction after the rows are inserted (retention
+  // removes what its `pruned` row covers); an exception fails the batch.
+  std::function<void(SQLite::Database&)> in_transaction;
   Status status;
   bool done = false;  // under queue_mu_
   std::condition_variable cv;
@@ -70,5 +73,9 @@ struct Journal::BatchOutcome {
   bool failed = false;
   size_t events = 0;
 };
+
+// Writes every record of `s` into the projection tables of `db` (an archive
+// file's, whose subjects are not the journal's: the subject column stays NULL).
+void WriteAllProjections(SQLite::Database& db, const domain::JournalState& s);
 
 }  // namespace fk::journal

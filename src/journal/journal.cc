@@ -12,7 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
+#include "journal/base_state.h"
 #include "journal/batch_state.h"
 #include "journal/codec.h"
 #include "journal/compact.h"
@@ -408,13 +410,17 @@ Status Journal::LoadState() {
   JournalState state;
   try {
     auto& db = impl_->db;
+    // An intent the projections name is read from its row; in an archive
+    // file it may be older than the file's first row, and in the base state.
+    auto base = LoadBase(db);
+    if (!base.ok()) return base.status();
     LoadFences(db, state);
     SQLite::Statement sandboxes(db, kSandboxProjection);
     while (sandboxes.executeStep()) {
       auto r = SandboxRow(sandboxes);
       if (!r.ok()) return r.status();
       if (const auto& column = sandboxes.getColumn(kRefusedIntentColumn); !column.isNull()) {
-        auto refused = LoadRefused(column.getInt64());
+        auto refused = LoadRefused(column.getInt64(), *base);
         if (!refused.ok()) return refused.status();
         r->refused = *refused;
       }
@@ -424,6 +430,11 @@ Status Journal::LoadState() {
     for (const auto& [uid, r] : state.sandboxes) {
       if (!r.history.pending_intent_seq) continue;
       const int64_t seq = *r.history.pending_intent_seq;
+      if (seq <= base->last_seq) {
+        if (auto it = base->pending_intents.find(seq); it != base->pending_intents.end())
+          state.pending_intents[seq] = it->second;
+        continue;
+      }
       if (Status s = ForEachEventLocked(seq, seq, PendingIntentLoader(state, uid, seq)); !s.ok())
         return s;
     }
@@ -472,13 +483,40 @@ Result<std::optional<Journal::FoundIntent>> Journal::FindIntentLocked(int64_t se
   return found;
 }
 
+// An intent whose row was removed: the intent as the base state holds it
+// (refused, or pending at the cut), its latest outcome from the rows kept.
+Result<RefusedIntent> Journal::RefusedFromBase(int64_t seq, const JournalState& base) const {
+  std::optional<RefusedIntent> refused;
+  for (const auto& [uid, r] : base.sandboxes)
+    if (r.refused && r.refused->intent.seq == seq) refused = *r.refused;
+  if (auto it = base.pending_intents.find(seq); it != base.pending_intents.end())
+    refused = RefusedIntent{it->second, {}};
+  if (!refused)
+    return Status::Corruption(
+        "sandbox_projection names seq " + std::to_string(seq) +
+        " as a refused intent, but neither its row nor the base state holds it");
+  Status s = ForEachEventLocked(base.last_seq + 1, std::numeric_limits<int64_t>::max(),
+                                [&](const Event& e) {
+                                  const auto* o = std::get_if<SuspendOutcome>(&e.body);
+                                  if (o && e.ref_seq == seq) refused->outcome = *o;
+                                  return Status::Ok();
+                                });
+  if (!s.ok()) return s;
+  if (refused->outcome.outcome != Outcome::kFailed)
+    return Status::Corruption("sandbox_projection names seq " + std::to_string(seq) +
+                              " as a refused intent, but its latest outcome is not failed");
+  return *refused;
+}
+
 Result<std::optional<Journal::FoundIntent>> Journal::FindIntent(int64_t seq) const {
   std::lock_guard db_lock(db_mu_);
   return FindIntentLocked(seq);
 }
 
-// The refused intent `seq` and the latest outcome recorded for it.
-Result<RefusedIntent> Journal::LoadRefused(int64_t seq) const {
+// The refused intent `seq` and the latest outcome recorded for it (from
+// the base state when its rows were removed).
+Result<RefusedIntent> Journal::LoadRefused(int64_t seq, const JournalState& base) const {
+  if (seq <= base.last_seq) return RefusedFromBase(seq, base);
   auto found = FindIntentLocked(seq);
   if (!found.ok()) return found.status();
   if (!*found || !(*found)->latest || (*found)->latest->outcome != Outcome::kFailed) {

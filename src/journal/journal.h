@@ -80,6 +80,30 @@ Result<FileInfo> InspectJournalFile(const std::string& path);
 
 class BatchState;
 
+// One step of retention (Journal::Prune): the oldest rows recorded before
+// `cutoff_ms`, at most `max_rows` of them, in one transaction.
+struct PruneOptions {
+  int64_t cutoff_ms = 0;
+  size_t max_rows = 1000;
+  // Fewer rows than this are left for a later step unless the oldest is
+  // `overdue_ms` past the cutoff: each step costs a `pruned` row (and an
+  // archive file), so a trickle is gathered into batches.
+  size_t min_rows = 1;
+  int64_t overdue_ms = 0;
+  // Write the rows to a sealed SQLite file here before removing them ("" = none).
+  std::string archive_dir;
+};
+
+struct PruneReport {
+  int64_t rows = 0;  // rows removed (0: nothing was due)
+  int64_t first_seq = 0, last_seq = 0;
+  std::string archive;  // the archive file written (its path)
+  // A pending or refused intent recorded before the cutoff holds the cut
+  // back (its seq; 0: none): the state needs its row.
+  int64_t held_by = 0;
+  int64_t subjects_removed = 0;
+};
+
 // Counters of the group commit, for metrics and benchmarks.
 struct JournalStats {
   uint64_t commits = 0;         // transactions committed: one WAL fsync each
@@ -176,6 +200,17 @@ class Journal {
 
   JournalStats stats() const;
 
+  // Retention: removes the oldest rows `options` makes due, writing them to
+  // an archive file first if asked, folding them into the base state and
+  // appending a `pruned` row, in one transaction that queues with the
+  // appends (docs/retention.md). Rows a pending or refused intent needs stay.
+  // An archive that cannot be written removes nothing (kIOError).
+  Result<PruneReport> Prune(const PruneOptions& options);
+
+  // What the removed events fold to (base_state.h): the state fold() starts
+  // from when it replays what is retained.
+  Result<domain::JournalState> BaseState() const;
+
   // The last chained row (seq 0 and kGenesis before the first): logged and
   // exported so that a copy of it lives off the volume (docs/journal-chain.md).
   chain::Head ChainHead() const;
@@ -186,7 +221,9 @@ class Journal {
   struct BatchOutcome;
   Journal(std::string path, std::unique_ptr<Impl> impl);
   Status LoadState();
-  Result<domain::RefusedIntent> LoadRefused(int64_t seq) const;
+  Result<domain::RefusedIntent> LoadRefused(int64_t seq, const domain::JournalState& base) const;
+  Result<domain::RefusedIntent> RefusedFromBase(int64_t seq,
+                                                const domain::JournalState& base) const;
   Result<std::optional<FoundIntent>> FindIntentLocked(int64_t seq) const;
   Status ForEachEventLocked(int64_t from_seq, int64_t until_seq,
                             const std::function<Status(const domain::Event&)>& fn) const;
@@ -194,6 +231,9 @@ class Journal {
   Status Submit(Member& member);
   BatchOutcome CommitBatch(const std::vector<Member*>& batch);
   Status WriteBatch(const BatchState& batch, const std::vector<Member*>& members);
+  struct PrunePlan;
+  Result<PrunePlan> PlanPrune(const PruneOptions& options) const;
+  Status CommitPrune(const PrunePlan& plan, const std::string& archive, PruneReport& report);
 
   std::string path_;
   std::unique_ptr<Impl> impl_;

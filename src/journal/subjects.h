@@ -38,6 +38,7 @@ class Subjects {
   const Subject* Find(const Key& key) const;
   void Put(const Key& key, Subject s) { known_[key] = std::move(s); }
   void Erase(const Key& key) { known_.erase(key); }
+  const std::map<Key, Subject>& all() const { return known_; }
 
  private:
   std::map<Key, Subject> known_;

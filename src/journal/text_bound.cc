@@ -51,6 +51,7 @@ struct Bounder {
   void operator()(SuspendOutcome& o) const { o.detail = Bounded(o.detail); }
   void operator()(Leadership& l) const { l.identity = Bounded(l.identity); }
   void operator()(Forgotten& f) const { f.detail = Bounded(f.detail); }
+  void operator()(Pruned& p) const { Valid(p.archive); }
 };
 
 }  // namespace

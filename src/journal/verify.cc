@@ -44,7 +44,12 @@ Result<ChainCheck> CheckChain(const std::string& path, int64_t seq_of_interest) 
   try {
     SQLite::Database db(ReadOnlyUri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
     SQLite::Statement q(db, kRows);
+    // After a prune the first row is chained to the last one removed.
     std::string prev(chain::kGenesis);
+    if (std::string anchor = db.execAndGet("SELECT anchor_hash FROM journal_cut").getString();
+        !anchor.empty())
+      prev = anchor;
+    out.anchor = prev;
     bool started = false;
     while (q.executeStep()) {
       const int64_t seq = q.getColumn(0).getInt64();
@@ -70,6 +75,22 @@ Result<ChainCheck> CheckChain(const std::string& path, int64_t seq_of_interest) 
     return FromSqlite("cannot read the chain of " + Quote(path), e);
   }
   return out;
+}
+
+Result<std::optional<ArchiveRange>> ReadArchiveRange(const std::string& path) {
+  try {
+    SQLite::Database db(ReadOnlyUri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+    SQLite::Statement q(db,
+                        "SELECT first_seq, last_seq, rows, anchor_seq, anchor_hash, head_seq, "
+                        "head_hash FROM archive_range");
+    if (!q.executeStep()) return std::optional<ArchiveRange>();
+    return std::optional<ArchiveRange>(ArchiveRange{
+        q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64(),
+        q.getColumn(3).getInt64(), q.getColumn(4).getString(), q.getColumn(5).getInt64(),
+        q.getColumn(6).getString()});
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("cannot read the archive range of " + Quote(path), e);
+  }
 }
 
 }  // namespace fk::journal

@@ -13,7 +13,8 @@ Manager::Manager(journal::Journal& journal, Metrics& metrics, ManagerOptions opt
     : journal_(journal),
       metrics_(metrics),
       options_(std::move(options)),
-      time_(options_.time ? *options_.time : RealTimeSource::Instance()) {
+      time_(options_.time ? *options_.time : RealTimeSource::Instance()),
+      retention_(journal, options_.retention, time_) {
   options_.client.time = &time_;
   // Every worker and every Event sender may have a request in flight.
   options_.client.max_idle_connections = std::max<size_t>(
@@ -58,6 +59,7 @@ std::string Manager::RenderMetrics() {
     }
   }
   ReportJournal(journal_, metrics_, time_.Now());
+  metrics_.Retention(retention_.rows_pruned(), retention_.failures());
   metrics_.Ready(Ready());
   metrics_.Leader(leading_.load());
   return metrics_.Render();
@@ -118,18 +120,21 @@ ManagerExit Manager::Run(Interrupt& stop) {
       .Str("api", "agents.x-k8s.io/" + *version)
       .Str("selector", co.selector);
   Interrupt done;
-  std::thread heads([this, &done] { LogChainHeads(done); });
+  std::thread heads([this, &done] { Upkeep(done); });
   const ManagerExit exit = options_.leader ? RunElected(**client, stop) : RunAlone(stop);
   done.Fire();
   heads.join();
   return exit;
 }
 
-// The head at start, then while it changes (ChainHeadLog), and the last one.
-void Manager::LogChainHeads(Interrupt& done) {
+// The head at start, then while it changes (ChainHeadLog), and the last one;
+// retention runs at start and then every minute.
+void Manager::Upkeep(Interrupt& done) {
   ChainHeadLog heads;
-  heads.Tick(journal_, time_.MonotonicNow());
-  while (time_.SleepFor(std::chrono::minutes(1), done)) heads.Tick(journal_, time_.MonotonicNow());
+  do {
+    retention_.Tick();
+    heads.Tick(journal_, time_.MonotonicNow());
+  } while (time_.SleepFor(std::chrono::minutes(1), done));
   ChainHeadLog last(std::chrono::minutes(0));
   last.Tick(journal_, time_.MonotonicNow());
 }

@@ -19,6 +19,7 @@
 #include "reconciler/leader.h"
 #include "reconciler/metrics.h"
 #include "reconciler/readiness.h"
+#include "reconciler/retention.h"
 
 namespace fk::reconciler {
 
@@ -27,6 +28,7 @@ struct ManagerOptions {
   kube::ClientOptions client;
   ControllerOptions controller;         // sandbox_version is discovered
   std::optional<LeaderOptions> leader;  // set: leader election
+  RetentionOptions retention;           // retention 0: the journal keeps everything
   TimeSource* time = nullptr;           // the real clock by default
 };
 
@@ -58,7 +60,8 @@ class Manager {
  private:
   Status StartTerm();
   void StopTerm();
-  void LogChainHeads(Interrupt& done);
+  // Once a minute: the chain head (ChainHeadLog) and retention's steps.
+  void Upkeep(Interrupt& done);
   std::optional<std::string> DiscoverSandboxVersion(kube::ApiClient& client, Interrupt& stop);
   // The reconciler runs at once, until `stop` (no leader election).
   ManagerExit RunAlone(Interrupt& stop);
@@ -69,6 +72,7 @@ class Manager {
   Metrics& metrics_;
   ManagerOptions options_;
   TimeSource& time_;
+  Retention retention_;
   std::atomic<bool> leading_{false};
   std::atomic<bool> discovered_{false};  // the Sandbox API version is known
   // One leadership term: its own API client (so stopping the term's work

@@ -77,7 +77,7 @@ std::vector<std::string> EventKinds() {
   std::vector<std::string> out;
   for (EventKind k : {EventKind::kFenceObserved, EventKind::kSandboxObserved, EventKind::kDecided,
                       EventKind::kSuspendIntent, EventKind::kSuspendOutcome, EventKind::kLeadership,
-                      EventKind::kForgotten})
+                      EventKind::kForgotten, EventKind::kPruned})
     out.push_back(domain::ToString(k));
   return out;
 }
@@ -165,6 +165,13 @@ struct Metrics::Impl {
   Gauge& pending_age = Gauges(r, "fencekeeper_journal_oldest_pending_intent_age_seconds",
                               "Age of the oldest suspend intent without an outcome (0: none)")
                            .Add({});
+  Family<Counter>& pruned_rows =
+      Counters(r, "fencekeeper_journal_pruned_rows_total",
+               "Journal rows removed by retention (--journal-retention)");
+  Family<Counter>& prune_failures =
+      Counters(r, "fencekeeper_journal_prune_failures_total",
+               "Retention steps that failed and removed nothing (archive or journal not writable)");
+  Totals pruned_totals, failure_totals;  // one each: Totals are keyed by labels
   Family<Gauge>& chain_head =
       Gauges(r, "fencekeeper_journal_chain_head",
              "The journal's hash-chain head as labels seq and hash (value: the seq)");
@@ -204,6 +211,8 @@ void Metrics::Impl::PreCreate() {
     for (const std::string& outcome : Outcomes())
       transitions.Add({{"reason", reason}, {"outcome", outcome}});
   for (const std::string& kind : EventKinds()) journal_events.Add({{"kind", kind}});
+  pruned_rows.Add({});
+  prune_failures.Add({});
   for (const char* resource : {"sandboxes", "networkpolicies", "pods"}) {
     watch_restarts.Add({{"resource", resource}});
     decode_errors.Add({{"kind", resource}});
@@ -250,6 +259,10 @@ void Metrics::JournalEvents(const std::map<std::string, uint64_t>& totals) {
   for (const auto& [kind, total] : totals)
     impl_->journal_totals.Advance(impl_->journal_events, {{"kind", kind}},
                                   static_cast<double>(total));
+}
+void Metrics::Retention(uint64_t rows_pruned, uint64_t failures) {
+  impl_->pruned_totals.Advance(impl_->pruned_rows, {}, static_cast<double>(rows_pruned));
+  impl_->failure_totals.Advance(impl_->prune_failures, {}, static_cast<double>(failures));
 }
 void Metrics::PendingIntents(size_t count, double oldest_age_seconds) {
   impl_->pending.Set(static_cast<double>(count));

@@ -45,6 +45,8 @@ class Metrics {
   void PendingIntents(size_t count, double oldest_age_seconds);
   // fencekeeper_journal_chain_head{seq, hash}: one series, the current head.
   void ChainHead(int64_t seq, const std::string& hash);
+  // Retention's totals: rows pruned, and steps that failed (nothing removed).
+  void Retention(uint64_t rows_pruned, uint64_t failures);
 
   // Watches re-opened after the first (a monotonic total for this term).
   void WatchRestarts(const std::string& resource, int total);
