@@ -226,15 +226,6 @@ TEST_F(CompactJournalTest, ACorruptRowIsReportedWithItsSeq) {
       << s.message();
 }
 
-// The journal a tests/data/ dump holds, as a file.
-void MakeJournalFromDump(const std::string& path, const std::string& dump) {
-  const std::string sql = testing::ReadBytes(std::string(FK_SOURCE_DIR) + "/tests/data/" + dump);
-  ASSERT_FALSE(sql.empty());
-  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  db.exec(sql);
-  db.exec("PRAGMA journal_mode = WAL");
-}
-
 std::vector<std::string> Rows(const std::string& path, const std::string& sql) {
   SQLite::Database db(path, SQLite::OPEN_READONLY);
   SQLite::Statement q(db, sql);
@@ -253,7 +244,7 @@ std::vector<std::string> Rows(const std::string& path, const std::string& sql) {
 // row of every contract view; its intents read with writer ''; new rows
 // join it and it replays.
 TEST_F(CompactJournalTest, TheLastReleasesJournalUpgradesKeepsItsHistoryAndReplays) {
-  MakeJournalFromDump(path_, "journal_v3_release.sql");
+  fk::testing::MakeJournalFromDump(path_, "journal_v3_release.sql");
   ASSERT_EQ(Count("PRAGMA user_version"), 3);
   const std::string transitions_sql =
       "SELECT seq, recorded_at, namespace, sandbox, sandbox_uid, action, reason, outcome, detail, "
@@ -291,7 +282,7 @@ TEST_F(CompactJournalTest, TheLastReleasesJournalUpgradesKeepsItsHistoryAndRepla
 }
 
 TEST_F(CompactJournalTest, ASchema4JournalUpgradesKeepsItsHistoryAndReplays) {
-  MakeJournalFromDump(path_, "journal_v4_demo.sql");
+  fk::testing::MakeJournalFromDump(path_, "journal_v4_demo.sql");
   const auto transitions = Rows(path_, "SELECT * FROM transitions ORDER BY seq");
   const auto fences = Rows(path_, "SELECT * FROM fence_observations ORDER BY seq");
   const auto states = Rows(path_, "SELECT * FROM sandbox_state ORDER BY sandbox_uid");

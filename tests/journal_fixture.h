@@ -3,11 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include <memory>
 #include <string>
 
 #include "common/clock.h"
 #include "journal/journal.h"
+#include "test_support.h"
 
 namespace fk::testing {
 
@@ -20,6 +23,15 @@ inline std::unique_ptr<journal::Journal> OpenJournal(const std::string& path,
   auto j = journal::Journal::Open(path, options);
   EXPECT_TRUE(j.ok()) << j.status().ToString();
   return j.ok() ? std::move(*j) : nullptr;
+}
+
+// The journal a tests/data/ dump holds (an older schema), as a file.
+inline void MakeJournalFromDump(const std::string& path, const std::string& dump) {
+  const std::string sql = ReadBytes(std::string(FK_SOURCE_DIR) + "/tests/data/" + dump);
+  ASSERT_FALSE(sql.empty());
+  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  db.exec(sql);
+  db.exec("PRAGMA journal_mode = WAL");
 }
 
 }  // namespace fk::testing

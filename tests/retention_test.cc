@@ -236,6 +236,29 @@ TEST_F(RetentionTest, ReplayCheckWorksOnWhatIsRetained) {
   EXPECT_NE(r.out.find("pruned seq 1-"), std::string::npos) << r.out;
 }
 
+TEST_F(RetentionTest, AnUpgradedJournalsOldRowsGoTooAndTheChainStartsAfterThem) {
+  fk::testing::MakeJournalFromDump(path_, "journal_v4_demo.sql");
+  auto j = Open();  // upgraded to the latest schema; its rows are in events_v1
+  ASSERT_GT(Count("SELECT count(*) FROM events_v1"), 0);
+  const int64_t legacy_last = Count("SELECT max(seq) FROM events_v1");
+  Lifecycles(*j, 0, 3);
+  clock_.Advance(std::chrono::hours(1));
+  Lifecycles(*j, 3, 1);
+  PruneOptions o = Due();
+  o.cutoff_ms -= 1'800'000;
+  auto r = j->Prune(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->first_seq, 1);
+  EXPECT_GT(r->last_seq, legacy_last);
+  EXPECT_EQ(Count("SELECT count(*) FROM events_v1"), 0);
+  EXPECT_EQ(Refolded(*j), j->state());
+  j.reset();
+  EXPECT_EQ(Verify(), kExitOk);
+  auto replay = fk::testing::RunShell(std::string(FK_BINARY) + " replay --check --journal " +
+                                      path_ + " 2>&1");
+  EXPECT_EQ(replay.exit_code, 0) << replay.out;
+}
+
 // ---- the archive --------------------------------------------------------------
 
 class ArchiveTest : public RetentionTest {

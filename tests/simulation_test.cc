@@ -128,7 +128,8 @@ class World : public Cluster {
       : Cluster(seed, /*history_limit=*/48),
         seed_(seed),
         workers_(1 + seed % 4),
-        informers_((seed / 4) % 4 == 1 && !Without("informers")) {
+        informers_((seed / 4) % 4 == 1 && !Without("informers")),
+        retention_(seed % 3 == 2 && !Without("retention")) {
     for (auto& w : delivery_weight_) w = 1 + rng_() % 8;
     // On tmpfs where there is one: the simulation proves the protocol, not the disk.
     const std::string dir =
@@ -653,6 +654,7 @@ class World : public Cluster {
     } else if (roll < 49) {
       Note("time: a long pause");
       time_.Advance(std::chrono::milliseconds(20000 + rng_() % 360000));
+      if (retention_) Prune(in);  // draws nothing: the schedule stays the seed's
     } else if (roll < 51) {
       if (created_ < 6) StartCreate();
     } else if (roll < 60) {
@@ -704,6 +706,36 @@ class World : public Cluster {
       if (!Without("utf8") && rng_() % 4 == 0 && !names_.empty())
         InvalidUtf8(names_[rng_() % names_.size()]);
     }
+  }
+
+  // Retention of one simulated minute (docs/retention.md), archived in every
+  // other such seed: decisions must never need a pruned row, and the base
+  // state plus what is kept must still fold to the projections (I15).
+  void Prune(Instance& in) {
+    Scan();  // the invariants' own reading of the journal comes first
+    journal::PruneOptions o;
+    o.cutoff_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      (time_.Now() - std::chrono::minutes(1)).time_since_epoch())
+                      .count();
+    if (seed_ % 2 == 0) o.archive_dir = archive_dir_.path().string();
+    auto r = in.journal->Prune(o);
+    if (!r.ok()) {
+      Note("retention: pruning failed: " + r.status().message());
+      return;
+    }
+    Note("retention: pruned " + std::to_string(r->rows) + " rows" +
+         (r->held_by ? ", held by seq " + std::to_string(r->held_by) : ""));
+    auto base = in.journal->BaseState();
+    if (!base.ok()) return Fail("I15: the base state does not load: " + base.status().message());
+    domain::JournalState folded = *base;
+    const domain::JournalState state = in.journal->Read([](const auto& s) { return s; });
+    Status walked =
+        in.journal->ForEachEvent(folded.last_seq + 1, state.last_seq, [&](const domain::Event& e) {
+          domain::fold(folded, e);
+          return Status::Ok();
+        });
+    if (!walked.ok() || !(folded == state))
+      Fail("I15: the base state and the retained events do not fold to the journal's state");
   }
 
   // A dropped watch: the map cache relists one kind; an informer's watch
@@ -928,9 +960,11 @@ class World : public Cluster {
   const uint64_t seed_;
   const int workers_;      // 1: work items on the scheduler's thread; more: SteppedWorkers
   const bool informers_;   // the real informers, not the map cache
+  const bool retention_;   // retention of a simulated minute (Prune)
   bool crashing_ = false;  // the instance is being torn down
   fk::testing::TempDir dir_;
   fk::testing::TempDir shm_dir_{"/dev/shm"};
+  fk::testing::TempDir archive_dir_{"/dev/shm"};
   std::string journal_path_[2];  // replica a's and replica b's
   int replica_ = 0;              // whose journal the instance alive now opened
   Lineage lineage_[2];
