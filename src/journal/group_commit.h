@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,8 +35,14 @@ struct BatchStatements {
 
 struct Journal::Impl {
   Impl(const std::string& path, int flags, const std::string& vfs, const TimeSource* c)
-      : db(path, flags, 0, vfs), clock(c) {}
+      : db(path, flags, 0, vfs), path(path), vfs(vfs), clock(c) {}
   SQLite::Database db;
+  const std::string path, vfs;
+  // Retention's own read-only connection (prune.cc): planning a step reads
+  // its rows without holding `db`, so appends go on meanwhile (WAL readers
+  // never block the writer). Made by the first step; used by one pruner.
+  std::unique_ptr<SQLite::Database> reader;
+  std::mutex reader_mu;
   const TimeSource* clock;
   std::unique_ptr<BatchStatements> statements;  // made by the first batch (after migrations)
   Subjects subjects;                            // under db_mu_
@@ -73,6 +80,11 @@ struct Journal::BatchOutcome {
   bool failed = false;
   size_t events = 0;
 };
+
+// The events of [from_seq, until_seq] in `db` (the journal's connection or
+// retention's reader), in order, as Journal::ForEachEvent gives them.
+Status ForEachEventIn(SQLite::Database& db, const std::string& path, int64_t from_seq,
+                      int64_t until_seq, const std::function<Status(const domain::Event&)>& fn);
 
 // Writes every record of `s` into the projection tables of `db` (an archive
 // file's, whose subjects are not the journal's: the subject column stays NULL).

@@ -683,11 +683,16 @@ Status Journal::ForEachEvent(int64_t from_seq, int64_t until_seq,
 
 Status Journal::ForEachEventLocked(int64_t from_seq, int64_t until_seq,
                                    const std::function<Status(const Event&)>& fn) const {
+  return ForEachEventIn(impl_->db, path_, from_seq, until_seq, fn);
+}
+
+Status ForEachEventIn(SQLite::Database& db, const std::string& path, int64_t from_seq,
+                      int64_t until_seq, const std::function<Status(const Event&)>& fn) {
   try {
-    if (Status s = ForEachLegacyEvent(impl_->db, from_seq, until_seq, fn); !s.ok()) return s;
-    return ForEachCompactEvent(impl_->db, from_seq, until_seq, fn);
+    if (Status s = ForEachLegacyEvent(db, from_seq, until_seq, fn); !s.ok()) return s;
+    return ForEachCompactEvent(db, from_seq, until_seq, fn);
   } catch (const SQLite::Exception& ex) {
-    return FromSqlite("cannot read journal " + Quote(path_), ex);
+    return FromSqlite("cannot read journal " + Quote(path), ex);
   }
 }
 

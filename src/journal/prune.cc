@@ -135,10 +135,15 @@ void TakeSubjects(SQLite::Database& db, ArchiveContent& c, std::set<int64_t>& id
 
 Result<Journal::PrunePlan> Journal::PlanPrune(const PruneOptions& options) const {
   const int64_t needed = Read([](const JournalState& s) { return NeededFrom(s); });
-  std::lock_guard db_lock(db_mu_);
+  std::lock_guard reader_lock(impl_->reader_mu);
   PrunePlan plan;
   try {
-    auto& db = impl_->db;
+    if (!impl_->reader)
+      impl_->reader =
+          std::make_unique<SQLite::Database>(impl_->path, SQLite::OPEN_READONLY, 0, impl_->vfs);
+    auto& db = *impl_->reader;
+    // One read transaction: every query of the plan sees the same snapshot.
+    SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
     auto base = LoadBase(db);
     if (!base.ok()) return base.status();
     plan.base_before = *base;
@@ -161,7 +166,7 @@ Result<Journal::PrunePlan> Journal::PlanPrune(const PruneOptions& options) const
     }
     TakeSubjects(db, plan.content, plan.subjects);
     JournalState after = *base;
-    Status s = ForEachEventLocked(range.first_seq, range.last_seq, [&](const Event& e) {
+    Status s = ForEachEventIn(db, path_, range.first_seq, range.last_seq, [&](const Event& e) {
       fold(after, e);
       return Status::Ok();
     });

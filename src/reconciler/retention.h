@@ -23,12 +23,12 @@ struct RetentionOptions {
 
 class Retention {
  public:
-  static constexpr size_t kMaxRows = 1000;  // per step: one short transaction
-  static constexpr size_t kMinRows = 256;   // a smaller step waits...
+  static constexpr size_t kMaxRows = 250;  // per step: one short transaction (a few ms)
+  static constexpr size_t kMinRows = 128;  // a smaller step waits...
   // ...unless its oldest row is this far past the cutoff (or a tenth of the
   // retention, if less): each step costs a `pruned` row and an archive file.
   static constexpr std::chrono::hours kMaxDelay{1};
-  static constexpr int kMaxStepsPerTick = 100;
+  static constexpr int kMaxStepsPerTick = 400;
 
   Retention(journal::Journal& journal, RetentionOptions options, const TimeSource& time)
       : journal_(journal), options_(std::move(options)), time_(time) {}
