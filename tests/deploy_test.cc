@@ -237,8 +237,9 @@ TEST_F(Deploy, MonitoringComponentsRender) {
   }
   EXPECT_EQ(alerts,
             (std::set<std::string>{"FencekeeperNotReady", "FencekeeperLeaderAbsent",
-                                   "FencekeeperJournalErrors", "FencekeeperTransitionsFailed",
-                                   "FencekeeperTransitionConflicts",
+                                   "FencekeeperJournalErrors", "FencekeeperJournalVolumeFilling",
+                                   "FencekeeperJournalPruningFailing",
+                                   "FencekeeperTransitionsFailed", "FencekeeperTransitionConflicts",
                                    "FencekeeperPendingIntentStuck", "FencekeeperDecodeErrors"}));
 }
 

@@ -2,6 +2,10 @@
 // a journal on disk. Counts PATCH requests, warnings and journal rows.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <sstream>
@@ -12,6 +16,7 @@
 
 #include "common/log.h"
 #include "journal/journal.h"
+#include "journal/space.h"
 #include "kube/client.h"
 #include "kube/json_fields.h"
 #include "reconciler/controller.h"
@@ -52,9 +57,9 @@ class EndToEnd : public testing::SimFixture {
       sc.faults = faults;
     });
   }
-  std::unique_ptr<Instance> Start() {
+  std::unique_ptr<Instance> Start(const journal::OpenOptions& options = {}) {
     auto in = std::make_unique<Instance>();
-    auto j = journal::Journal::Open(path_);
+    auto j = journal::Journal::Open(path_, options);
     EXPECT_TRUE(j.ok()) << j.status().ToString();
     in->journal = std::move(*j);
     kube::ClusterConfig cfg;
@@ -184,6 +189,53 @@ TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
   Passes(*in, 10);
   EXPECT_EQ(Rows(), rows);
   EXPECT_EQ(sim_->RequestCount("*") - sim_->RequestCount("watch"), requests);
+}
+
+// A small filesystem (a 2 MiB tmpfs) filled to the last byte mid-rollout:
+// the journal gives its reserve up, sheds observations, and still records
+// every intent and outcome, so every stale sandbox is suspended; when space
+// returns the reserve is taken back. (Mounting needs root, as CI has.)
+TEST_F(EndToEnd, AFullVolumeStillSuspendsEveryStaleSandbox) {
+  const std::string volume = dir_.File("volume");
+  std::filesystem::create_directory(volume);
+  if (std::system(
+          ("mount -t tmpfs -o size=2m fencekeeper-test " + volume + " 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root); FullVolume.* cover the mechanism";
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { (void)std::system(("umount -l " + dir).c_str()); }
+  } unmount{volume};
+  path_ = volume + "/journal.db";
+  journal::OpenOptions options;
+  options.reserve_bytes = 256 << 10;
+  StartSim();
+  auto in = Start(options);
+  Passes(*in, 2);
+  ASSERT_FALSE(in->journal->shedding());
+  // Fill the volume: nothing is left but the reserve.
+  const std::string filler = volume + "/filler";
+  {
+    FILE* f = std::fopen(filler.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    const std::string block(4096, 'x');
+    while (std::fwrite(block.data(), 1, block.size(), f) == block.size() && std::fflush(f) == 0) {
+    }
+    std::fclose(f);
+  }
+  ASSERT_LT(journal::SpaceOf(path_)->free_bytes, 64 << 10);
+  RollFence();
+  Converge(*in);
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
+  EXPECT_TRUE(in->journal->shedding());
+  EXPECT_FALSE(std::filesystem::exists(path_ + ".reserve"));  // given up
+  EXPECT_LT(journal::SpaceOf(path_)->free_bytes, 256 << 10);  // the volume stays full
+  // Space returns: the reserve is taken back and every change is journaled again.
+  std::filesystem::remove(filler);
+  const journal::SpaceStatus s = in->journal->CheckSpace();
+  EXPECT_TRUE(s.reserve_held);
+  EXPECT_FALSE(s.shedding);
+  EXPECT_TRUE(std::filesystem::exists(path_ + ".reserve"));
+  in.reset();
 }
 
 TEST_F(EndToEnd, RestartOnTheSameJournalWritesNothing) {

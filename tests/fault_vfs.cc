@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <stdexcept>
 
 namespace fk::testing {
@@ -172,6 +173,7 @@ int FaultVfs::BeforeWrite(const std::string& path, sqlite3_file* real, sqlite3_i
                           int amount) {
   if (dead_) return SQLITE_IOERR_WRITE;
   if (fail_writes != SQLITE_OK) return fail_writes;
+  if (!full_while_exists.empty() && std::filesystem::exists(full_while_exists)) return SQLITE_FULL;
   Track(path, real);
   sqlite3_int64 size = 0;
   real->pMethods->xFileSize(real, &size);

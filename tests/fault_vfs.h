@@ -33,6 +33,9 @@ class FaultVfs {
 
   int fail_writes = SQLITE_OK;  // non-OK: every write/truncate fails with it
   int fail_syncs = SQLITE_OK;   // non-OK: every sync fails with it
+  // Non-empty: writes fail with SQLITE_FULL while this file exists (a volume
+  // with no room but the journal's reserve file).
+  std::string full_while_exists;
 
   // The n-th xSync from now (1 = the next) never completes, and nothing after it does.
   void CrashAtSync(int n) { crash_countdown_ = n; }

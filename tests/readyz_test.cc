@@ -38,6 +38,10 @@ class Readyz : public testing::SimFixture {
     if (HasFatalFailure()) return;
     journal::OpenOptions jo;
     jo.refuse_writes = [this] { return refuse_writes_.load(); };
+    jo.reserve_bytes = 1 << 20;
+    jo.volume_space = [this] {
+      return Result<journal::VolumeSpace>(journal::VolumeSpace{free_bytes_.load(), 1'000'000'000});
+    };
     auto j = journal::Journal::Open(dir_.File("journal.db"), jo);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
@@ -95,6 +99,7 @@ class Readyz : public testing::SimFixture {
   Interrupt stop_;
   std::thread run_;
   std::atomic<bool> refuse_writes_{false};
+  std::atomic<int64_t> free_bytes_{100'000'000};  // the journal's volume, as CheckSpace sees it
 };
 
 TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
@@ -102,7 +107,9 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
   Start();
   kube::ApiResponse before = Get("/readyz?verbose");
   EXPECT_EQ(before.status, 503);
-  EXPECT_EQ(before.body, "[+]journal ok\n[-]sandbox-api not discovered yet\nreadyz check failed\n");
+  EXPECT_EQ(before.body,
+            "[+]journal ok\n[+]journal-volume ok\n[-]sandbox-api not discovered yet\n"
+            "readyz check failed\n");
   Run();
   kube::ApiResponse r;
   ASSERT_TRUE(Eventually([&] {
@@ -124,6 +131,7 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
   EXPECT_EQ(Get("/readyz").body, "ready\n");
   EXPECT_EQ(Get("/readyz?verbose").body,
             "[+]journal ok\n"
+            "[+]journal-volume ok: 100.0 MB free of 1000.0 MB\n"
             "[+]informer sandboxes/ns-a ok\n"
             "[+]informer networkpolicies/ns-a ok\n"
             "[+]informer pods/ns-a ok\n"
@@ -138,6 +146,27 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
   EXPECT_TRUE(Eventually([&] { return LogLines(synced) == 1; }));
   EXPECT_EQ(Get("/livez").status, 200);
   EXPECT_EQ(Get("/healthz").body, "ok\n");
+}
+
+TEST_F(Readyz, AVolumeShortOfSpaceIsSaidButStaysReadyAndIsCounted) {
+  free_bytes_ = 1'500'000;  // less than twice the 1 MiB reserve
+  Start();
+  Run();
+  ASSERT_TRUE(Eventually([&] { return Get("/readyz").status == 200; }));
+  const std::string body = Get("/readyz?verbose").body;
+  EXPECT_NE(body.find("[+]journal-volume ok: 1.5 MB free of 1000.0 MB; short of space: shedding "
+                      "observations, keeping intents and outcomes (reserve held)\n"),
+            std::string::npos)
+      << body;
+  const std::string metrics = Get("/metrics").body;
+  EXPECT_NE(metrics.find("fencekeeper_journal_shedding 1"), std::string::npos);
+  EXPECT_NE(metrics.find("fencekeeper_journal_volume_free_bytes 1500000"), std::string::npos);
+  EXPECT_EQ(LogLines("journal volume short of space"), 1);
+  free_bytes_ = 50'000'000;
+  ASSERT_TRUE(Eventually([&] {
+    return Get("/metrics").body.find("fencekeeper_journal_shedding 0") != std::string::npos;
+  }));
+  EXPECT_EQ(LogLines("journal volume has room again"), 1);
 }
 
 TEST_F(Readyz, AJournalThatRefusesWritesIsNamedUntilItTakesThemAgain) {

@@ -184,7 +184,11 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
   if (Status s = CheckArchiveDir(o.journal_archive); !s.ok()) return fail(s.message());
   auto writer_lock = journal::WriterLock::Acquire(o.journal, writer_id);
   if (!writer_lock.ok()) return fail(writer_lock.status().ToString());
-  auto journal = journal::Journal::Open(o.journal);
+  journal::OpenOptions journal_options;
+  // A reserve that a full volume gives up for intents and outcomes (docs/retention.md).
+  if (auto volume = journal::SpaceOf(o.journal); volume.ok())
+    journal_options.reserve_bytes = journal::ReserveFor(*volume);
+  auto journal = journal::Journal::Open(o.journal, journal_options);
   if (!journal.ok()) return fail(journal.status().ToString());
   auto config = kube::ResolveConfig(o.kubeconfig, o.context, kube::ProcessEnv());
   if (!config.ok()) return fail(config.status().ToString());

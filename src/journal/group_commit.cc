@@ -218,36 +218,49 @@ Journal::BatchOutcome Journal::CommitBatch(const std::vector<Member*>& batch) {
 }
 
 // One transaction: every member's events, then the projections they change.
+// A volume found full gives the reserve up and tries once more (space.h).
 Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& members) {
   if (refuse_writes_ && refuse_writes_())
     return Status::IOError(path_ + ": write refused (injected fault)");
-  auto& db = impl_->db;
-  try {
-    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-    if (!impl_->statements) impl_->statements = std::make_unique<BatchStatements>(db);
-    BatchStatements& st = *impl_->statements;
-    const int64_t on_disk = MaxSeq(st.max_seq);
-    if (on_disk != state_.last_seq) {
-      return Status::Busy("journal " + Quote(path_) + " was written by another process (last seq " +
-                          std::to_string(on_disk) + ", expected " +
-                          std::to_string(state_.last_seq) +
-                          "); only one fencekeeper may write a journal");
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return WriteRows(batch, members);
+    } catch (const SQLite::Exception& e) {
+      const bool full = (e.getErrorCode() & 0xff) == SQLITE_FULL;
+      if (full && attempt == 0 && reserve_ && reserve_->held() && reserve_->Release().ok()) {
+        shedding_ = true;  // from now on, intents and outcomes only
+        continue;
+      }
+      return FromSqlite("cannot append to journal " + Quote(path_), e);
     }
-    BatchSubjects subjects(impl_->subjects, st.insert_subject);
-    chain::Head head = impl_->head;
-    for (const Member* m : members) {
-      if (m->status.ok()) InsertRows(st.insert_row, subjects, m->events, head);
-    }
-    for (const Member* m : members) {
-      if (m->status.ok() && m->in_transaction) m->in_transaction(db);
-    }
-    WriteProjections(st, batch, subjects);
-    tx.commit();
-    subjects.MergeInto(impl_->subjects);
-    impl_->head = std::move(head);
-  } catch (const SQLite::Exception& e) {
-    return FromSqlite("cannot append to journal " + Quote(path_), e);
   }
+}
+
+// The transaction itself: committed, kBusy (another writer appended), or
+// SQLite::Exception (rolled back).
+Status Journal::WriteRows(const BatchState& batch, const std::vector<Member*>& members) {
+  auto& db = impl_->db;
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  if (!impl_->statements) impl_->statements = std::make_unique<BatchStatements>(db);
+  BatchStatements& st = *impl_->statements;
+  const int64_t on_disk = MaxSeq(st.max_seq);
+  if (on_disk != state_.last_seq) {
+    return Status::Busy("journal " + Quote(path_) + " was written by another process (last seq " +
+                        std::to_string(on_disk) + ", expected " + std::to_string(state_.last_seq) +
+                        "); only one fencekeeper may write a journal");
+  }
+  BatchSubjects subjects(impl_->subjects, st.insert_subject);
+  chain::Head head = impl_->head;
+  for (const Member* m : members) {
+    if (m->status.ok()) InsertRows(st.insert_row, subjects, m->events, head);
+  }
+  for (const Member* m : members) {
+    if (m->status.ok() && m->in_transaction) m->in_transaction(db);
+  }
+  WriteProjections(st, batch, subjects);
+  tx.commit();
+  subjects.MergeInto(impl_->subjects);
+  impl_->head = std::move(head);
   return Status::Ok();
 }
 

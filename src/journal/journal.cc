@@ -7,6 +7,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -249,6 +250,14 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path,
   }
   std::unique_ptr<Journal> journal(new Journal(path, std::move(impl)));
   journal->refuse_writes_ = options.refuse_writes;
+  journal->volume_space_ =
+      options.volume_space ? options.volume_space
+                           : std::function<Result<VolumeSpace>()>([path] { return SpaceOf(path); });
+  if (!options.read_only && options.reserve_bytes > 0) {
+    journal->reserve_ = std::make_unique<SpaceReserve>(path + ".reserve", options.reserve_bytes);
+    // A volume already too full for it: shed until CheckSpace finds room.
+    if (!journal->reserve_->Take().ok()) journal->shedding_ = true;
+  }
   journal->busy_timeout_ms_ = options.busy_timeout_ms;
   try {
     journal->schema_version_ = journal->impl_->db.execAndGet("PRAGMA user_version").getInt();
@@ -552,12 +561,23 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   return std::move(member.events);
 }
 
+// Whether `events` record an intent: what a volume short of space still takes.
+static bool HasIntent(const std::vector<Event>& events) {
+  return std::any_of(events.begin(), events.end(),
+                     [](const Event& e) { return e.kind() == EventKind::kSuspendIntent; });
+}
+
 Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
   Recorded r;
   Member member([&](BatchState& batch) -> Result<std::vector<Event>> {
     const JournalState& state = batch.For(evaluation);
     r.retry = refused_to_retry(state, evaluation);
-    return plan_events(state, evaluation);
+    std::vector<Event> events = plan_events(state, evaluation);
+    if (shedding_ && !events.empty() && !HasIntent(events)) {
+      r.shed = true;  // an observation or a decision alone: recorded when space returns
+      return std::vector<Event>{};
+    }
+    return events;
   });
   if (Status s = Submit(member); !s.ok()) return s;
   r.appended = member.events.size();
@@ -653,6 +673,31 @@ Result<size_t> Journal::Forget(const std::string& uid, const std::string& detail
   });
   if (Status s = Submit(member); !s.ok()) return s;
   return member.events.size();
+}
+
+SpaceStatus Journal::CheckSpace() {
+  std::lock_guard db_lock(db_mu_);
+  SpaceStatus s;
+  auto v = volume_space_ ? volume_space_() : Result<VolumeSpace>(Status::Internal("no volume"));
+  s.known = v.ok();
+  if (v.ok()) s.volume = *v;
+  if (!reserve_) {
+    s.shedding = shedding_.load();
+    return s;
+  }
+  const int64_t reserve = reserve_->bytes();
+  if (s.known) {
+    if (s.volume.free_bytes < 2 * reserve) {
+      shedding_ = true;  // short: shed before the volume is full
+    } else if (shedding_ && s.volume.free_bytes >= (reserve_->held() ? 2 : 3) * reserve &&
+               reserve_->Take().ok()) {
+      shedding_ = false;  // room for the reserve and as much again
+    }
+  }
+  s.reserve_held = reserve_->held();
+  s.reserve_bytes = reserve;
+  s.shedding = shedding_.load();
+  return s;
 }
 
 Status Journal::Checkpoint() {

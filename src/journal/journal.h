@@ -25,6 +25,7 @@
 // threads at once.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -41,6 +42,7 @@
 #include "domain/event.h"
 #include "domain/journal_state.h"
 #include "journal/chain.h"
+#include "journal/space.h"
 
 namespace fk::journal {
 
@@ -63,6 +65,11 @@ struct OpenOptions {
   // returning true makes that batch fail as an I/O error would, changing
   // nothing. With one caller at a time, a batch is one call.
   std::function<bool()> refuse_writes;
+  // A writable open keeps a reserve file of this many bytes beside the
+  // journal (space.h); 0 = none. `run` keeps ReserveFor(its volume).
+  int64_t reserve_bytes = 0;
+  // The free space of the journal's volume (tests inject one); default statvfs.
+  std::function<Result<VolumeSpace>()> volume_space;
 };
 
 // What a file on disk is, found without changing a byte of it.
@@ -153,6 +160,9 @@ class Journal {
     // domain::refused_to_retry): send that intent's PATCH again, nothing new
     // was recorded.
     std::optional<domain::IntentRecord> retry;
+    // The volume is short of space and the evaluation recorded no intent:
+    // it was shed (nothing appended, the state unchanged).
+    bool shed = false;
   };
   // Records one evaluation (plan_events + Append). Unchanged evaluations append nothing.
   Result<Recorded> Record(const domain::Evaluation& evaluation);
@@ -200,6 +210,14 @@ class Journal {
 
   JournalStats stats() const;
 
+  // The volume's space, and the reserve: sheds non-essential rows while the
+  // volume is short (free space below twice the reserve, or the reserve given
+  // up), takes the reserve back and stops shedding once there is room for
+  // it and as much again. Call it regularly (run: every minute and at every
+  // scrape); a write that finds the volume full gives the reserve up at once.
+  SpaceStatus CheckSpace();
+  bool shedding() const { return shedding_.load(); }
+
   // Retention: removes the oldest rows `options` makes due, writing them to
   // an archive file first if asked, folding them into the base state and
   // appending a `pruned` row, in one transaction that queues with the
@@ -231,6 +249,7 @@ class Journal {
   Status Submit(Member& member);
   BatchOutcome CommitBatch(const std::vector<Member*>& batch);
   Status WriteBatch(const BatchState& batch, const std::vector<Member*>& members);
+  Status WriteRows(const BatchState& batch, const std::vector<Member*>& members);
   struct PrunePlan;
   Result<PrunePlan> PlanPrune(const PruneOptions& options) const;
   Status CommitPrune(const PrunePlan& plan, const std::string& archive, PruneReport& report);
@@ -238,6 +257,9 @@ class Journal {
   std::string path_;
   std::unique_ptr<Impl> impl_;
   std::function<bool()> refuse_writes_;
+  std::unique_ptr<SpaceReserve> reserve_;  // under db_mu_
+  std::function<Result<VolumeSpace>()> volume_space_;
+  std::atomic<bool> shedding_{false};
   int busy_timeout_ms_ = 0;
   int schema_version_ = 0;
   // The connection: held by the batch being committed, a checkpoint or a read.

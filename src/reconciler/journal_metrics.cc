@@ -36,6 +36,47 @@ double AgeOf(const journal::Journal& journal, int64_t seq, WallTime now) {
 
 }  // namespace
 
+namespace {
+std::string Megabytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+}  // namespace
+
+journal::SpaceStatus VolumeWatch::Tick(journal::Journal& journal) {
+  const journal::SpaceStatus s = journal.CheckSpace();
+  std::lock_guard lock(mu_);
+  last_ = s;
+  if (s.shedding && !said_shedding_) {
+    log::Warn("journal volume short of space: shedding observations, keeping intents and outcomes")
+        .Str("journal", journal.path())
+        .Int("free_bytes", s.volume.free_bytes)
+        .Int("size_bytes", s.volume.size_bytes)
+        .Str("reserve", s.reserve_held ? "held" : "given up")
+        .Str("effect",
+             "fail-closed suspensions go on; healthy sandboxes' changes are not "
+             "journaled until space returns");
+  } else if (!s.shedding && said_shedding_) {
+    log::Info("journal volume has room again: the reserve is back, every change is journaled")
+        .Str("journal", journal.path())
+        .Int("free_bytes", s.volume.free_bytes);
+  }
+  said_shedding_ = s.shedding;
+  return s;
+}
+
+std::string VolumeWatch::Summary() const {
+  std::lock_guard lock(mu_);
+  if (!last_.known) return "";
+  std::string text =
+      Megabytes(last_.volume.free_bytes) + " free of " + Megabytes(last_.volume.size_bytes);
+  if (last_.shedding)
+    text += "; short of space: shedding observations, keeping intents and outcomes (reserve " +
+            std::string(last_.reserve_held ? "held" : "given up") + ")";
+  return text;
+}
+
 std::optional<double> ParseJournalTime(const std::string& text) {
   std::tm tm{};
   int millis = 0;

@@ -3,6 +3,9 @@
 // (the alert on a stuck intent reads the oldest one's age).
 #pragma once
 
+#include <mutex>
+#include <string>
+
 #include "common/clock.h"
 #include "journal/journal.h"
 #include "reconciler/metrics.h"
@@ -25,6 +28,22 @@ class ChainHeadLog {
   const std::chrono::minutes every_;
   std::optional<MonoTime> last_;
   std::string logged_;
+};
+
+// Watches the journal's volume (Journal::CheckSpace): says loudly when the
+// journal starts shedding non-essential rows and when it stops, and what
+// /readyz?verbose and the metrics show. Ticked every minute and at scrapes.
+class VolumeWatch {
+ public:
+  // Checks now; logs a change of state.
+  journal::SpaceStatus Tick(journal::Journal& journal);
+  // The /readyz?verbose text for the last check ("" when nothing to say).
+  std::string Summary() const;
+
+ private:
+  mutable std::mutex mu_;
+  journal::SpaceStatus last_;
+  bool said_shedding_ = false;
 };
 
 // Seconds since the epoch of an RFC 3339 UTC time as the journal writes it

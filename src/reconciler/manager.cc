@@ -33,6 +33,8 @@ std::vector<ReadinessCheck> Manager::ReadinessChecks() const {
   const Controller* c = term_.controller.get();
   const bool writable = !c || c->JournalWritable();
   checks.push_back({"journal", writable, writable ? "" : "not writable: the last write failed"});
+  // Never unready for it: a volume short of space still takes every intent.
+  checks.push_back({"journal-volume", true, volume_.Summary()});
   if (options_.leader) checks.push_back({"leader", leading_.load(), leading_ ? "" : "not leading"});
   if (!discovered_.load()) {
     checks.push_back({"sandbox-api", false, "not discovered yet"});
@@ -59,6 +61,8 @@ std::string Manager::RenderMetrics() {
     }
   }
   ReportJournal(journal_, metrics_, time_.Now());
+  const journal::SpaceStatus space = volume_.Tick(journal_);
+  metrics_.JournalVolume(space.volume.free_bytes, space.volume.size_bytes, space.shedding);
   metrics_.Retention(retention_.rows_pruned(), retention_.failures());
   metrics_.Ready(Ready());
   metrics_.Leader(leading_.load());
@@ -132,6 +136,7 @@ ManagerExit Manager::Run(Interrupt& stop) {
 void Manager::Upkeep(Interrupt& done) {
   ChainHeadLog heads;
   do {
+    volume_.Tick(journal_);
     retention_.Tick();
     heads.Tick(journal_, time_.MonotonicNow());
   } while (time_.SleepFor(std::chrono::minutes(1), done));

@@ -16,6 +16,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "reconciler/controller.h"
+#include "reconciler/journal_metrics.h"
 #include "reconciler/leader.h"
 #include "reconciler/metrics.h"
 #include "reconciler/readiness.h"
@@ -73,6 +74,7 @@ class Manager {
   ManagerOptions options_;
   TimeSource& time_;
   Retention retention_;
+  mutable VolumeWatch volume_;
   std::atomic<bool> leading_{false};
   std::atomic<bool> discovered_{false};  // the Sandbox API version is known
   // One leadership term: its own API client (so stopping the term's work

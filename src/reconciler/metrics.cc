@@ -171,7 +171,16 @@ struct Metrics::Impl {
   Family<Counter>& prune_failures =
       Counters(r, "fencekeeper_journal_prune_failures_total",
                "Retention steps that failed and removed nothing (archive or journal not writable)");
-  Totals pruned_totals, failure_totals;  // one each: Totals are keyed by labels
+  Totals pruned_totals, failure_totals;
+  Gauge& volume_free = Gauges(r, "fencekeeper_journal_volume_free_bytes",
+                              "Free bytes on the journal's volume (its reserve not counted)")
+                           .Add({});
+  Gauge& volume_size =
+      Gauges(r, "fencekeeper_journal_volume_size_bytes", "Size of the journal's volume").Add({});
+  Gauge& shedding = Gauges(r, "fencekeeper_journal_shedding",
+                           "1 while the volume is short of space and the journal records "
+                           "intents and outcomes only")
+                        .Add({});  // one each: Totals are keyed by labels
   Family<Gauge>& chain_head =
       Gauges(r, "fencekeeper_journal_chain_head",
              "The journal's hash-chain head as labels seq and hash (value: the seq)");
@@ -263,6 +272,11 @@ void Metrics::JournalEvents(const std::map<std::string, uint64_t>& totals) {
 void Metrics::Retention(uint64_t rows_pruned, uint64_t failures) {
   impl_->pruned_totals.Advance(impl_->pruned_rows, {}, static_cast<double>(rows_pruned));
   impl_->failure_totals.Advance(impl_->prune_failures, {}, static_cast<double>(failures));
+}
+void Metrics::JournalVolume(int64_t free_bytes, int64_t size_bytes, bool shedding) {
+  impl_->volume_free.Set(static_cast<double>(free_bytes));
+  impl_->volume_size.Set(static_cast<double>(size_bytes));
+  impl_->shedding.Set(shedding ? 1 : 0);
 }
 void Metrics::PendingIntents(size_t count, double oldest_age_seconds) {
   impl_->pending.Set(static_cast<double>(count));

@@ -47,6 +47,8 @@ class Metrics {
   void ChainHead(int64_t seq, const std::string& hash);
   // Retention's totals: rows pruned, and steps that failed (nothing removed).
   void Retention(uint64_t rows_pruned, uint64_t failures);
+  // The journal's volume (Journal::CheckSpace) and whether it sheds rows.
+  void JournalVolume(int64_t free_bytes, int64_t size_bytes, bool shedding);
 
   // Watches re-opened after the first (a monotonic total for this term).
   void WatchRestarts(const std::string& resource, int total);

@@ -12,7 +12,9 @@ bool AllReady(const std::vector<ReadinessCheck>& checks) {
 std::string VerboseReadiness(const std::vector<ReadinessCheck>& checks) {
   std::string body;
   for (const ReadinessCheck& c : checks)
-    body += (c.ok ? "[+]" + c.name + " ok" : "[-]" + c.name + " " + c.reason) + "\n";
+    body += (c.ok ? "[+]" + c.name + " ok" + (c.reason.empty() ? "" : ": " + c.reason)
+                  : "[-]" + c.name + " " + c.reason) +
+            "\n";
   body += AllReady(checks) ? "readyz check passed\n" : "readyz check failed\n";
   return body;
 }

@@ -11,7 +11,9 @@ namespace fk::reconciler {
 struct ReadinessCheck {
   std::string name;  // "journal", "leader", "informer sandboxes/ns-a"
   bool ok = false;
-  std::string reason;  // why it is not ok ("not leading", "not synced: ..."); "" when ok
+  // Why it is not ok ("not leading", "not synced: ..."); for an ok check,
+  // anything worth saying ("12.1 MB free of 1.0 GB; short of space: ...").
+  std::string reason;
 };
 
 bool AllReady(const std::vector<ReadinessCheck>& checks);
