@@ -163,7 +163,7 @@ Result<JournalState> LoadBase(SQLite::Database& db) {
   JournalState s;
   SQLite::Statement q(db, "SELECT key, record FROM journal_base");
   while (q.executeStep()) {
-    const std::string key = q.getColumn(0).getString();
+    std::string key = q.getColumn(0).getString();
     std::string error;
     json::error_code ec;
     json::value v = json::parse(q.getColumn(1).getString(), ec);
@@ -171,7 +171,7 @@ Result<JournalState> LoadBase(SQLite::Database& db) {
     if (error.empty()) {
       if (Status st = ReadRecord(key, v.get_object(), s, &error); !st.ok()) return st;
     }
-    if (!error.empty()) return Status::Corruption("journal_base " + key + ": " + error);
+    if (!error.empty()) return Status::Corruption("journal_base " + key.append(": ").append(error));
   }
   s.last_seq = db.execAndGet("SELECT last_pruned FROM journal_cut").getInt64();
   return s;
