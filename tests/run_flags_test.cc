@@ -116,6 +116,37 @@ TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
       {"--log-level", "verbose", [](RunOptions& o) { o.log_level = "verbose"; }},
       {"--log-level", "off", [](RunOptions& o) { o.log_level = "off"; }},
       {"--log-format", "xml", [](RunOptions& o) { o.log_format = "xml"; }},
+      {"--zap-log-level", "panic", [](RunOptions& o) { o.zap_log_level = "panic"; }},
+      {"--zap-log-level", "warn", [](RunOptions& o) { o.zap_log_level = "warn"; }},
+      {"--zap-log-level", "0", [](RunOptions& o) { o.zap_log_level = "0"; }},
+      {"--zap-log-level", "-1", [](RunOptions& o) { o.zap_log_level = "-1"; }},
+      {"--zap-log-level", "", [](RunOptions& o) { o.zap_log_level = ""; }},
+      {"--zap-log-level", "debug",
+       [](RunOptions& o) {
+         o.log_level = "info";
+         o.zap_log_level = "debug";
+       }},
+      {"--health-probe-bind-address", ":-1",
+       [](RunOptions& o) { o.health_probe_bind_address = ":-1"; }},
+      {"--health-probe-bind-address", ":8081",
+       [](RunOptions& o) {
+         o.http_addr = ":8080";
+         o.health_probe_bind_address = ":8081";
+       }},
+      {"--metrics-bind-address", "8081", [](RunOptions& o) { o.metrics_bind_address = "8081"; }},
+      {"--metrics-bind-address", "0",
+       [](RunOptions& o) {
+         o.metrics_addr = ":8081";
+         o.metrics_bind_address = "0";
+       }},
+      {"--metrics-bind-address", ":8080",
+       [](RunOptions& o) {
+         o.http_addr = ":8080";
+         o.metrics_bind_address = ":8080";
+       }},
+      {"--leader-election-id", "Bad_Lease",
+       [](RunOptions& o) { o.leader_election_id = "Bad_Lease"; }},
+      {"--leader-election-id", "", [](RunOptions& o) { o.leader_election_id = ""; }},
       {"--kube-api-qps", "-5", [](RunOptions& o) { o.kube_api_qps = "-5"; }},
       {"--kube-api-qps", "fast", [](RunOptions& o) { o.kube_api_qps = "fast"; }},
       {"--kube-api-qps", "nan", [](RunOptions& o) { o.kube_api_qps = "nan"; }},
@@ -208,6 +239,74 @@ TEST(RunFlags, UsableValuesAreAcceptedAsKubernetesWould) {
   EXPECT_TRUE(ParseRunFlags(o, FakeResolve).ok());
 }
 
+// controller-runtime's flag names set the same settings as ours.
+TEST(RunFlags, ControllerRuntimeNamesAreAliasesOfOurs) {
+  RunOptions o = Valid();
+  o.health_probe_bind_address = ":8080";
+  o.metrics_bind_address = "localhost:8081";
+  o.zap_log_level = "debug";
+  o.leader_election_id = "fencekeeper.example.com";
+  auto s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->http->port, 8080);
+  EXPECT_EQ(s->metrics->host, "127.0.0.1");
+  EXPECT_EQ(s->metrics->port, 8081);
+  EXPECT_EQ(s->log_level, "debug");
+  EXPECT_EQ(s->leader_election_id, "fencekeeper.example.com");
+  EXPECT_EQ(ParseRunFlags(Valid(), FakeResolve)->leader_election_id, "fencekeeper");
+  EXPECT_EQ(ParseRunFlags(Valid(), FakeResolve)->log_level, "info");
+  // zap's numeric levels: 1 is debug, more is more verbose.
+  for (const auto& [zap, ours] : std::vector<std::pair<std::string, std::string>>{
+           {"1", "debug"}, {"2", "trace"}, {"10", "trace"}, {"info", "info"}, {"error", "error"}}) {
+    o.zap_log_level = zap;
+    EXPECT_EQ(ParseRunFlags(o, FakeResolve)->log_level, ours) << zap;
+  }
+  // Both spellings are fine when they agree (the same address, spelled apart).
+  o = Valid();
+  o.http_addr = "0.0.0.0:8080";
+  o.health_probe_bind_address = ":8080";
+  o.log_level = "debug";
+  o.zap_log_level = "1";
+  s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->http->port, 8080);
+  EXPECT_EQ(s->log_level, "debug");
+}
+
+// controller-runtime's "0": the listener is not started; for metrics, not
+// served on the probes' port either.
+TEST(RunFlags, ZeroBindAddressTurnsServingOff) {
+  RunOptions o = Valid();
+  o.health_probe_bind_address = "0";
+  o.metrics_bind_address = "0";
+  auto s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->http);
+  EXPECT_FALSE(s->metrics);
+  EXPECT_TRUE(s->metrics_off);
+  o = Valid();
+  o.http_addr = ":8080";
+  o.metrics_addr = "0";
+  s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->http->port, 8080);
+  EXPECT_TRUE(s->metrics_off);
+  EXPECT_FALSE(ParseRunFlags(Valid(), FakeResolve)->metrics_off);
+}
+
+// --help names both spellings, and the binary takes controller-runtime's.
+TEST(RunFlags, HelpListsBothSpellings) {
+  testing::TempDir dir;
+  const std::string out = dir.File("help.txt");
+  const std::string cmd = std::string(FK_BINARY) + " run --help >" + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string help = testing::ReadBytes(out);
+  for (const char* flag :
+       {"--http-addr", "--health-probe-bind-address", "--metrics-addr", "--metrics-bind-address",
+        "--log-level", "--zap-log-level", "--leader-elect", "--leader-election-id"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag << "\n" << help;
+}
+
 TEST(RunFlags, PortsAreDigitsInRangeWithoutWrapAround) {
   EXPECT_EQ(ParsePort("1"), 1);
   EXPECT_EQ(ParsePort("65535"), 65535);
@@ -259,6 +358,11 @@ TEST(RunFlags, TheBinaryRefusesEachObservedMisconfigurationWithExitTwo) {
       {"--journal-retention forever", "--journal-retention 'forever'"},
       {"--journal-retention 0 --journal-archive /tmp", "--journal-retention is 0"},
       {"--journal-archive /no/such/dir", "--journal-archive '/no/such/dir': not a directory"},
+      {"--zap-log-level panic", "--zap-log-level 'panic'"},
+      {"--health-probe-bind-address :-1", "--health-probe-bind-address ':-1'"},
+      {"--metrics-bind-address 8081", "--metrics-bind-address '8081'"},
+      {"--leader-election-id Bad_Lease", "--leader-election-id 'Bad_Lease'"},
+      {"--http-addr :8080 --health-probe-bind-address :8081", "disagrees with --http-addr"},
   };
   for (const auto& [flags, expected] : cases) {
     const std::string cmd = std::string(FK_BINARY) + " run --journal " + journal + " " + flags +

@@ -19,7 +19,10 @@ CLI::Option* AddOptional(CLI::App* cmd, const std::string& name, std::optional<T
 // controller-runtime's manager.
 void AddRunClusterFlags(CLI::App* rn, RunOptions& run) {
   rn->add_flag("--leader-elect", run.leader_elect,
-               "Take part in leader election (Lease 'fencekeeper')");
+               "Take part in leader election (the Lease named by --leader-election-id)");
+  rn->add_option("--leader-election-id", run.leader_election_id,
+                 "Name of the leader election Lease (controller-runtime's flag)")
+      ->capture_default_str();
   AddOptional(rn, "--leader-election-namespace", run.leader_election_namespace,
               "Namespace of the Lease (default: the config's)");
   rn->add_option("--lease-duration", run.lease_duration, "Leader election lease duration")
@@ -39,13 +42,20 @@ void AddRunClusterFlags(CLI::App* rn, RunOptions& run) {
 // Where the run serves probes and metrics, and how it logs.
 void AddRunServingFlags(CLI::App* rn, RunOptions& run) {
   AddOptional(rn, "--http-addr", run.http_addr,
-              "HOST:PORT for /healthz and /readyz (and /metrics unless --metrics-addr is given)");
+              "HOST:PORT for /healthz and /readyz (and /metrics unless --metrics-addr is given); "
+              "0: not served");
+  AddOptional(rn, "--health-probe-bind-address", run.health_probe_bind_address,
+              "controller-runtime's name for --http-addr");
   AddOptional(rn, "--metrics-addr", run.metrics_addr,
               "HOST:PORT serving /metrics alone (e.g. :8081), to restrict it apart from the "
-              "probes");
+              "probes; 0: /metrics not served");
+  AddOptional(rn, "--metrics-bind-address", run.metrics_bind_address,
+              "controller-runtime's name for --metrics-addr");
   rn->add_option("--log-format", run.log_format, "text or json")->capture_default_str();
-  rn->add_option("--log-level", run.log_level, "trace, debug, info, warn, error")
-      ->capture_default_str();
+  AddOptional(rn, "--log-level", run.log_level, "trace, debug, info (default), warn, error");
+  AddOptional(rn, "--zap-log-level", run.zap_log_level,
+              "controller-runtime's name for --log-level: debug, info, error, or a number of at "
+              "least 1 (1: debug, 2 and more: trace)");
 }
 
 }  // namespace

@@ -67,7 +67,12 @@ struct RunOptions {
   std::string selector = "openshell.ai/managed-by=openshell";
   std::string resync = "30s";
   std::optional<std::string> http_addr;
-  std::optional<std::string> metrics_addr;  // unset: /metrics on http_addr
+  std::optional<std::string> metrics_addr;  // unset: /metrics on http_addr; "0": not served
+  // controller-runtime's spellings of the same flags (giving both is refused
+  // unless they agree): --health-probe-bind-address, --metrics-bind-address,
+  // --zap-log-level.
+  std::optional<std::string> health_probe_bind_address, metrics_bind_address, zap_log_level;
+  std::string leader_election_id = "fencekeeper";  // the Lease's name
   bool leader_elect = false;
   std::optional<std::string> leader_election_namespace;
   // controller-runtime's defaults; shorter values are for tests.
@@ -76,9 +81,9 @@ struct RunOptions {
   std::string retry_period = "2s";
   std::string boundary_port = std::to_string(kube::kDefaultBoundaryPort);
   std::string log_format = "text";
-  std::string log_level = "info";
-  std::string kube_api_qps = "0";      // client-side rate limit: requests per second (0: off)...
-  std::string kube_api_burst = "100";  // ...and at once (kube::ClientOptions' defaults)
+  std::optional<std::string> log_level;  // unset: info
+  std::string kube_api_qps = "0";        // client-side rate limit: requests per second (0: off)...
+  std::string kube_api_burst = "100";    // ...and at once (kube::ClientOptions' defaults)
   // Sandboxes reconciled at once; never two workers on one sandbox. Sized
   // for the API server's concurrency, not the machine's cores: a worker
   // mostly waits for an answer (docs/performance.md).

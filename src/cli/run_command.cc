@@ -66,6 +66,7 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
     reconciler::LeaderOptions lo;
     lo.identity = reconciler::LeaderIdentity(HostName());
     lo.ns = lease_ns;
+    lo.name = o.leader_election_id;
     lo.lease_duration = o.lease_duration;
     lo.renew_deadline = o.renew_deadline;
     lo.retry_period = o.retry_period;
@@ -144,7 +145,7 @@ using FailFn = std::function<int(std::string_view error)>;
 int ServeUntilStopped(const RunSettings& o, journal::Journal& journal, reconciler::Metrics& metrics,
                       reconciler::ManagerOptions mo, Interrupt& stop, const FailFn& fail) {
   reconciler::Manager manager(journal, metrics, std::move(mo));
-  const bool metrics_apart = o.metrics.has_value();
+  const bool metrics_apart = o.metrics.has_value() || o.metrics_off;
   auto http_server = Listen(
       o.http, metrics_apart ? "/healthz and /readyz" : "/healthz, /readyz and /metrics",
       [&](const http::Request& req) { return Probe(req, manager, metrics, !metrics_apart); });

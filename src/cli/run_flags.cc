@@ -103,19 +103,53 @@ Result<ListenAddress> ParseListenAddr(const std::string& flag, const std::string
   return ListenAddress{*address, *port};
 }
 
+// One setting under two names (ours and controller-runtime's): either may
+// be given, both only if they say the same.
+Result<std::optional<std::string>> OneOf(
+    const std::string& ours, const std::optional<std::string>& our_value, const std::string& theirs,
+    const std::optional<std::string>& their_value,
+    const std::function<bool(const std::string&, const std::string&)>& same) {
+  if (our_value && their_value && !same(*our_value, *their_value))
+    return Refuse(theirs, *their_value,
+                  "disagrees with " + ours + " " + Quoted(*our_value) +
+                      " (the same setting under controller-runtime's name; give one)");
+  return our_value ? our_value : their_value;
+}
+
+// Listen addresses agree when they parse to the same host and port.
+std::function<bool(const std::string&, const std::string&)> SameAddress(
+    const HostResolver& resolve) {
+  return [&resolve](const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    auto pa = ParseListenAddr("", a, resolve);
+    auto pb = ParseListenAddr("", b, resolve);
+    return pa.ok() && pb.ok() && pa->host == pb->host && pa->port == pb->port;
+  };
+}
+
 Status ParseListenAddrs(const RunOptions& f, const HostResolver& resolve, RunSettings& s) {
-  if (f.http_addr) {
-    auto http = ParseListenAddr("--http-addr", *f.http_addr, resolve);
+  auto http_text = OneOf("--http-addr", f.http_addr, "--health-probe-bind-address",
+                         f.health_probe_bind_address, SameAddress(resolve));
+  if (!http_text.ok()) return http_text.status();
+  auto metrics_text = OneOf("--metrics-addr", f.metrics_addr, "--metrics-bind-address",
+                            f.metrics_bind_address, SameAddress(resolve));
+  if (!metrics_text.ok()) return metrics_text.status();
+  const std::string http_flag = f.http_addr ? "--http-addr" : "--health-probe-bind-address";
+  const std::string metrics_flag = f.metrics_addr ? "--metrics-addr" : "--metrics-bind-address";
+  // controller-runtime's "0": not served.
+  if (*http_text && **http_text != "0") {
+    auto http = ParseListenAddr(http_flag, **http_text, resolve);
     if (!http.ok()) return http.status();
     s.http = *http;
   }
-  if (f.metrics_addr) {
-    auto metrics = ParseListenAddr("--metrics-addr", *f.metrics_addr, resolve);
+  s.metrics_off = *metrics_text && **metrics_text == "0";
+  if (*metrics_text && !s.metrics_off) {
+    auto metrics = ParseListenAddr(metrics_flag, **metrics_text, resolve);
     if (!metrics.ok()) return metrics.status();
     if (s.http && s.http->port != 0 && s.http->port == metrics->port &&
         (s.http->host == metrics->host || s.http->host == "0.0.0.0" || metrics->host == "0.0.0.0"))
-      return Refuse("--metrics-addr", *f.metrics_addr,
-                    "the same port as --http-addr " + Quoted(*f.http_addr));
+      return Refuse(metrics_flag, **metrics_text,
+                    "the same port as " + http_flag + " " + Quoted(**http_text));
     s.metrics = *metrics;
   }
   return Status::Ok();
@@ -152,13 +186,37 @@ Status ParseNumbers(const RunOptions& f, RunSettings& s) {
   return Status::Ok();
 }
 
+// zap's level names as controller-runtime's --zap-log-level takes them, in
+// ours: debug, info, error, or N >= 1 (zap level -N: 1 is debug, more is
+// more verbose, which is our trace). "panic" and the rest have no match.
+std::optional<std::string> FromZapLevel(const std::string& zap) {
+  if (zap == "debug" || zap == "info" || zap == "error") return zap;
+  int n = 0;
+  const char* end = zap.data() + zap.size();
+  auto [p, ec] = std::from_chars(zap.data(), end, n);
+  if (zap.empty() || ec != std::errc() || p != end || n < 1) return std::nullopt;
+  return n == 1 ? "debug" : "trace";
+}
+
 Status ParseLogging(const RunOptions& f, RunSettings& s) {
   static const std::vector<std::string> kLevels{"trace", "debug", "info", "warn", "error"};
-  if (std::find(kLevels.begin(), kLevels.end(), f.log_level) == kLevels.end())
-    return Refuse("--log-level", f.log_level, "must be trace, debug, info, warn or error");
+  if (f.log_level && std::find(kLevels.begin(), kLevels.end(), *f.log_level) == kLevels.end())
+    return Refuse("--log-level", *f.log_level, "must be trace, debug, info, warn or error");
+  std::optional<std::string> zap;
+  if (f.zap_log_level) {
+    zap = FromZapLevel(*f.zap_log_level);
+    if (!zap)
+      return Refuse("--zap-log-level", *f.zap_log_level,
+                    "must be debug, info, error or a whole number of at least 1 (zap's levels "
+                    "that fencekeeper has)");
+    if (f.log_level && *f.log_level != *zap)
+      return Refuse("--zap-log-level", *f.zap_log_level,
+                    "disagrees with --log-level " + Quoted(*f.log_level) +
+                        " (the same setting under controller-runtime's name; give one)");
+  }
   if (f.log_format != "text" && f.log_format != "json")
     return Refuse("--log-format", f.log_format, "must be text or json");
-  s.log_level = f.log_level;
+  s.log_level = f.log_level.value_or(zap.value_or("info"));
   s.log_format = f.log_format;
   return Status::Ok();
 }
@@ -196,6 +254,11 @@ Result<RunSettings> ParseRunFlags(const RunOptions& f, const HostResolver& resol
   s.kubeconfig = f.kubeconfig;
   s.context = f.context;
   s.leader_elect = f.leader_elect;
+  if (!domain::IsDns1123Subdomain(f.leader_election_id))
+    return Refuse("--leader-election-id", f.leader_election_id,
+                  "not a Lease name (a DNS-1123 subdomain: lower-case letters, digits, '-' and "
+                  "'.', at most 253)");
+  s.leader_election_id = f.leader_election_id;
   if (f.journal.empty()) return Refuse("--journal", f.journal, "a journal file is required");
   if (Status st = ParseLogging(f, s); !st.ok()) return st;
   if (Status st = ParseNamespaces(f, s); !st.ok()) return st;

@@ -33,8 +33,10 @@ struct RunSettings {
   // /metrics alone, so it can be restricted apart from the probes; unset:
   // /metrics is served on `http` as well.
   std::optional<ListenAddress> metrics;
+  bool metrics_off = false;  // --metrics-addr 0: /metrics is not served at all
   bool leader_elect = false;
   std::optional<std::string> leader_election_namespace;
+  std::string leader_election_id;  // the Lease's name (a DNS-1123 subdomain)
   std::chrono::milliseconds lease_duration{0}, renew_deadline{0}, retry_period{0};
   int boundary_port = 0;
   std::string log_format, log_level;
