@@ -4,8 +4,9 @@
 # tests/image_test.sh):
 #   bash deploy/image/build.sh BINARY TAG
 # Stages the binary's root tree (stage-rootfs.sh), imports it as a local image
-# and builds deploy/Dockerfile with ROOTFS naming that image, so the result is
-# the Dockerfile's last stage exactly as a build from source makes it.
+# and builds deploy/Dockerfile with its one `COPY --from=build` taking the tree
+# from that image, so the result is the Dockerfile's last stage as a build
+# from source makes it, and the build stage is skipped.
 # VERSION and REVISION come from the binary's --version.
 # Uses podman, else docker (CONTAINER_ENGINE=docker chooses); the engine's own
 # settings come from its environment (for podman CONTAINERS_CONF and
@@ -32,6 +33,10 @@ rootfs_image=localhost/fencekeeper-rootfs:$(basename "$work" | tr '[:upper:]' '[
 trap '"$engine" rmi "$rootfs_image" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 sh deploy/image/stage-rootfs.sh "$binary" "$work/rootfs"
 tar -C "$work" -cf - rootfs | "$engine" import - "$rootfs_image" >/dev/null
-"$engine" build -f deploy/Dockerfile --build-arg ROOTFS="$rootfs_image" \
-  --build-arg VERSION="$version" --build-arg REVISION="$revision" -t "$tag" .
+copy='COPY --from=build /rootfs/ /'
+[ "$(grep -cxF "$copy" deploy/Dockerfile)" = 1 ] ||
+  { echo "build.sh: deploy/Dockerfile has no single line '$copy' to point at the staged tree" >&2; exit 1; }
+sed "s|^$copy\$|COPY --from=$rootfs_image /rootfs/ /|" deploy/Dockerfile > "$work/Dockerfile"
+"$engine" build -f "$work/Dockerfile" --build-arg VERSION="$version" --build-arg REVISION="$revision" \
+  -t "$tag" .
 echo "build.sh: $tag holds fencekeeper $version (commit $revision)"
