@@ -314,6 +314,61 @@ TEST_F(Processes, RefusesAForeignJournalWithExitTwoWithinSeconds) {
   EXPECT_NE(testing::ReadBytes(dir_.File("run.log")).find(foreign), std::string::npos);
 }
 
+// The files a journal brings (the journal, -wal, -shm, reserve, lock, holder) in `dir`.
+std::vector<std::string> JournalFiles(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("j.db", 0) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+// A start that fails leaves nothing it created: retried with the flag
+// corrected, it finds the directory as it was (issue 19).
+TEST_F(Processes, AFailedStartLeavesNoJournalFileItCreated) {
+  StartSim("");
+  const std::string jdir = dir_.File("volume");
+  std::filesystem::create_directory(jdir);
+  Process bad_config({"run", "--journal", jdir + "/j.db", "--kubeconfig", dir_.File("missing")},
+                     dir_.File("config.log"));
+  EXPECT_EQ(bad_config.Wait(10s), 2);
+  EXPECT_NE(testing::ReadBytes(dir_.File("config.log")).find("cannot start"), std::string::npos);
+  EXPECT_EQ(JournalFiles(jdir), std::vector<std::string>{});
+  // A journal that was there before stays, byte for byte, with its files.
+  Process first(RunArgs(jdir + "/j.db"), dir_.File("first.log"));
+  ASSERT_TRUE(Eventually([&] { return sim_->RequestCount("watch", "pods") >= 1; }));
+  EXPECT_EQ(first.Kill(SIGTERM), 0);
+  std::vector<std::string> kept = JournalFiles(jdir);
+  const std::string bytes = testing::ReadBytes(jdir + "/j.db");
+  Process again({"run", "--journal", jdir + "/j.db", "--kubeconfig", dir_.File("missing")},
+                dir_.File("again.log"));
+  EXPECT_EQ(again.Wait(10s), 2);
+  EXPECT_EQ(JournalFiles(jdir), kept);
+  EXPECT_EQ(testing::ReadBytes(jdir + "/j.db"), bytes);
+}
+
+// A port in use: exit 2, said plainly (no Boost source file or category),
+// for run and for sim; run leaves no journal behind.
+TEST_F(Processes, APortInUseIsSaidPlainlyWithExitTwo) {
+  StartSim("");
+  const std::string busy = "127.0.0.1:" + server_->url().substr(server_->url().rfind(':') + 1);
+  const std::string jdir = dir_.File("volume");
+  std::filesystem::create_directory(jdir);
+  Process run(RunArgs(jdir + "/j.db", {"--http-addr", busy}), dir_.File("run.log"));
+  EXPECT_EQ(run.Wait(10s), 2);
+  Process sim({"sim", "--listen", busy}, dir_.File("sim.log"));
+  EXPECT_EQ(sim.Wait(10s), 2);
+  for (const char* log : {"run.log", "sim.log"}) {
+    const std::string text = testing::ReadBytes(dir_.File(log));
+    EXPECT_NE(text.find("cannot listen on " + busy + ": address already in use"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find(".hpp"), std::string::npos) << text;
+    EXPECT_EQ(text.find("system:"), std::string::npos) << text;
+  }
+  EXPECT_EQ(JournalFiles(jdir), std::vector<std::string>{});
+}
+
 TEST_F(Processes, OnlyTheLeaderWritesAndAKilledLeaderIsReplacedWithinTheLease) {
   StartSim(
       "namespaces:\n  - name: n\n    sandboxes:\n      - {name: a, mode: Running}\n      - {name: "

@@ -1,5 +1,7 @@
 #include "http/server.h"
 
+#include "http/listen.h"
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -95,17 +97,8 @@ Server::Server(std::string host, uint16_t port, Handler handler) : impl_(std::ma
 Server::~Server() { Stop(); }
 
 Status Server::Start() {
-  try {
-    tcp::endpoint ep(net::ip::make_address(impl_->host), impl_->port);
-    impl_->acceptor.open(ep.protocol());
-    impl_->acceptor.set_option(net::socket_base::reuse_address(true));
-    impl_->acceptor.bind(ep);
-    impl_->acceptor.listen();
-    impl_->port = impl_->acceptor.local_endpoint().port();
-  } catch (const std::exception& e) {
-    return Status::IOError("cannot listen on " + impl_->host + ":" + std::to_string(impl_->port) +
-                           ": " + e.what());
-  }
+  if (Status s = ListenOn(impl_->acceptor, impl_->host, impl_->port); !s.ok()) return s;
+  impl_->port = impl_->acceptor.local_endpoint().port();
   net::co_spawn(impl_->io, impl_->Accept(), net::detached);
   impl_->thread = std::thread([this] { impl_->io.run(); });
   return Status::Ok();
