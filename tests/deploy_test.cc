@@ -245,6 +245,43 @@ TEST_F(Deploy, NetworkPolicyLetsThePodReachOnlyTheApiServerAndDns) {
   EXPECT_TRUE(ingress.contains("metrics"));
 }
 
+// With --namespace, fencekeeper's rights hold in that namespace only: no
+// ClusterRoleBinding, a RoleBinding there to exactly the ClusterRole's rules,
+// and run told the namespace it may watch.
+TEST_F(Deploy, NamespacedComponentGrantsNothingOutsideTheWatchedNamespace) {
+  testing::TempDir dir;
+  std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"),
+                        std::filesystem::copy_options::recursive);
+  testing::WriteBytes(dir.File("kustomization.yaml"),
+                      "resources: [base]\ncomponents: [base/components/namespaced]\n");
+  const auto docs = Render(dir.path().string());
+  ASSERT_FALSE(docs.empty());
+  for (const auto& d : docs)
+    EXPECT_NE(d["kind"].as<std::string>(), "ClusterRoleBinding") << "a grant across namespaces";
+  const YAML::Node* binding = nullptr;
+  for (const auto& d : docs) {
+    if (d["kind"].as<std::string>() == "RoleBinding" &&
+        d["metadata"]["namespace"].as<std::string>() == "openshell-agents")
+      binding = &d;
+  }
+  ASSERT_TRUE(binding);
+  EXPECT_EQ((*binding)["roleRef"]["kind"].as<std::string>(), "ClusterRole");
+  const YAML::Node* role =
+      Find(docs, "ClusterRole", (*binding)["roleRef"]["name"].as<std::string>());
+  ASSERT_TRUE(role);
+  EXPECT_EQ(RulesOf(*role), RulesOf(*Find(docs_, "ClusterRole", "fencekeeper")));
+  EXPECT_EQ((*binding)["subjects"][0]["name"].as<std::string>(), "fencekeeper");
+  EXPECT_EQ((*binding)["subjects"][0]["namespace"].as<std::string>(), "fencekeeper-system");
+  const YAML::Node* sts = Find(docs, "StatefulSet", "fencekeeper");
+  ASSERT_TRUE(sts);
+  std::vector<std::string> namespaces;
+  for (const auto& a : (*sts)["spec"]["template"]["spec"]["containers"][0]["args"]) {
+    const std::string arg = a.as<std::string>();
+    if (arg.rfind("--namespace=", 0) == 0) namespaces.push_back(arg.substr(12));
+  }
+  EXPECT_EQ(namespaces, std::vector<std::string>{"openshell-agents"});
+}
+
 TEST_F(Deploy, MonitoringComponentsRender) {
   testing::TempDir dir;
   std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"),
