@@ -65,6 +65,7 @@ TEST_F(Deploy, RbacIsExactlyTheLeastPrivilegeSet) {
   const Rules want{{{"agents.x-k8s.io", "sandboxes"}, {"get", "list", "watch", "patch"}},
                    {{"networking.k8s.io", "networkpolicies"}, {"get", "list", "watch"}},
                    {{"", "pods"}, {"get", "list", "watch"}},
+                   {{"", "namespaces"}, {"get"}},
                    {{"events.k8s.io", "events"}, {"create", "patch"}}};
   EXPECT_EQ(RulesOf(*cluster_role), want);
   const YAML::Node* role = Find(docs_, "Role", "fencekeeper-leader-election");

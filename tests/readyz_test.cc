@@ -64,7 +64,7 @@ class Readyz : public testing::SimFixture {
     reconciler::ManagerOptions mo;
     mo.cluster.server = server_->url();
     mo.client.max_retries = 0;  // the informer's own backoff retries, quickly
-    mo.controller.namespaces = {"ns-a"};
+    mo.controller.namespaces = namespaces_;
     mo.controller.create_events = false;
     mo.controller.informer.initial_backoff = 5ms;
     mo.controller.informer.max_backoff = 20ms;
@@ -92,6 +92,7 @@ class Readyz : public testing::SimFixture {
       std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
   testing::TempDir dir_;
   std::unique_ptr<journal::Journal> journal_;
+  std::vector<std::string> namespaces_ = {"ns-a"};
   reconciler::Metrics metrics_;
   std::unique_ptr<reconciler::Manager> manager_;
   std::unique_ptr<http::Server> http_;
@@ -222,6 +223,29 @@ TEST_F(Readyz, AnInstanceThatDoesNotLeadSaysSo) {
             "readyz check passed\n");
   EXPECT_EQ(Get("/readyz").status, 503);  // the contract's /readyz still says it does not lead
   EXPECT_NE(Get("/metrics").body.find("fencekeeper_ready 0"), std::string::npos);
+}
+
+// `--namespace does-not-exist` (issue 19 item 6): said, listed and counted,
+// while the replica stays ready for the namespaces it can protect.
+TEST_F(Readyz, AWatchedNamespaceThatDoesNotExistIsListedButKeepsItReady) {
+  namespaces_ = {"ns-a", "does-not-exist"};
+  Start();
+  Run();
+  ASSERT_TRUE(Eventually([&] { return Get("/readyz").status == 200; }));
+  kube::ApiResponse r;
+  ASSERT_TRUE(Eventually([&] {
+    r = Get("/readyz?verbose");
+    return r.body.find("[+]coverage does-not-exist ok: the namespace does not exist") !=
+           std::string::npos;
+  })) << r.body;
+  EXPECT_NE(r.body.find("[+]coverage ok: 1 of 2 watched namespace(s) covered\n"), std::string::npos)
+      << r.body;
+  EXPECT_EQ(r.status, 200);
+  const std::string metrics = Get("/metrics").body;
+  EXPECT_NE(metrics.find("fencekeeper_watched_namespaces{state=\"missing\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("fencekeeper_watched_namespaces{state=\"covered\"} 1"), std::string::npos);
+  EXPECT_EQ(LogLines("watched namespace not covered"), 1);
 }
 
 // Excluding the leader leaves out only what a leader alone can pass: a

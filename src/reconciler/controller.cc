@@ -37,6 +37,17 @@ ReconcilerOptions ReconcilerOptionsFrom(const ControllerOptions& o) {
   return r;
 }
 
+// Whether a namespace exists, for CoverageWatch: 200 yes, 404 no; anything
+// else (403 without `namespaces get`, no answer) cannot tell.
+CoverageWatch::Exists NamespaceExists(kube::ApiClient& client) {
+  return [&client](const std::string& ns) -> std::optional<bool> {
+    const kube::ApiResponse r = client.Get("/api/v1/namespaces/" + ns);
+    if (r.status == 200) return true;
+    if (r.status == 404) return false;
+    return std::nullopt;
+  };
+}
+
 TimeSource& TimeOf(const ControllerOptions& o) {
   return o.time ? *o.time : RealTimeSource::Instance();
 }
@@ -68,7 +79,8 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal,
       events_(own_events_.get()),
       reconciler_(cache_, client_, journal_, time_, events_, metrics_,
                   ReconcilerOptionsFrom(options_)),
-      queue_(time_, options_.retry_base, options_.retry_max, metrics_) {
+      queue_(time_, options_.retry_base, options_.retry_max, metrics_),
+      coverage_(options_.namespaces, NamespaceExists(client_)) {
   own_cache_->Subscribe([this](CacheKind kind, const std::string& ns, const std::string& name) {
     OnChange(kind, ns, name);
   });
@@ -86,7 +98,8 @@ Controller::Controller(const ClusterCache& cache, kube::ApiClient& client,
       events_(events),
       reconciler_(cache_, client_, journal_, time_, events_, metrics_,
                   ReconcilerOptionsFrom(options_)),
-      queue_(time_, options_.retry_base, options_.retry_max, metrics_) {}
+      queue_(time_, options_.retry_base, options_.retry_max, metrics_),
+      coverage_(options_.namespaces, NamespaceExists(client_)) {}
 
 Controller::~Controller() { Stop(); }
 
@@ -100,6 +113,10 @@ std::vector<ReadinessCheck> Controller::CacheChecks() const {
   const bool synced = Synced();
   return {{"caches", synced, synced ? "" : "not synced"}};
 }
+
+std::vector<ReadinessCheck> Controller::CoverageChecks() const { return coverage_.Checks(); }
+
+std::map<std::string, int> Controller::CoverageCounts() const { return coverage_.Counts(); }
 
 bool Controller::Stopping() const {
   std::lock_guard lock(mu_);
@@ -201,6 +218,7 @@ void Controller::Resyncer() {
   while (time_.SleepFor(options_.resync, stop_)) {
     if (!Synced()) continue;
     EnqueueAll();  // every cached sandbox again, from the caches: no API request
+    coverage_.Update(cache_);
     std::lock_guard lock(mu_);
     ++resync_passes_;
   }
@@ -212,10 +230,12 @@ void Controller::Worker(bool first) {
   while (!Synced()) {
     if (!time_.SleepFor(std::chrono::milliseconds(20), stop_)) return;
   }
-  if (first)
+  if (first) {
     log::Info("caches synced")
         .Str("scope", ScopeText(options_.namespaces))
         .Str("caches", CacheSummary(cache_, options_.namespaces));
+    coverage_.Update(cache_);
+  }
   while (ProcessNextWorkItem(/*block=*/true)) {
   }
 }

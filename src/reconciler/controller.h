@@ -24,6 +24,7 @@
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "reconciler/cluster_cache.h"
+#include "reconciler/coverage.h"
 #include "reconciler/event_recorder.h"
 #include "reconciler/metrics.h"
 #include "reconciler/sandbox_reconciler.h"
@@ -98,6 +99,10 @@ class Controller {
   // One readiness check per informer ("informer sandboxes/ns-a"), or one for
   // an injected cache.
   std::vector<ReadinessCheck> CacheChecks() const;
+  // Which watched namespaces fencekeeper can protect, once synced (never unready).
+  std::vector<ReadinessCheck> CoverageChecks() const;
+  // Watched namespaces per coverage state, for the gauge.
+  std::map<std::string, int> CoverageCounts() const;
   bool JournalWritable() const { return reconciler_.JournalWritable(); }
   ControllerStats stats() const;
   std::map<std::string, int> VerdictCounts() const;
@@ -126,6 +131,7 @@ class Controller {
   EventSink* events_;
   SandboxReconciler reconciler_;
   WorkQueue queue_;
+  CoverageWatch coverage_;
   std::vector<std::thread> workers_;
   std::thread resyncer_;
   mutable std::mutex mu_;

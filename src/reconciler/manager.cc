@@ -46,6 +46,7 @@ std::vector<ReadinessCheck> Manager::ReadinessChecks() const {
     checks.push_back({"reconciler", false, "not started"});
   } else {
     for (ReadinessCheck& check : c->CacheChecks()) checks.push_back(std::move(check));
+    for (ReadinessCheck& check : c->CoverageChecks()) checks.push_back(std::move(check));
   }
   return checks;
 }
@@ -62,6 +63,7 @@ std::string Manager::RenderMetrics() {
       for (const auto& [kind, total] : DecodeErrorTotals(term_.controller->informers()))
         metrics_.DecodeErrors(kind, total);
       term_.controller->queue().ReportUnfinished();
+      metrics_.WatchedNamespaces(term_.controller->CoverageCounts());
     }
   }
   ReportJournal(journal_, metrics_, time_.Now());

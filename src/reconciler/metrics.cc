@@ -197,6 +197,10 @@ struct Metrics::Impl {
                                      "Kubernetes Events for transitions by result: created, "
                                      "failed (gave up after a retry), dropped (queue full)");
   Family<Gauge>& sandboxes = Gauges(r, "fencekeeper_sandboxes", "Sandboxes by current verdict");
+  Family<Gauge>& watched_namespaces =
+      Gauges(r, "fencekeeper_watched_namespaces",
+             "Watched namespaces by coverage: covered, empty, missing (does not exist), "
+             "unfenced (sandboxes, no fence policies), no-sandboxes (fence, none selected)");
   Gauge& leader =
       Gauges(r, "fencekeeper_leader", "1 while this instance leads (or leader election is off)")
           .Add({});
@@ -299,6 +303,9 @@ void Metrics::SandboxesByVerdict(const std::map<std::string, int>& counts) {
     auto it = counts.find(v);
     impl_->sandboxes.Add({{"verdict", v}}).Set(it == counts.end() ? 0 : it->second);
   }
+}
+void Metrics::WatchedNamespaces(const std::map<std::string, int>& by_state) {
+  for (const auto& [state, n] : by_state) impl_->watched_namespaces.Add({{"state", state}}).Set(n);
 }
 void Metrics::ChainHead(int64_t seq, const std::string& hash) {
   std::lock_guard lock(impl_->chain_mu);

@@ -61,6 +61,9 @@ class Metrics {
   // A Kubernetes Event: "created", "failed" (gave up) or "dropped" (queue full).
   void Event(const std::string& result);
   void SandboxesByVerdict(const std::map<std::string, int>& counts);
+  // Watched namespaces per coverage state (covered, empty, missing,
+  // unfenced, no-sandboxes: reconciler/coverage.h), every state given.
+  void WatchedNamespaces(const std::map<std::string, int>& by_state);
   void Leader(bool leading);
   void Ready(bool ready);
 
