@@ -198,7 +198,7 @@ TEST(Backup, UnderLoadIsAConsistentPrefix) {
     // Nothing half-written: every intent's batch is whole, and replay --check accepts the copy.
     std::ostringstream out, err;
     cli::ReplayOptions o;
-    o.journal = copy;
+    o.journals = {copy};
     o.check = true;
     EXPECT_EQ(cli::RunReplay(o, out, err), cli::kExitOk) << err.str();
     EXPECT_EQ(

@@ -57,7 +57,7 @@ class ReplayTest : public ::testing::Test {
 
   ReplayOptions Options() const {
     ReplayOptions o;
-    o.journal = *journal_;
+    o.journals = {*journal_};
     return o;
   }
   int64_t Count(const std::string& where) const {
@@ -131,11 +131,11 @@ Tampered CheckTampered(const ReplayOptions& base, const std::string& filter,
                        const std::string& json_path, int value) {
   TempDir dir;
   ReplayOptions o = base;
-  o.journal = dir.File("copy.db");
+  o.journals = {dir.File("copy.db")};
   std::ostringstream out, err;
-  EXPECT_EQ(RunBackup(base.journal, o.journal, out, err), kExitOk) << err.str();
+  EXPECT_EQ(RunBackup(base.journals[0], o.journals[0], out, err), kExitOk) << err.str();
   Tampered t;
-  t.seq = TamperWithFirstDecision(o.journal, filter, json_path, value);
+  t.seq = TamperWithFirstDecision(o.journals[0], filter, json_path, value);
   o.check = true;
   t.loud = Replay(o);
   o.quiet = true;
@@ -347,16 +347,16 @@ TEST_F(ReplayTest, MalformedBoundsAndNamesAreUsageErrors) {
 TEST(ReplayCommand, UnusableJournalsExitTwoAndStayAbsentOrUntouched) {
   TempDir dir;
   ReplayOptions o;
-  o.journal = dir.File("missing.db");
+  o.journals = {dir.File("missing.db")};
   Outcome missing = Replay(o);
   EXPECT_EQ(missing.code, kExitUnusable);
   EXPECT_NE(missing.err.find("does not exist"), std::string::npos);
-  EXPECT_FALSE(std::filesystem::exists(o.journal));
+  EXPECT_FALSE(std::filesystem::exists(o.journals[0]));
 
-  o.journal = dir.File("foreign.db");
-  testing::WriteBytes(o.journal, "SQLite format 3");  // truncated header
+  o.journals = {dir.File("foreign.db")};
+  testing::WriteBytes(o.journals[0], "SQLite format 3");  // truncated header
   EXPECT_EQ(Replay(o).code, kExitUnusable);
-  EXPECT_EQ(testing::ReadBytes(o.journal), "SQLite format 3");
+  EXPECT_EQ(testing::ReadBytes(o.journals[0]), "SQLite format 3");
 }
 
 TEST_F(ReplayTest, JsonHonoursUntilAndCheck) {
@@ -416,7 +416,7 @@ TEST(ReplayHtml, EscapesHostileJournalText) {
     ASSERT_TRUE((*j)->Append({observed, decided}).ok());
   }
   ReplayOptions o;
-  o.journal = path;
+  o.journals = {path};
   o.html = dir.File("page.html");
   Outcome r = Replay(o);
   ASSERT_EQ(r.code, kExitOk) << r.err;
