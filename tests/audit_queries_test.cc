@@ -79,7 +79,8 @@ Printed Shell(const std::string& command) {
 Printed Audit(const std::string& journal, const std::string& file,
               const std::map<std::string, std::string>& params = {}) {
   std::string command = "sqlite3 -readonly '" + journal + "'";
-  for (const auto& [k, v] : params) command += " -cmd '.parameter set " + k + " " + v + "'";
+  for (const auto& [k, v] : params)
+    command.append(" -cmd '.parameter set ").append(k).append(" ").append(v).append("'");
   return Shell(command + " < schema/audit/" + file);
 }
 

@@ -26,7 +26,7 @@ struct Outcome {
   std::string out, err;
 };
 
-Outcome Replay(ReplayOptions o) {
+Outcome Replay(const ReplayOptions& o) {
   std::ostringstream out, err;
   Outcome r;
   r.code = RunReplay(o, out, err);
@@ -503,7 +503,9 @@ TEST_F(TwoJournals, OneTimelineInTimeOrderEachRowNamingItsJournalAndWriter) {
     std::istringstream cells(line);
     std::string time, journal, writer, seq, event;
     cells >> time >> journal >> writer >> seq >> event;
-    got.push_back(time.substr(11, 8) + " " + journal + " " + writer + " " + seq + " " + event);
+    std::ostringstream row;
+    row << time.substr(11, 8) << " " << journal << " " << writer << " " << seq << " " << event;
+    got.push_back(row.str());
   }
   const std::vector<std::string> want = {
       // clang-format off
