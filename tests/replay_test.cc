@@ -721,5 +721,27 @@ TEST(JournalVerifyMany, EachIsVerifiedEveryLineNamesItsJournalTheWorstCodeWins) 
   EXPECT_NE(err2.str().find("not verified: " + b + ", " + dir.File("none.db")), std::string::npos);
 }
 
+// The command line: an --archive belongs to the --journal before it (to the
+// first when it comes before any).
+TEST(JournalVerifyMany, AnArchiveBelongsToTheJournalBeforeIt) {
+  TempDir dir;
+  const std::string a = dir.File("a.db"), b = dir.File("b.db"), none = dir.File("no-archive");
+  for (const auto& p : {a, b}) ASSERT_TRUE(journal::Journal::Open(p).ok());
+  const auto verify = [](const std::string& args) {
+    return testing::RunShell(std::string(FK_BINARY) + " journal verify " + args + " 2>&1");
+  };
+  auto r = verify("--journal " + a + " --journal " + b + " --archive " + none);
+  EXPECT_EQ(r.exit_code, kExitUnusable) << r.out;
+  EXPECT_NE(r.out.find(a + ": head "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fencekeeper journal verify: " + b + ": "), std::string::npos) << r.out;
+  r = verify("--archive " + none + " --journal " + a + " --journal " + b);
+  EXPECT_EQ(r.exit_code, kExitUnusable) << r.out;
+  EXPECT_NE(r.out.find(b + ": head "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fencekeeper journal verify: " + a + ": "), std::string::npos) << r.out;
+  r = verify("--journal " + a + " --archive " + none + " --archive " + none);
+  EXPECT_EQ(r.exit_code, kExitUnusable) << r.out;
+  EXPECT_NE(r.out.find("--archive: given twice for " + a), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace fk::cli
