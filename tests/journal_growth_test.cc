@@ -127,7 +127,7 @@ class JournalGrowthTest : public ::testing::Test {
   std::string ReplayCheckErrors() {
     std::ostringstream out, err;
     cli::ReplayOptions o;
-    o.journal = path_;
+    o.journals = {path_};
     o.check = true;
     cli::RunReplay(o, out, err);
     return err.str();

@@ -1,7 +1,6 @@
-// Operations: the audit queries in schema/audit/ against a journal written by
-// the end-to-end demo, and `backup` of a journal that is being written.
+// Operations: `backup` of a journal that is being written. (The audit
+// queries in schema/audit/: audit_queries_test.cc.)
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -18,142 +17,6 @@
 
 namespace fk {
 namespace {
-
-using Row = std::vector<std::string>;
-
-// Runs one audit file with the given @parameters; rows as text.
-std::vector<Row> RunAudit(const std::string& journal, const std::string& file,
-                          const std::map<std::string, std::string>& params = {}) {
-  const std::string sql = testing::ReadBytes(std::string(FK_SOURCE_DIR) + "/schema/audit/" + file);
-  EXPECT_FALSE(sql.empty()) << file;
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(journal.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  const char* tail = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, &tail), SQLITE_OK)
-      << file << ": " << sqlite3_errmsg(db);
-  std::string rest(tail ? tail : "");
-  EXPECT_EQ(rest.find_first_not_of(" \n\t"), std::string::npos)
-      << file << " holds more than one statement";
-  for (const auto& [k, v] : params) {
-    const int i = sqlite3_bind_parameter_index(stmt, k.c_str());
-    if (i > 0) sqlite3_bind_text(stmt, i, v.c_str(), -1, SQLITE_TRANSIENT);
-  }
-  std::vector<Row> rows;
-  int rc;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    Row r;
-    for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
-      const auto* t = sqlite3_column_text(stmt, c);
-      r.push_back(t ? reinterpret_cast<const char*>(t) : "NULL");
-    }
-    rows.push_back(r);
-  }
-  EXPECT_EQ(rc, SQLITE_DONE) << file << ": " << sqlite3_errmsg(db);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return rows;
-}
-
-class Audit : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir();
-    std::ostringstream out, err;
-    cli::DemoOptions o;
-    o.directory = dir_->path().string();
-    o.passes = 2;
-    ASSERT_EQ(cli::RunDemo(o, out, err), cli::kExitOk) << err.str();
-  }
-  static void TearDownTestSuite() { delete dir_; }
-  static std::string Journal() { return dir_->File("journal.db"); }
-  static testing::TempDir* dir_;
-};
-testing::TempDir* Audit::dir_ = nullptr;
-
-TEST_F(Audit, TransitionsInAWindow) {
-  auto all = RunAudit(Journal(), "transitions_in_window.sql");
-  ASSERT_EQ(all.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(all[i][2], "openshell-agents");
-    EXPECT_EQ(all[i][3], "active-" + std::to_string(i + 1));
-    EXPECT_EQ(all[i][4], "fence-stale");
-    EXPECT_EQ(all[i][5], "applied");
-  }
-  EXPECT_TRUE(
-      RunAudit(Journal(), "transitions_in_window.sql", {{"@to", "2000-01-01T00:00:00Z"}}).empty());
-  EXPECT_EQ(RunAudit(Journal(), "transitions_in_window.sql", {{"@from", all[1][1]}}).size(), 2u);
-}
-
-TEST_F(Audit, HeldBehindAStaleFenceByNamespace) {
-  auto rows = RunAudit(Journal(), "held_behind_stale_fence.sql");
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0][0], "openshell-agents");
-  EXPECT_EQ(rows[0][1], "fence-stale");
-  EXPECT_EQ(rows[0][2], "10");
-}
-
-TEST_F(Audit, FenceGenerationHistory) {
-  auto rows = RunAudit(Journal(), "fence_generation_history.sql");
-  std::vector<std::string> got;
-  for (const auto& r : rows) got.push_back(r[0] + " " + r[1] + " gen " + r[5] + " intact " + r[6]);
-  EXPECT_EQ(got, (std::vector<std::string>{
-                     "openshell-agents openshell-sandbox-supervisors gen 1 intact 1",
-                     "openshell-agents openshell-sandbox-workloads gen 1 intact 1",
-                     "openshell-agents openshell-sandbox-workloads gen 2 intact 1",
-                     "team-healthy openshell-sandbox-supervisors gen 1 intact 1",
-                     "team-healthy openshell-sandbox-workloads gen 1 intact 1"}));
-}
-
-TEST_F(Audit, TimeFromFenceChangeToSuspension) {
-  auto rows = RunAudit(Journal(), "fence_change_to_suspension.sql");
-  ASSERT_EQ(rows.size(), 3u);
-  for (const auto& r : rows) {
-    EXPECT_EQ(r[3], "openshell-sandbox-workloads");
-    EXPECT_EQ(r[4], "2");
-    EXPECT_GE(std::stod(r[7]), 0.0);
-    EXPECT_LT(std::stod(r[7]), 30.0);
-  }
-}
-
-TEST_F(Audit, IntentsWithoutOutcome) {
-  EXPECT_TRUE(RunAudit(Journal(), "intents_without_outcome.sql").empty());
-  // A journal where the process died between intent and outcome.
-  testing::TempDir dir;
-  {
-    auto j = journal::Journal::Open(dir.File("j.db"));
-    ASSERT_TRUE(j.ok());
-    domain::Snapshot s = testing::StaleSnapshot("x");
-    ASSERT_TRUE((*j)->Record({s, domain::decide(s), "7"}).ok());
-  }
-  auto rows = RunAudit(dir.File("j.db"), "intents_without_outcome.sql");
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0][3], "x");
-  EXPECT_EQ(rows[0][5], "fence-stale");
-}
-
-TEST_F(Audit, TimelineOfOneSandbox) {
-  auto rows = RunAudit(Journal(), "sandbox_timeline.sql",
-                       {{"@namespace", "openshell-agents"}, {"@sandbox", "active-1"}});
-  std::vector<std::string> kinds;
-  for (const auto& r : rows) kinds.push_back(r[2]);
-  const std::vector<std::string> want_in_order = {"fence_observed", "sandbox_observed", "decided",
-                                                  "fence_observed", "sandbox_observed", "decided",
-                                                  "suspend_intent", "suspend_outcome"};
-  size_t k = 0;
-  for (const auto& kind : kinds) {
-    if (k < want_in_order.size() && kind == want_in_order[k]) ++k;
-  }
-  EXPECT_EQ(k, want_in_order.size()) << "timeline kinds out of order";
-  bool applied = false;
-  for (const auto& r : rows)
-    applied |= r[2] == "suspend_outcome" && r[3].rfind("applied at generation", 0) == 0;
-  EXPECT_TRUE(applied);
-  for (const auto& r : rows) EXPECT_NE(r[3], "NULL") << r[2];
-  EXPECT_TRUE(RunAudit(Journal(), "sandbox_timeline.sql",
-                       {{"@namespace", "team-healthy"}, {"@sandbox", "active-1"}})
-                  .size() == 2u);  // only that namespace's fences
-}
 
 TEST(Backup, UnderLoadIsAConsistentPrefix) {
   testing::TempDir dir;
@@ -198,7 +61,7 @@ TEST(Backup, UnderLoadIsAConsistentPrefix) {
     // Nothing half-written: every intent's batch is whole, and replay --check accepts the copy.
     std::ostringstream out, err;
     cli::ReplayOptions o;
-    o.journal = copy;
+    o.journals = {copy};
     o.check = true;
     EXPECT_EQ(cli::RunReplay(o, out, err), cli::kExitOk) << err.str();
     EXPECT_EQ(

@@ -13,7 +13,7 @@ namespace fk::testing {
 inline std::string ReplayCheckErrors(const std::string& path, std::string* timeline = nullptr) {
   std::ostringstream out, err;
   cli::ReplayOptions o;
-  o.journal = path;
+  o.journals = {path};
   o.check = true;
   const int code = cli::RunReplay(o, out, err);
   if (timeline) *timeline = out.str();

@@ -3,21 +3,29 @@
 # headless Chromium renders with no network. The DOM after the page's script
 # ran must hold a lane per sandbox, the suspend intents linked to their
 # outcomes, the fence generations as bands, a mark and a table row per
-# journal row; and a screenshot at 1400x900 must be a non-empty PNG.
-# Exit 77 (skipped) without chromium (.ci/install-deps installs it).
+# journal row, a time axis, the lane-shading legend and the reasons printed
+# under the lanes; and a screenshot at 1400x900 must be a non-empty PNG.
+# Then a real takeover (two `run --leader-elect` against `fencekeeper sim`,
+# the leader killed after suspending): both journals on one page, each row
+# marked with its journal, both leader terms on the time axis.
+# SCREENSHOT_TO / MERGED_SCREENSHOT_TO: where to copy the two screenshots.
+# Exit 77 (skipped) without chromium or curl (.ci/install-deps installs them).
 set -eu
 command -v chromium >/dev/null 2>&1 || { echo "chromium not installed: skipped"; exit 77; }
+command -v curl >/dev/null 2>&1 || { echo "curl not installed: skipped"; exit 77; }
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+pids=""
+trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$dir"' EXIT
 "$FENCEKEEPER" demo --dir "$dir" > "$dir/demo.txt"
 grep -q -- "--html incident.html" "$dir/demo.txt"
 db="$dir/journal.db"
 "$FENCEKEEPER" replay --journal "$db" --html "$dir/incident.html" > /dev/null
 
+page="$dir/incident.html"
 browse() {
   chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$dir/profile" "$@" "file://$dir/incident.html" 2> "$dir/chromium.log"
+    --user-data-dir="$dir/profile" "$@" "file://$page" 2> "$dir/chromium.log"
 }
 browse --dump-dom > "$dir/dom.html"
 
@@ -52,9 +60,83 @@ expect "fence lanes" "$(count 'data-lane="fence"')" 4
 expect "timeline marks" "$(count 'data-mark="[0-9]*"')" "$(rows "")"
 expect "table rows" "$(count '<tr id="row-[0-9]*" data-row=')" "$(rows "")"
 
+# The x-axis is time: ticks labelled with times of day, on the demo's span.
+expect "time axis" "$(count 'data-axis="time"')" 1
+test "$(count 'data-tick-ms="[0-9]*"')" -ge 2 || { echo "FAIL: fewer than 2 time ticks" >&2; exit 1; }
+# The lane colours have a legend.
+for v in healthy admitting hold suspend ignore; do
+  expect "legend of lane shading $v" "$(count "data-shade=\"$v\"><i")" 1
+done
+# Reasons and notes are printed under the lanes, not only in tooltips: one
+# printed note per intent and per outcome at least, the intents' reason among them.
+notes=$(count 'class="note"[^>]*data-note="[0-9]*">')
+test "$notes" -ge "$(rows "where kind in ('suspend_intent', 'suspend_outcome')")" || { echo "FAIL: $notes printed notes" >&2; exit 1; }
+grep -q 'data-note="[0-9]*">[^<]*fence-stale' "$dir/dom.html" || { echo "FAIL: no printed reason fence-stale" >&2; exit 1; }
+echo "ok: $notes printed notes"
+# An existing file is not replaced without --force.
+echo keep > "$dir/taken.html"
+if "$FENCEKEEPER" replay --journal "$db" --html "$dir/taken.html" 2> "$dir/err.txt"; then echo "FAIL: overwrote" >&2; exit 1; fi
+grep -q 'exists; give another file, or --force' "$dir/err.txt"
+test "$(cat "$dir/taken.html")" = keep
+"$FENCEKEEPER" replay --journal "$db" --html "$dir/taken.html" --force > /dev/null
+grep -q 'id="fk-data"' "$dir/taken.html"
+echo "ok: --html refuses an existing file, --force replaces it"
+
 browse --screenshot="$dir/timeline.png" --window-size=1400,900 > /dev/null
 test -s "$dir/timeline.png"
 test "$(head -c 8 "$dir/timeline.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a
 echo "ok: screenshot $(wc -c < "$dir/timeline.png") bytes"
 [ -z "${SCREENSHOT_TO:-}" ] || cp "$dir/timeline.png" "$SCREENSHOT_TO"
+
+# --- A takeover: fencekeeper-0 leads and suspends, is killed; fencekeeper-1 takes over.
+fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.log; do echo "--- $f" >&2; tail -5 "$f" >&2; done; exit 1; }
+"$FENCEKEEPER" sim --listen 127.0.0.1:0 --scenario "$SCENARIO" --write-kubeconfig "$dir/kubeconfig" > "$dir/sim.log" 2>&1 &
+pids="$!"
+n=0; until [ -s "$dir/kubeconfig" ]; do n=$((n + 1)); [ $n -gt 100 ] && fail "simulator did not start"; sleep 0.1; done
+replica() {  # replica N: a `run` with leader election on, its own journal
+  "$FENCEKEEPER" run --journal "$dir/fencekeeper-$1.db" --kubeconfig "$dir/kubeconfig" \
+    --leader-elect --leader-election-namespace default --lease-duration 2s --renew-deadline 1500ms \
+    --retry-period 200ms --resync 1s --http-addr 0 > "$dir/fencekeeper-$1.log" 2>&1 &
+  pids="$pids $!"
+  echo $!
+}
+await() {  # await JOURNAL QUERY MIN: until the journal has MIN rows in QUERY (20 s at most)
+  n=0
+  until [ "$(sqlite3 -readonly "$1" "select count(*) from $2" 2>/dev/null || echo 0)" -ge "$3" ]; do
+    n=$((n + 1)); [ $n -gt 200 ] && fail "$1: fewer than $3 rows in $2"; sleep 0.1
+  done
+}
+a="$dir/fencekeeper-0.db"; b="$dir/fencekeeper-1.db"
+leader=$(replica 0)
+await "$a" "leadership where state = 'acquired'" 1
+await "$a" decisions 12
+replica 1 > /dev/null
+server=$(sed -n 's#^ *server: ##p' "$dir/kubeconfig")
+curl -sf -X PATCH -H 'Content-Type: application/json-patch+json' \
+  "$server/apis/networking.k8s.io/v1/namespaces/openshell-agents/networkpolicies/openshell-sandbox-workloads" \
+  -d '[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":5501}]' > /dev/null || fail "fence roll"
+await "$a" "transitions where outcome = 'applied'" 3
+kill -9 "$leader"
+await "$b" "leadership where state = 'acquired'" 1
+await "$b" "decisions where verdict = 'hold'" 10
+page="$dir/takeover.html"
+(cd "$dir" && "$FENCEKEEPER" replay --journal fencekeeper-0.db --journal fencekeeper-1.db --html takeover.html > /dev/null)
+browse --dump-dom > "$dir/dom.html"
+total=$(( $(sqlite3 -readonly "$a" "select count(*) from events") + $(sqlite3 -readonly "$b" "select count(*) from events") ))
+grep -q "data-rendered=\"$total\"" "$dir/dom.html" || fail "the merged page did not render $total rows"
+expect "table rows of fencekeeper-0.db" "$(count '<td data-journal="0">fencekeeper-0.db</td>')" "$(sqlite3 -readonly "$a" "select count(*) from events")"
+expect "table rows of fencekeeper-1.db" "$(count '<td data-journal="1">fencekeeper-1.db</td>')" "$(sqlite3 -readonly "$b" "select count(*) from events")"
+expect "leadership lanes, one per journal" "$(count 'data-lane="leadership"')" 2
+expect "leader terms" "$(count 'data-band="leader"')" 2
+expect "journals in the legend" "$(count '<span data-journal="[01]"><i')" 2
+test "$(count 'data-journal-mark="1"')" -gt 0 || fail "no mark names fencekeeper-1.db"
+expect "time axis" "$(count 'data-axis="time"')" 1
+# Time order: fencekeeper-1.db's first row (its acquisition) comes after fencekeeper-0.db's last one.
+first_b=$(grep -n 'data-journal="1">fencekeeper-1.db' "$dir/dom.html" | head -1 | cut -d: -f1)
+last_a=$(grep -n 'data-journal="0">fencekeeper-0.db' "$dir/dom.html" | tail -1 | cut -d: -f1)
+test "$first_b" -gt "$last_a" || fail "the table is not in time order"
+browse --screenshot="$dir/takeover.png" --window-size=1400,1000 > /dev/null
+test "$(head -c 8 "$dir/takeover.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a
+echo "ok: merged screenshot $(wc -c < "$dir/takeover.png") bytes"
+[ -z "${MERGED_SCREENSHOT_TO:-}" ] || cp "$dir/takeover.png" "$MERGED_SCREENSHOT_TO"
 echo "replay html test passed"

@@ -11,7 +11,10 @@
 #include "cli/commands.h"
 #include "cli/replay_describe.h"
 #include "cli/replay_query.h"
+#include "cli/replay_timeline.h"
+#include "journal/archive.h"
 #include "journal/journal.h"
+#include "journal_fixture.h"
 #include "test_support.h"
 
 namespace fk::cli {
@@ -23,7 +26,7 @@ struct Outcome {
   std::string out, err;
 };
 
-Outcome Replay(ReplayOptions o) {
+Outcome Replay(const ReplayOptions& o) {
   std::ostringstream out, err;
   Outcome r;
   r.code = RunReplay(o, out, err);
@@ -57,7 +60,7 @@ class ReplayTest : public ::testing::Test {
 
   ReplayOptions Options() const {
     ReplayOptions o;
-    o.journal = *journal_;
+    o.journals = {*journal_};
     return o;
   }
   int64_t Count(const std::string& where) const {
@@ -131,11 +134,11 @@ Tampered CheckTampered(const ReplayOptions& base, const std::string& filter,
                        const std::string& json_path, int value) {
   TempDir dir;
   ReplayOptions o = base;
-  o.journal = dir.File("copy.db");
+  o.journals = {dir.File("copy.db")};
   std::ostringstream out, err;
-  EXPECT_EQ(RunBackup(base.journal, o.journal, out, err), kExitOk) << err.str();
+  EXPECT_EQ(RunBackup(base.journals[0], o.journals[0], out, err), kExitOk) << err.str();
   Tampered t;
-  t.seq = TamperWithFirstDecision(o.journal, filter, json_path, value);
+  t.seq = TamperWithFirstDecision(o.journals[0], filter, json_path, value);
   o.check = true;
   t.loud = Replay(o);
   o.quiet = true;
@@ -347,16 +350,16 @@ TEST_F(ReplayTest, MalformedBoundsAndNamesAreUsageErrors) {
 TEST(ReplayCommand, UnusableJournalsExitTwoAndStayAbsentOrUntouched) {
   TempDir dir;
   ReplayOptions o;
-  o.journal = dir.File("missing.db");
+  o.journals = {dir.File("missing.db")};
   Outcome missing = Replay(o);
   EXPECT_EQ(missing.code, kExitUnusable);
   EXPECT_NE(missing.err.find("does not exist"), std::string::npos);
-  EXPECT_FALSE(std::filesystem::exists(o.journal));
+  EXPECT_FALSE(std::filesystem::exists(o.journals[0]));
 
-  o.journal = dir.File("foreign.db");
-  testing::WriteBytes(o.journal, "SQLite format 3");  // truncated header
+  o.journals = {dir.File("foreign.db")};
+  testing::WriteBytes(o.journals[0], "SQLite format 3");  // truncated header
   EXPECT_EQ(Replay(o).code, kExitUnusable);
-  EXPECT_EQ(testing::ReadBytes(o.journal), "SQLite format 3");
+  EXPECT_EQ(testing::ReadBytes(o.journals[0]), "SQLite format 3");
 }
 
 TEST_F(ReplayTest, JsonHonoursUntilAndCheck) {
@@ -416,7 +419,7 @@ TEST(ReplayHtml, EscapesHostileJournalText) {
     ASSERT_TRUE((*j)->Append({observed, decided}).ok());
   }
   ReplayOptions o;
-  o.journal = path;
+  o.journals = {path};
   o.html = dir.File("page.html");
   Outcome r = Replay(o);
   ASSERT_EQ(r.code, kExitOk) << r.err;
@@ -434,6 +437,310 @@ TEST(ReplayHtml, EscapesHostileJournalText) {
             std::string::npos);
   EXPECT_NE(data.find("\\u2028"), std::string::npos);
   EXPECT_EQ(data.find("\xE2\x80\xA8"), std::string::npos);
+}
+
+// Two replicas' journals (issue 19): fencekeeper-0 leads from t=0 and
+// suspends sb-a at t=10s; fencekeeper-1 takes over and writes from t=5s on,
+// suspending sb-b at t=12s. Each journal's clock is its own ManualTimeSource.
+class TwoJournals : public ::testing::Test {
+ protected:
+  static constexpr const char* kWriterA = "aaaaaaaa000000000000000000000000";
+  static constexpr const char* kWriterB = "bbbbbbbb000000000000000000000000";
+
+  void SetUp() override {
+    ManualTimeSource a_clock, b_clock;
+    b_clock.Advance(std::chrono::seconds(5));
+    auto a = OpenWith(a_, a_clock);
+    auto b = OpenWith(b_, b_clock);
+    Healthy(*a, "sb-a");
+    Healthy(*b, "sb-b");
+    a_clock.Advance(std::chrono::seconds(10));
+    Suspend(*a, a_clock, "sb-a", kWriterA);
+    b_clock.Advance(std::chrono::seconds(7));
+    Suspend(*b, b_clock, "sb-b", kWriterB);
+  }
+  static std::unique_ptr<journal::Journal> OpenWith(const std::string& path,
+                                                    ManualTimeSource& clock) {
+    journal::OpenOptions o;
+    o.clock = &clock;
+    auto j = journal::Journal::Open(path, o);
+    EXPECT_TRUE(j.ok()) << j.status().ToString();
+    return std::move(*j);
+  }
+  static void Healthy(journal::Journal& j, const std::string& name) {
+    domain::Snapshot s = testing::HealthySnapshot(name);
+    ASSERT_TRUE(j.Record({s, domain::decide(s), "1"}).ok());
+  }
+  // Observation, decision and intent now; the outcome 1 s later.
+  static void Suspend(journal::Journal& j, ManualTimeSource& clock, const std::string& name,
+                      const std::string& writer) {
+    domain::Snapshot s = testing::StaleSnapshot(name);
+    s.history = domain::history_for(j.state(), s.sandbox.uid);
+    auto r = j.Record({s, domain::decide(s), "2", writer});
+    ASSERT_TRUE(r.ok() && r->intent_seq) << r.status().ToString();
+    clock.Advance(std::chrono::seconds(1));
+    ASSERT_TRUE(j.RecordOutcome(*r->intent_seq, {domain::Outcome::kApplied, 3, ""}).ok());
+  }
+  ReplayOptions Both() const {
+    ReplayOptions o;
+    o.journals = {a_, b_};
+    return o;
+  }
+
+  TempDir dir_;
+  const std::string a_ = dir_.File("fencekeeper-0.db"), b_ = dir_.File("fencekeeper-1.db");
+};
+
+TEST_F(TwoJournals, OneTimelineInTimeOrderEachRowNamingItsJournalAndWriter) {
+  const Outcome r = Replay(Both());
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  // time, journal, writer, seq, event, subject
+  std::vector<std::string> got;
+  std::istringstream lines(r.out.substr(r.out.find("\nTIME ") + 1));
+  std::string line;
+  std::getline(lines, line);  // the column header
+  while (std::getline(lines, line) && !line.empty()) {
+    std::istringstream cells(line);
+    std::string time, journal, writer, seq, event;
+    cells >> time >> journal >> writer >> seq >> event;
+    std::ostringstream row;
+    row << time.substr(11, 8) << " " << journal << " " << writer << " " << seq << " " << event;
+    got.push_back(row.str());
+  }
+  const std::vector<std::string> want = {
+      // clang-format off
+      "00:00:00 fencekeeper-0.db - 1 fence_observed",
+      "00:00:00 fencekeeper-0.db - 2 fence_observed",
+      "00:00:00 fencekeeper-0.db - 3 sandbox_observed",
+      "00:00:00 fencekeeper-0.db - 4 decided",
+      "00:00:05 fencekeeper-1.db - 1 fence_observed",
+      "00:00:05 fencekeeper-1.db - 2 fence_observed",
+      "00:00:05 fencekeeper-1.db - 3 sandbox_observed",
+      "00:00:05 fencekeeper-1.db - 4 decided",
+      "00:00:10 fencekeeper-0.db - 5 fence_observed",
+      "00:00:10 fencekeeper-0.db - 6 sandbox_observed",
+      "00:00:10 fencekeeper-0.db - 7 decided",
+      "00:00:10 fencekeeper-0.db aaaaaaaa 8 suspend_intent",
+      "00:00:11 fencekeeper-0.db - 9 suspend_outcome",
+      "00:00:12 fencekeeper-1.db - 5 fence_observed",
+      "00:00:12 fencekeeper-1.db - 6 sandbox_observed",
+      "00:00:12 fencekeeper-1.db - 7 decided",
+      "00:00:12 fencekeeper-1.db bbbbbbbb 8 suspend_intent",
+      "00:00:13 fencekeeper-1.db - 9 suspend_outcome",
+      // clang-format on
+  };
+  EXPECT_EQ(got, want) << r.out;
+  EXPECT_NE(r.out.find("2 journals, 18 of 18 rows shown, in time order"), std::string::npos);
+  EXPECT_NE(r.out.find("state of fencekeeper-0.db after seq 9:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("state of fencekeeper-1.db after seq 9:"), std::string::npos);
+  EXPECT_NE(r.out.find("  writer "), std::string::npos) << "the legend explains the column";
+}
+
+TEST(ReplayTimeline, TiesGoByJournalThenSeqAndAWriterIsKnownBetweenItsIntents) {
+  ReplayReport a, b;
+  a.rows.resize(2);
+  b.rows.resize(1);
+  for (auto* r : {&a, &b})
+    for (size_t i = 0; i < r->rows.size(); ++i) {
+      r->rows[i].seq = static_cast<int64_t>(i + 1);
+      r->rows[i].recorded_at = "2026-12-01T10:00:00Z";
+    }
+  Timeline t;
+  t.journals.resize(2);
+  t.journals[0].report = b;  // index 0 is the tie's winner, whatever its content
+  t.journals[1].report = a;
+  Merge(t);
+  ASSERT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.rows[0].journal, 0u);
+  EXPECT_EQ(t.rows[1].journal, 1u);
+  EXPECT_EQ(t.rows[1].event->seq, 1);
+  EXPECT_EQ(t.rows[2].event->seq, 2);
+
+  ReplayReport r;
+  r.intent_writers = {{10, "w1"}, {20, "w1"}, {30, "w2"}};
+  domain::Event e;
+  e.seq = 15;
+  EXPECT_EQ(WriterOf(r, e), "w1");  // between two intents of w1
+  e.seq = 25;
+  EXPECT_EQ(WriterOf(r, e), "") << "a restart may lie between w1's last and w2's first intent";
+  e.seq = 5;
+  EXPECT_EQ(WriterOf(r, e), "");
+  e.seq = 35;
+  EXPECT_EQ(WriterOf(r, e), "");
+  EXPECT_EQ(JournalLabels({"/a/journal.db", "/b/journal.db", "/c/x.db"}),
+            (std::vector<std::string>{"/a/journal.db", "/b/journal.db", "x.db"}));
+}
+
+TEST_F(TwoJournals, JsonRowsCarryTheirJournalAndWholeWriter) {
+  ReplayOptions o = Both();
+  o.json = true;
+  o.check = true;
+  const Outcome r = Replay(o);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(Occurrences(r.out, "\"journal\":\"fencekeeper-0.db\""), 9u) << r.out;
+  EXPECT_EQ(Occurrences(r.out, "\"journal\":\"fencekeeper-1.db\""), 9u);
+  EXPECT_EQ(Occurrences(r.out, std::string("\"writer\":\"") + kWriterA + "\""), 2u)
+      << "its intent, and the intent's own writer field";
+  EXPECT_EQ(Occurrences(r.out, "\"label\":"), 2u);
+  EXPECT_EQ(Occurrences(r.out, "\"ok\":true"), 2u) << "each journal checked on its own";
+}
+
+TEST_F(TwoJournals, SeqBoundsAreRefusedTimesAndDurationsFilterEveryJournal) {
+  ReplayOptions o = Both();
+  o.since = "5";
+  Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitUnusable);
+  EXPECT_NE(r.err.find("--since 5: a seq names a row of one journal only"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  o.since = "3s";  // before the latest last row (t=13s): t >= 10s
+  r = Replay(o);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("2 journals, 10 of 18 rows shown"), std::string::npos) << r.out;
+}
+
+TEST_F(TwoJournals, ABadFileIsNamedAndNothingIsPrinted) {
+  ReplayOptions o = Both();
+  o.journals.push_back(dir_.File("missing.db"));
+  Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitUnusable);
+  EXPECT_NE(r.err.find("missing.db"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  o.journals = {a_, b_, a_};
+  r = Replay(o);
+  EXPECT_EQ(r.code, kExitUnusable);
+  EXPECT_NE(r.err.find("is the same file as"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(TwoJournals, CheckChecksEachAndNamesTheOneThatFailed) {
+  TamperWithFirstDecision(b_, "json_extract(payload, '$.verdict') = 'suspend'", "$.d[0]", 0);
+  ReplayOptions o = Both();
+  o.check = true;
+  o.quiet = true;
+  const Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitCheckFailed);
+  EXPECT_NE(r.out.find("fencekeeper-0.db: check: 9 events"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fencekeeper-0.db: check: 9 events, 2 decisions re-run, integrity_check "
+                       "ok, 0 divergence(s)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fencekeeper-1.db: check: 9 events, 2 decisions re-run, integrity_check "
+                       "ok, 2 divergence(s)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("fencekeeper replay --check: fencekeeper-1.db: divergence at seq 7"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("fencekeeper-1.db (" + b_ + ") failed"), std::string::npos);
+  EXPECT_EQ(r.err.find("fencekeeper-0.db ("), std::string::npos) << "only the one that failed";
+}
+
+TEST_F(TwoJournals, HtmlMarksEachRowsJournalAndRefusesToOverwrite) {
+  ReplayOptions o = Both();
+  o.html = dir_.File("takeover.html");
+  testing::WriteBytes(*o.html, "keep me");
+  Outcome r = Replay(o);
+  EXPECT_EQ(r.code, kExitUnusable);
+  EXPECT_NE(r.err.find("takeover.html exists; give another file, or --force"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(testing::ReadBytes(*o.html), "keep me");
+  o.force = true;
+  r = Replay(o);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const std::string page = testing::ReadBytes(*o.html);
+  EXPECT_EQ(Occurrences(page, "<td data-journal=\"0\">fencekeeper-0.db</td>"), 9u);
+  EXPECT_EQ(Occurrences(page, "<td data-journal=\"1\">fencekeeper-1.db</td>"), 9u);
+  EXPECT_NE(page.find("<tr id=\"row-1-9\""), std::string::npos) << "row ids stay unique";
+  EXPECT_NE(page.find("id=\"fk-journals\""), std::string::npos);
+  EXPECT_NE(page.find("\"merged\":true"), std::string::npos);
+}
+
+// An archive file written by retention is a journal too: with the journal it
+// was pruned from, the timeline holds every row once, and each checks.
+TEST(ReplayArchive, AnArchiveFileAndItsJournalMakeOneTimeline) {
+  TempDir dir;
+  ManualTimeSource clock(std::chrono::system_clock::from_time_t(1'800'000'000));
+  const std::string path = dir.File("journal.db"), archive = dir.File("archive");
+  std::filesystem::create_directory(archive);
+  {
+    auto j = testing::OpenJournal(path, &clock);
+    for (int i = 0; i < 3; ++i) {
+      domain::Snapshot s = testing::HealthySnapshot("sb-" + std::to_string(i));
+      ASSERT_TRUE(j->Record({s, domain::decide(s), "1"}).ok());
+      ASSERT_TRUE(j->Forget(s.sandbox.uid, "deleted").ok());
+      clock.Advance(std::chrono::seconds(1));
+    }
+    journal::PruneOptions p;
+    p.cutoff_ms = 1'800'000'001'500;  // the first two lifecycles
+    p.archive_dir = archive;
+    ASSERT_TRUE(j->Prune(p).ok());
+  }
+  auto files = journal::ListArchives(archive);
+  ASSERT_TRUE(files.ok() && files->size() == 1u);
+  ReplayOptions o;
+  o.journals = {files->front(), path};
+  o.json = true;
+  o.check = true;
+  const Outcome r = Replay(o);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(Occurrences(r.out, "\"name\":\"sb-" + std::to_string(i) + "\""), 4u)
+        << "observed (row and snapshot), decided, forgotten: once each";
+  EXPECT_EQ(Occurrences(r.out, "\"ok\":true"), 2u) << r.out;
+}
+
+TEST(JournalVerifyMany, EachIsVerifiedEveryLineNamesItsJournalTheWorstCodeWins) {
+  TempDir dir;
+  const std::string a = dir.File("a.db"), b = dir.File("b.db");
+  for (const auto& p : {a, b}) {
+    auto j = journal::Journal::Open(p);
+    ASSERT_TRUE(j.ok());
+    domain::Snapshot s = testing::HealthySnapshot();
+    ASSERT_TRUE((*j)->Record({s, domain::decide(s), "1"}).ok());
+  }
+  std::ostringstream out, err;
+  ASSERT_EQ(RunJournalVerify(std::vector<VerifyOptions>{{a, {}, {}}, {b, {}, {}}}, out, err),
+            kExitOk)
+      << err.str();
+  EXPECT_NE(out.str().find(a + ": head "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find(b + ": head "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("verified 2 journals: each ok"), std::string::npos);
+  TamperWithFirstDecision(b, "1", "$.d[0]", 0);  // the chain breaks
+  std::ostringstream out2, err2;
+  const int rc = RunJournalVerify(
+      std::vector<VerifyOptions>{{a, {}, {}}, {b, {}, {}}, {dir.File("none.db"), {}, {}}}, out2,
+      err2);
+  EXPECT_EQ(rc, kExitUnusable) << "the worst: a missing file";
+  EXPECT_NE(out2.str().find(a + ": head "), std::string::npos) << "the good one still verified";
+  EXPECT_NE(err2.str().find("fencekeeper journal verify: " + b + ": mismatch"), std::string::npos)
+      << err2.str();
+  EXPECT_NE(err2.str().find("fencekeeper journal verify: " + dir.File("none.db") + ": "),
+            std::string::npos)
+      << err2.str();
+  EXPECT_NE(err2.str().find("not verified: " + b + ", " + dir.File("none.db")), std::string::npos);
+}
+
+// The command line: an --archive belongs to the --journal before it (to the
+// first when it comes before any).
+TEST(JournalVerifyMany, AnArchiveBelongsToTheJournalBeforeIt) {
+  TempDir dir;
+  const std::string a = dir.File("a.db"), b = dir.File("b.db"), none = dir.File("no-archive");
+  for (const auto& p : {a, b}) ASSERT_TRUE(journal::Journal::Open(p).ok());
+  const auto verify = [](const std::string& args) {
+    return testing::RunShell(std::string(FK_BINARY) + " journal verify " + args + " 2>&1");
+  };
+  auto r = verify("--journal " + a + " --journal " + b + " --archive " + none);
+  EXPECT_EQ(r.exit_code, kExitUnusable) << r.out;
+  EXPECT_NE(r.out.find(a + ": head "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fencekeeper journal verify: " + b + ": "), std::string::npos) << r.out;
+  r = verify("--archive " + none + " --journal " + a + " --journal " + b);
+  EXPECT_EQ(r.exit_code, kExitUnusable) << r.out;
+  EXPECT_NE(r.out.find(b + ": head "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fencekeeper journal verify: " + a + ": "), std::string::npos) << r.out;
+  r = verify("--journal " + a + " --archive " + none + " --archive " + none);
+  EXPECT_EQ(r.exit_code, kExitUnusable) << r.out;
+  EXPECT_NE(r.out.find("--archive: given twice for " + a), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -1,8 +1,22 @@
 -- The full timeline of one sandbox: its namespace's fence changes, what was
 -- observed, decided and done, in journal order.
--- Parameters: @namespace and @sandbox.
+-- Parameters, both required: @namespace and @sandbox. Without them it stops
+-- with an error saying so (exit code 1), instead of printing nothing.
+-- Prints aligned columns under a header line (sqlite3 prints nothing for no rows):
 --   sqlite3 -readonly journal.db -cmd ".parameter set @namespace openshell-agents" \
 --     -cmd ".parameter set @sandbox active-1" < schema/audit/sandbox_timeline.sql
+.bail on
+.headers on
+.mode column --wrap 0
+-- The guard: a row without a parameter trips the trigger (temp objects only:
+-- -readonly allows them, the journal is not touched).
+CREATE TEMP TABLE IF NOT EXISTS sandbox_timeline_parameters (value TEXT);
+CREATE TEMP TRIGGER IF NOT EXISTS sandbox_timeline_needs_parameters
+BEFORE INSERT ON sandbox_timeline_parameters WHEN NEW.value IS NULL OR NEW.value = ''
+BEGIN
+  SELECT RAISE(ABORT, 'sandbox_timeline.sql needs @namespace and @sandbox: sqlite3 -readonly JOURNAL -cmd ".parameter set @namespace NAMESPACE" -cmd ".parameter set @sandbox NAME" < schema/audit/sandbox_timeline.sql');
+END;
+INSERT INTO sandbox_timeline_parameters VALUES (@namespace), (@sandbox);
 SELECT seq,
        recorded_at,
        kind,

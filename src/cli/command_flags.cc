@@ -1,6 +1,7 @@
 #include "cli/command_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <optional>
 
 namespace fk::cli {
@@ -68,18 +69,45 @@ CLI::App* AddMigrateCommand(CLI::App& app, MigrateOptions& options) {
   return m;
 }
 
-CLI::App* AddJournalCommand(CLI::App& app, VerifyOptions& verify) {
+CLI::App* AddJournalCommand(CLI::App& app, std::vector<VerifyOptions>& verify) {
   auto* j = app.add_subcommand("journal", "Inspect a journal");
   j->require_subcommand(1);
   auto* v = j->add_subcommand(
       "verify",
       "Check integrity, the hash chain and the projections, reading only; prints 'head SEQ:HASH'");
-  v->add_option("--journal", verify.journal, "Journal file")->required();
-  AddOptional(v, "--archive", verify.archive,
-              "Archive directory (run --journal-archive): check its files and that they join");
-  AddOptional(
-      v, "--expect-head", verify.expect_head,
-      "SEQ:HASH kept earlier: the journal (or its archive) must still hold that hash there");
+  // Each flag may repeat; its function runs for each occurrence, in the order
+  // typed, so that an --archive lands with the --journal it follows.
+  const auto repeatable = [v](const char* flag, const std::function<void(const std::string&)>& f,
+                              const char* help) {
+    return v->add_option_function<std::string>(flag, f, help)
+        ->trigger_on_parse()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  };
+  repeatable(
+      "--journal",
+      [&verify](const std::string& path) {
+        if (verify.empty() || !verify.back().journal.empty()) verify.emplace_back();
+        verify.back().journal = path;
+      },
+      "Journal file; repeat it to verify the journals of several replicas")
+      ->required();
+  const auto once = [&verify](const char* flag, std::optional<std::string> VerifyOptions::*field) {
+    return [&verify, flag, field](const std::string& value) {
+      if (verify.empty()) verify.emplace_back();  // given before any --journal: the first's
+      VerifyOptions& o = verify.back();
+      if (o.*field)
+        throw CLI::ValidationError(
+            flag, "given twice for " + (o.journal.empty() ? "the first --journal" : o.journal) +
+                      "; each belongs to the --journal before it");
+      o.*field = value;
+    };
+  };
+  repeatable("--archive", once("--archive", &VerifyOptions::archive),
+             "Archive directory (run --journal-archive) of the --journal before it: check its "
+             "files and that they join");
+  repeatable("--expect-head", once("--expect-head", &VerifyOptions::expect_head),
+             "SEQ:HASH kept earlier: the --journal before it (or its archive) must still hold "
+             "that hash there");
   return j;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 
@@ -21,8 +22,10 @@ struct BackupOptions {
 
 // Each adds its subcommand to `app`; after parsing, `options` holds what was typed.
 CLI::App* AddMigrateCommand(CLI::App& app, MigrateOptions& options);
-// `journal verify`, under the `journal` command.
-CLI::App* AddJournalCommand(CLI::App& app, VerifyOptions& verify);
+// `journal verify`, under the `journal` command: --journal repeats, and each
+// --archive and --expect-head belongs to the --journal before it (to the
+// first, when given before any).
+CLI::App* AddJournalCommand(CLI::App& app, std::vector<VerifyOptions>& verify);
 CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options);
 CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
 CLI::App* AddDemoCommand(CLI::App& app, DemoOptions& options);

@@ -37,18 +37,27 @@ struct VerifyOptions {
   std::optional<std::string> archive;      // the --journal-archive directory
 };
 int RunJournalVerify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
+// Several journals (a deployment's replicas), each with its own archive and
+// head: each verified on its own, every line naming the journal it is about;
+// the exit code is the worst of theirs. One journal: exactly as above.
+int RunJournalVerify(const std::vector<VerifyOptions>& journals, std::ostream& out,
+                     std::ostream& err);
 
 struct ReplayOptions {
-  std::string journal;
+  // One journal, or several shown as one timeline in time order: the
+  // journals of a deployment's replicas and archive files.
+  std::vector<std::string> journals;
   std::vector<std::string> sandboxes;   // "namespace/name"; with namespaces: any of them
   std::vector<std::string> namespaces;  // whole namespaces
   // Bounds, inclusive: a seq ("42"), an RFC 3339 time ("2026-12-01T10:00:00Z"),
-  // or a duration ("15m") meaning that long before the journal's last row.
+  // or a duration ("15m") meaning that long before the journal's last row
+  // (the latest last row of the journals). A seq only with one journal.
   std::optional<std::string> since, until;
   bool check = false;
   bool quiet = false;  // with check: the verdict line (and divergences) only
   bool json = false;
   std::optional<std::string> html;  // write the swimlane page here instead of text
+  bool force = false;               // --html may replace an existing file
 };
 int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err);
 

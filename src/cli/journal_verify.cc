@@ -3,6 +3,7 @@
 // files and how they join the journal, and an auditor's head. Reads only:
 // read-only media, or beside a running `run`.
 #include <ostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "domain/journal_state.h"
@@ -195,7 +196,41 @@ std::optional<Failure> CheckExpectedHead(const ExpectedHead& e, const std::vecto
                   "no file holds a chained row at the expected head (pruned without an archive?)");
 }
 
+// One journal's report among several: every line names the journal it is
+// about ("journal J: ..." already does; the others get "J: ").
+void NameTheJournal(const std::string& text, const std::string& journal, const std::string& lead,
+                    std::ostream& to) {
+  const std::string named = journal + ":";
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const bool led = line.rfind(lead, 0) == 0;
+    const std::string rest = led ? line.substr(lead.size()) : line;
+    const bool says = rest.rfind(named, 0) == 0 || rest.rfind("journal " + named, 0) == 0;
+    to << (led ? lead : "") << (says ? "" : journal + ": ") << rest << "\n";
+  }
+}
+
 }  // namespace
+
+int RunJournalVerify(const std::vector<VerifyOptions>& journals, std::ostream& out,
+                     std::ostream& err) {
+  if (journals.size() == 1) return RunJournalVerify(journals.front(), out, err);
+  int worst = kExitOk;
+  std::string failed;
+  for (const VerifyOptions& o : journals) {
+    std::ostringstream one_out, one_err;
+    const int rc = RunJournalVerify(o, one_out, one_err);
+    NameTheJournal(one_out.str(), o.journal, "", out);
+    NameTheJournal(one_err.str(), o.journal, "fencekeeper journal verify: ", err);
+    worst = std::max(worst, rc);
+    if (rc != kExitOk) failed += (failed.empty() ? "" : ", ") + o.journal;
+  }
+  if (failed.empty())
+    out << "verified " << journals.size() << " journals: each ok\n";
+  else
+    err << "fencekeeper journal verify: not verified: " << failed << "\n";
+  return worst;
+}
 
 int RunJournalVerify(const VerifyOptions& o, std::ostream& out, std::ostream& err) {
   const auto fail = [&](const Failure& f) {

@@ -15,7 +15,7 @@ namespace {
 struct Typed {
   fk::cli::MigrateOptions migrate;
   fk::cli::BackupOptions backup;
-  fk::cli::VerifyOptions verify;
+  std::vector<fk::cli::VerifyOptions> verify;  // one per --journal
   fk::cli::ReplayOptions replay;
   fk::cli::RunOptions run;
   fk::cli::DemoOptions demo;

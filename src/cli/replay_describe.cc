@@ -50,6 +50,8 @@ std::string ShortUid(const std::string& uid) {
   return uid.empty() ? "-" : uid.substr(0, kShortUidLength);
 }
 
+std::string ShortWriter(const std::string& writer) { return ShortUid(writer); }
+
 std::string Subject(const Event& e) { return e.ns + "/" + e.name; }
 
 std::string Describe(const Event& e) {
@@ -105,6 +107,17 @@ const std::vector<LegendEntry>& Legend() {
       {"applied / failed", "the PATCH landed / was refused by the API server (retried as is)"},
       {"conflict / superseded",
        "the sandbox changed first, so it is decided again / the sandbox is gone"},
+  };
+  return kLegend;
+}
+
+const std::vector<LegendEntry>& TimelineLegend() {
+  static const std::vector<LegendEntry> kLegend = {
+      {"journal", "the --journal the row was read from (listed at the top)"},
+      {"writer",
+       "first 8 characters of the writer id of the `run` that wrote the row (--format json "
+       "prints it whole); -: the journal does not say. Suspend intents record it; a row "
+       "between two intents of one writer is that writer's"},
   };
   return kLegend;
 }

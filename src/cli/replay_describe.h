@@ -15,6 +15,9 @@ namespace fk::cli {
 inline constexpr size_t kShortUidLength = 8;
 std::string ShortUid(const std::string& uid);  // "-" for none
 
+// The writer id's first 8 characters, like ShortUid; "-" where unknown.
+std::string ShortWriter(const std::string& writer);
+
 // "namespace/name": the sandbox, or for a fence row the namespace/policy.
 std::string Subject(const domain::Event& e);
 
@@ -27,5 +30,7 @@ struct LegendEntry {
 };
 // Every abbreviation Describe() uses, in the order a reader meets them.
 const std::vector<LegendEntry>& Legend();
+// The columns several journals add: journal and writer.
+const std::vector<LegendEntry>& TimelineLegend();
 
 }  // namespace fk::cli

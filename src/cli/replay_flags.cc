@@ -7,13 +7,15 @@ namespace fk::cli {
 namespace {
 
 constexpr const char* kBoundHelp =
-    ": a seq (42), an RFC 3339 time (2026-12-01T10:00:00Z), or a duration (15m) meaning that "
-    "long before the journal's last row";
+    ": a seq (42; one journal only), an RFC 3339 time (2026-12-01T10:00:00Z), or a duration "
+    "(15m) meaning that long before the (latest) last row";
 
 constexpr const char* kFooter =
     "Rows shown: those of the named sandboxes and namespaces (all without --sandbox and "
     "--namespace), plus, for context, the fence rows of their namespaces and every leadership "
     "row; within --since/--until.\n"
+    "Several --journal (the replicas' journals, archive files): one timeline in time order, "
+    "each row naming its journal and writer; --check checks each journal on its own.\n"
     "Exit codes: 0 done; 1 --check found a divergence; 2 usage error or a journal that cannot "
     "be used; 3 the filters match no row (an unknown sandbox or namespace, an empty window).";
 
@@ -23,7 +25,9 @@ CLI::App* AddReplayCommand(CLI::App& app, ReplayOptions& options) {
   auto* r = app.add_subcommand(
       "replay", "Print the journal as a timeline (or an HTML page); --check re-runs decide()");
   r->footer(kFooter);
-  r->add_option("--journal", options.journal, "Journal file")->required();
+  r->add_option("--journal", options.journals,
+                "Journal or archive file; repeat it to merge several into one timeline")
+      ->required();
   r->add_option("--sandbox", options.sandboxes, "Only this sandbox, NAMESPACE/NAME (repeatable)")
       ->type_name("NS/NAME");
   r->add_option("--namespace", options.namespaces, "Only this namespace (repeatable)")
@@ -44,11 +48,13 @@ CLI::App* AddReplayCommand(CLI::App& app, ReplayOptions& options) {
                       "--format", [&options](const std::string& v) { options.json = v == "json"; },
                       "text or json")
                      ->check(CLI::IsMember({"text", "json"}));
-  r->add_option_function<std::string>(
-       "--html", [&options](const std::string& v) { options.html = v; },
-       "Write a self-contained HTML page (swimlane timeline and table) to this file")
-      ->type_name("FILE")
-      ->excludes(format);
+  auto* html = r->add_option_function<std::string>(
+                    "--html", [&options](const std::string& v) { options.html = v; },
+                    "Write a self-contained HTML page (swimlane timeline and table) to this "
+                    "file; an existing file is refused without --force")
+                   ->type_name("FILE")
+                   ->excludes(format);
+  r->add_flag("--force", options.force, "With --html: replace the file if it exists")->needs(html);
   return r;
 }
 

@@ -1,5 +1,7 @@
 // `replay --format json`: one document with the rows (whole UIDs), the state
-// and the check, for other tools.
+// and the check, for other tools. Several journals: the journals (each with
+// its state and check) and the rows in time order, each with "journal" (its
+// label) and "writer" (the whole writer id, "" where unknown).
 #include <boost/json.hpp>
 #include <ostream>
 
@@ -55,21 +57,48 @@ json::object CheckJson(const CheckResult& check) {
   return doc;
 }
 
+json::value EventJson(const Event& e) {
+  boost::system::error_code ec;
+  return json::parse(journal::EncodeEvent(e), ec);
+}
+
 }  // namespace
 
 void PrintReplayJson(const ReplayReport& r, const Selection& selection, const CheckResult& check,
                      std::ostream& out) {
   json::array events;
-  for (const auto& e : r.rows) {
-    boost::system::error_code ec;
-    events.push_back(json::parse(journal::EncodeEvent(e), ec));
-  }
+  for (const auto& e : r.rows) events.push_back(EventJson(e));
   json::object doc{{"journal", r.journal},
                    {"schema_version", r.schema_version},
                    {"events", std::move(events)},
                    {"state", StateJson(r.state, selection)}};
   if (check.checker) doc["check"] = CheckJson(check);
   out << json::serialize(doc) << "\n";
+}
+
+void PrintTimelineJson(const Timeline& t, const Selection& selection, std::ostream& out) {
+  json::array journals, events;
+  for (const auto& j : t.journals) {
+    json::object doc{{"label", j.label},
+                     {"path", j.path},
+                     {"schema_version", j.report.schema_version},
+                     {"rows", j.report.journal_rows},
+                     {"rows_shown", j.report.rows.size()},
+                     {"state", StateJson(j.report.state, selection)}};
+    if (j.check.checker) doc["check"] = CheckJson(j.check);
+    journals.push_back(std::move(doc));
+  }
+  for (const auto& row : t.rows) {
+    json::value e = EventJson(*row.event);
+    if (auto* o = e.if_object()) {
+      (*o)["journal"] = t.journals[row.journal].label;
+      (*o)["writer"] = row.writer;
+    }
+    events.push_back(std::move(e));
+  }
+  out << json::serialize(
+             json::object{{"journals", std::move(journals)}, {"events", std::move(events)}})
+      << "\n";
 }
 
 }  // namespace fk::cli

@@ -17,6 +17,15 @@ h1 { font-size: 19px; margin: 0 0 2px; } h2 { font-size: 15px; margin: 22px 0 8p
 .chip.ok { background: #e1f3e8; color: #1d6b3b; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 0 0 10px; color: var(--muted); }
 .legend span { display: inline-flex; align-items: center; gap: 5px; }
+.legend-head { font-weight: 650; color: var(--ink); }
+.legend-note { color: var(--muted); margin: 0 0 10px; }
+.sw.shade { opacity: .16; } .sw.shade.strong { opacity: .28; }
+.sw.shade.v-healthy { background: var(--healthy); } .sw.shade.v-admitting { background: var(--admitting); }
+.sw.shade.v-hold { background: var(--hold); } .sw.shade.v-suspend { background: var(--suspend); }
+.sw.shade.v-ignore { background: var(--ignore); }
+#fk-lanes .note { font-size: 10.5px; fill: #39414f; }
+#fk-lanes .axis-title { fill: var(--muted); font-size: 10.5px; font-style: italic; }
+.axis-tick { stroke: #9aa3b0; }
 .sw { width: 12px; height: 12px; border-radius: 50%; display: inline-block; }
 .sw.sq { border-radius: 2px; } .sw.band { width: 22px; border-radius: 2px; }
 .sw.tri { width: 0; height: 0; border-radius: 0; border: 6px solid transparent;
@@ -67,13 +76,38 @@ const char kReplayPageJs[] = R"js(
   const data = JSON.parse(document.getElementById('fk-data').textContent);
   const svg = document.getElementById('fk-lanes');
   const SVG = svg.namespaceURI;  // the inline <svg>'s namespace: no URL in this file
-  const rows = data.rows;
-  const LABEL = 240, PAD = 14, LANE = 22, HEAD = 24, AXIS = 36;
+  const rows = data.rows, journals = data.journals, merged = data.merged;
+  const LABEL = 240, PAD = 14, LANE = 22, NOTE = 15, HEAD = 24, AXIS = 40, GAP = 5;
   const avail = Math.max(document.getElementById('fk-timeline').clientWidth - 2, 900);
-  const step = Math.max(12, (avail - LABEL - 2 * PAD) / Math.max(rows.length, 1));
-  const xEnd = LABEL + PAD + step * rows.length;
-  const xOf = new Map();
-  rows.forEach(function (r, i) { xOf.set(r.seq, LABEL + PAD + step * (i + 0.5)); });
+  // x is time. Rows recorded a few ms apart would hide each other, so each
+  // row keeps at least GAP px after the one before it: the axis shifts with them.
+  const t0 = rows.length ? rows[0].ms : 0;
+  const t1 = rows.reduce(function (m, r) { return Math.max(m, r.ms); }, t0);
+  const xOf = new Map(), shifts = [];
+  let scale = (avail - LABEL - 3 * PAD) / Math.max(t1 - t0, 1), last = -Infinity;
+  function place() {
+    let shift = 0;
+    last = -Infinity;
+    shifts.length = 0;
+    rows.forEach(function (r) {
+      const tx = LABEL + PAD + (r.ms - t0) * scale;
+      const x = Math.max(tx + shift, last + GAP);
+      shift = x - tx;
+      last = x;
+      xOf.set(r.key, x);
+      shifts.push([r.ms, shift]);
+    });
+    return shift;
+  }
+  // Fit the page's width: the spreading takes room the time scale then gives up.
+  for (let i = 0; i < 4; ++i) {
+    const spread = place();
+    const fit = (avail - LABEL - 3 * PAD - spread) / Math.max(t1 - t0, 1);
+    if (fit <= 0 || Math.abs(fit - scale) < scale * 0.01) break;
+    scale = fit;
+  }
+  place();
+  const xEnd = Math.max(last, LABEL + PAD + (t1 - t0) * scale) + 2 * PAD;
   const bg = el('g', {}, svg), grid = el('g', {}, svg), fg = el('g', {}, svg);
   let y = AXIS;
 
@@ -88,20 +122,26 @@ const char kReplayPageJs[] = R"js(
     t.textContent = s;
     return t;
   }
+  function key(r, seq) { return merged ? r.j + '-' + seq : String(seq); }
   function row(r) {
-    return '#' + r.seq + '  ' + r.t + '  ' + r.kind + '  ' + r.ns + '/' + r.name +
-        (r.uid ? '  uid ' + r.uid : '') + '\n' + r.text;
+    return (merged ? journals[r.j].label + ' ' : '') + '#' + r.seq + '  ' + r.t + '  ' + r.kind +
+        '  ' + r.ns + '/' + r.name + (r.uid ? '  uid ' + r.uid : '') + (merged ? '  writer ' + r.w : '') +
+        '\n' + r.text;
   }
   function mark(node, r) {  // every journal row is one mark: hover shows it, click jumps to it
     node.setAttribute('data-mark', r.seq);
     node.setAttribute('data-kind', r.kind);
+    node.setAttribute('data-journal', r.j);
     node.classList.add('mark');
     el('title', {}, node).textContent = row(r);
-    node.addEventListener('click', function () { location.hash = 'row-' + r.seq; });
+    node.addEventListener('click', function () { location.hash = 'row-' + r.key; });
     return node;
   }
-  function laneBackground(alt) {
-    el('rect', {x: 0, y: y, width: xEnd + PAD, height: LANE, class: 'lane-bg' + (alt ? ' alt' : '')}, bg);
+  function journalMark(parent, r, x, yy) {  // which journal: a bar in its colour under the mark
+    if (merged) el('rect', {x: x - 5, y: yy, width: 10, height: 2.5, fill: journals[r.j].colour, 'data-journal-mark': r.j}, parent);
+  }
+  function laneBackground(alt, height) {
+    el('rect', {x: 0, y: y, width: xEnd + PAD, height: height || LANE, class: 'lane-bg' + (alt ? ' alt' : '')}, bg);
   }
   function band(parent, r, x0, x1, cls, text, attrs) {
     const b = el('rect', Object.assign({x: x0, y: y + 3, width: Math.max(x1 - x0, 2),
@@ -110,30 +150,45 @@ const char kReplayPageJs[] = R"js(
     if (x1 - x0 > 8 * text.length) label(parent, x0 + 5, y + LANE / 2 + 4, text, 'band-label');
     return b;
   }
-  function left(r) { return xOf.get(r.seq) - step / 2; }
+  function at(r) { return xOf.get(r.key); }
+  function left(r) { return at(r) - GAP / 2; }
 
+  function shiftAt(ms) {  // the shift of the last row recorded at or before ms
+    let s = 0;
+    for (let i = 0; i < shifts.length && shifts[i][0] <= ms; ++i) s = shifts[i][1];
+    return s;
+  }
   function axis() {
-    const every = Math.ceil(110 / step);
-    rows.forEach(function (r, i) {
-      if (i % every) return;
-      const x = xOf.get(r.seq);
-      label(fg, x, 14, '#' + r.seq, 'axis', 'middle');
-      label(fg, x, 28, r.t.substring(11, 23), 'axis', 'middle');
+    const steps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4,
+                   3e5, 6e5, 9e5, 18e5, 36e5, 72e5, 216e5, 432e5, 864e5];
+    const step = steps.find(function (s) { return s * scale >= 90; }) || 864e5;
+    const g = el('g', {'data-axis': 'time', 'data-step-ms': step}, fg);
+    label(g, LABEL - 10, 14, 'time (UTC)', 'axis-title', 'end');
+    if (rows.length) label(g, LABEL - 10, 28, new Date(t0).toISOString().substring(0, 10), 'axis-title', 'end');
+    for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+      const x = LABEL + PAD + (t - t0) * scale + shiftAt(t);
+      const iso = new Date(t).toISOString();
+      label(g, x, 22, iso.substring(11, step < 1e3 ? 23 : 19), 'axis', 'middle').setAttribute('data-tick-ms', t);
+      el('line', {x1: x, x2: x, y1: 27, y2: AXIS, class: 'axis-tick'}, g);
       el('line', {x1: x, x2: x, y1: AXIS, y2: 1e5, class: 'grid'}, grid);
-    });
+    }
   }
 
-  function leadershipLane(terms) {
+  function leadershipLane(j, terms) {
     laneBackground(true);
-    label(fg, LABEL - 10, y + 15, 'leadership', 'lane-label', 'end');
-    const g = el('g', {'data-lane': 'leadership'}, fg);
+    label(fg, LABEL - 10, y + 15, merged ? 'leader: ' + journals[j].label : 'leadership', 'lane-label', 'end');
+    const g = el('g', {'data-lane': 'leadership', 'data-journal': j}, fg);
     if (!terms.length) label(g, LABEL + PAD, y + 15, 'no leadership rows (leader election off, or outside the filters)', 'lane-sub');
+    // A term the journal never closes ends with the journal's last row: after
+    // that, this journal says nothing (its process stopped, or was killed).
+    const own = rows.filter(function (r) { return r.j === j; });
+    const journalEnd = own.length ? at(own[own.length - 1]) + GAP : xEnd;
     terms.forEach(function (r, i) {
       if (r.state === 'acquired') {
         const end = terms.slice(i + 1).find(function (n) { return n.identity === r.identity; });
-        band(g, r, left(r), end ? left(end) : xEnd, 'leader', 'leader: ' + r.identity, {'data-band': 'leader'});
+        band(g, r, left(r), end ? left(end) : journalEnd, 'leader', 'leader: ' + r.identity, {'data-band': 'leader'});
       } else {
-        mark(el('line', {x1: xOf.get(r.seq), x2: xOf.get(r.seq), y1: y + 2, y2: y + LANE - 2, class: 'tick'}, g), r);
+        mark(el('line', {x1: at(r), x2: at(r), y1: y + 2, y2: y + LANE - 2, class: 'tick'}, g), r);
       }
     });
     y += LANE;
@@ -148,7 +203,8 @@ const char kReplayPageJs[] = R"js(
       const cls = !r.present ? 'fence-absent' : !r.intact ? 'fence-altered' : (r.gen % 2 ? 'fence-a' : 'fence-b');
       const text = !r.present ? 'absent' : 'generation ' + r.gen + (r.intact ? '' : ' (altered)');
       band(g, r, left(r), x1, cls, text, {'data-band': 'fence', 'data-generation': r.gen});
-      if (i > 0) changes.push(left(r));
+      journalMark(g, r, at(r), y + LANE - 3);
+      if (i > 0 && (r.gen !== list[i - 1].gen || r.intact !== list[i - 1].intact || r.present !== list[i - 1].present)) changes.push(left(r));
     });
     y += LANE;
   }
@@ -156,14 +212,14 @@ const char kReplayPageJs[] = R"js(
   function segments(g, list) {
     const decided = list.filter(function (r) { return r.kind === 'decided'; });
     decided.forEach(function (r, i) {
-      const x1 = i + 1 < decided.length ? xOf.get(decided[i + 1].seq) : xEnd;
-      el('rect', {x: xOf.get(r.seq), y: y + 1, width: x1 - xOf.get(r.seq), height: LANE - 2,
-                  class: 'seg v-' + r.verdict}, g);
+      const x1 = i + 1 < decided.length ? at(decided[i + 1]) : xEnd;
+      el('rect', {x: at(r), y: y + 1, width: x1 - at(r), height: LANE - 2,
+                  class: 'seg v-' + r.verdict, 'data-shade': r.verdict}, g);
     });
   }
 
   function shape(g, r, cy) {
-    const x = xOf.get(r.seq);
+    const x = at(r);
     switch (r.kind) {
       case 'sandbox_observed':
         return el('circle', {cx: x, cy: cy, r: 3.5, class: 'obs' + (r.mode === 'suspended' ? ' suspended' : '')}, g);
@@ -183,20 +239,52 @@ const char kReplayPageJs[] = R"js(
     }
   }
 
+  // The words printed under a lane: each verdict change, intent, outcome and
+  // forgetting, with its reason and note.
+  function noteOf(r, previous) {
+    const tail = (r.reason ? ' (' + r.reason + ')' : '') + (r.note ? ': ' + r.note : '');
+    if (r.kind === 'decided') return previous && previous.verdict === r.verdict ? '' : r.verdict + tail;
+    if (r.kind === 'suspend_intent') return 'intent' + tail;
+    if (r.kind === 'suspend_outcome') return r.outcome + tail;
+    if (r.kind === 'forgotten') return 'forgotten' + tail;
+    return '';
+  }
+  function notes(g, list) {
+    let previous = null;
+    const noted = [];
+    list.forEach(function (r) {
+      const text = noteOf(r, previous);
+      if (r.kind === 'decided') previous = r;
+      if (text) noted.push([r, text]);
+    });
+    // Two lines, taken in turn: each note runs up to the next one on its line;
+    // the whole text is its tooltip (and in the table).
+    noted.forEach(function (n, i) {
+      const x = at(n[0]) - 3, room = (i + 2 < noted.length ? at(noted[i + 2][0]) - 3 : xEnd) - x - 4;
+      const fits = Math.max(Math.floor(room / 6), 2);
+      const text = n[1].length > fits ? n[1].substring(0, fits - 1) + '\u2026' : n[1];
+      const t = label(g, x, y + LANE + NOTE * (1 + i % 2) - 4, text, 'note');
+      t.setAttribute('data-note', n[0].key);
+      el('title', {}, t).textContent = n[1];
+    });
+  }
+
   function sandboxLane(ns, name, list, alt) {
-    laneBackground(alt);
+    laneBackground(alt, LANE + 2 * NOTE);
     label(fg, LABEL - 10, y + 15, name, 'lane-label', 'end');
     const g = el('g', {'data-lane': 'sandbox', 'data-sandbox': ns + '/' + name}, fg);
     segments(g, list);
     const cy = y + LANE / 2;
     list.forEach(function (r) {
-      if (r.kind !== 'suspend_outcome' || !xOf.has(r.ref)) return;
-      const x0 = xOf.get(r.ref), x1 = xOf.get(r.seq);
+      const ref = key(r, r.ref);
+      if (r.kind !== 'suspend_outcome' || !xOf.has(ref)) return;
+      const x0 = xOf.get(ref), x1 = at(r);
       el('path', {d: 'M' + x0 + ' ' + cy + 'C' + x0 + ' ' + (cy - 14) + ' ' + x1 + ' ' + (cy - 14) + ' ' + x1 + ' ' + cy,
                   class: 'link o-' + r.outcome, 'data-link': r.ref + '-' + r.seq}, g);
     });
-    list.forEach(function (r) { mark(shape(g, r, cy), r); });
-    y += LANE;
+    list.forEach(function (r) { mark(shape(g, r, cy), r); journalMark(g, r, at(r), cy + 8); });
+    notes(g, list);
+    y += LANE + 2 * NOTE;
   }
 
   function namespaceGroup(ns, group) {
@@ -210,16 +298,16 @@ const char kReplayPageJs[] = R"js(
     changes.forEach(function (x) { el('line', {x1: x, x2: x, y1: top, y2: y, class: 'fence-change'}, fg); });
   }
 
-  const namespaces = new Map(), terms = [];
+  const namespaces = new Map(), terms = journals.map(function () { return []; });
   rows.forEach(function (r) {
-    if (r.kind === 'leadership') { terms.push(r); return; }
+    if (r.kind === 'leadership') { terms[r.j].push(r); return; }
     if (!namespaces.has(r.ns)) namespaces.set(r.ns, {fences: new Map(), sandboxes: new Map()});
     const lanes = r.kind === 'fence_observed' ? namespaces.get(r.ns).fences : namespaces.get(r.ns).sandboxes;
     if (!lanes.has(r.name)) lanes.set(r.name, []);
     lanes.get(r.name).push(r);
   });
   axis();
-  leadershipLane(terms);
+  terms.forEach(function (list, j) { leadershipLane(j, list); });
   Array.from(namespaces.keys()).sort().forEach(function (ns) { namespaceGroup(ns, namespaces.get(ns)); });
   svg.setAttribute('width', xEnd + PAD);
   svg.setAttribute('height', y + 6);

@@ -100,6 +100,8 @@ bool Window::After(const Event& e) const {
   return t && *t > until_ms;
 }
 
+bool IsSeqBound(std::string_view text) { return ParseSeq(text).has_value(); }
+
 Result<Window> ResolveWindow(const ReplayOptions& o, std::optional<int64_t> last_row_ms) {
   Window w;
   if (o.since) {
@@ -176,11 +178,11 @@ std::string Selection::Unmatched() const {
   return missing + ")";
 }
 
-Result<ReplayReport> ReadReplay(const journal::Journal& j, const ReplayOptions& o,
+Result<ReplayReport> ReadReplay(const journal::Journal& j, const std::string& path,
                                 const Window& window, Selection& selection,
                                 ReplayChecker* checker) {
   ReplayReport r;
-  r.journal = o.journal;
+  r.journal = path;
   r.schema_version = j.schema_version();
   bool past_until = false;  // once a row is past --until, later ones are too (the clock may step)
   // Retention removed the oldest events: start from what they fold to.
@@ -191,6 +193,7 @@ Result<ReplayReport> ReadReplay(const journal::Journal& j, const ReplayOptions& 
     selection.Note(e);
     if (r.journal_rows++ == 0) r.first_time = e.recorded_at;
     r.last_time = e.recorded_at;
+    if (const auto* i = std::get_if<SuspendIntent>(&e.body)) r.intent_writers[e.seq] = i->writer;
     past_until = past_until || window.After(e);
     if (past_until) return Status::Ok();
     const bool shown = !window.Before(e) && selection.Shows(e);

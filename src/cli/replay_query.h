@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -35,6 +36,10 @@ struct Window {
   bool Before(const domain::Event& e) const;  // earlier than --since
   bool After(const domain::Event& e) const;   // later than --until
 };
+
+// A seq bound ("42"), as opposed to a time or a duration. A seq names a row
+// of one journal only, so with several journals it is refused.
+bool IsSeqBound(std::string_view text);
 
 // `last_row_ms`: when the journal's last row was recorded, which a duration
 // ("15m": that long before it) is counted back from.
@@ -71,10 +76,14 @@ struct ReplayReport {
   domain::JournalState state;       // folded up to the end of the window
   int64_t journal_rows = 0;         // every row in the file
   std::string first_time, last_time;
+  // The writer id of every suspend intent in the file, shown or not: the only
+  // rows that record which `run` wrote them (WriterOf in replay_timeline.h).
+  std::map<int64_t, std::string> intent_writers;
 };
 
 // Walks the whole journal once; feeds `checker` (if any) every folded row.
-Result<ReplayReport> ReadReplay(const journal::Journal& j, const ReplayOptions& o,
+// `path` names the journal in what is printed.
+Result<ReplayReport> ReadReplay(const journal::Journal& j, const std::string& path,
                                 const Window& window, Selection& selection, ReplayChecker* checker);
 
 }  // namespace fk::cli

@@ -1,7 +1,7 @@
 // The text timeline: columns aligned to the widest cell, short UIDs, and the
 // legend at the end so a reader can decode `pods=WS` without the source.
+// Several journals: time first, then the journal and writer of each row.
 #include <algorithm>
-#include <array>
 #include <ostream>
 
 #include "cli/replay_describe.h"
@@ -12,24 +12,31 @@ using namespace fk::domain;
 
 namespace {
 
-constexpr size_t kColumns = 6;  // seq, time, event, subject, uid, details
-using Line = std::array<std::string, kColumns>;
+using Line = std::vector<std::string>;  // one cell per column
 
 Line Cells(const Event& e) {
   return {std::to_string(e.seq), e.recorded_at, ToString(e.kind()), Subject(e),
           ShortUid(e.uid),       Describe(e)};
 }
 
+Line MergedCells(const Timeline& t, const TimelineRow& row) {
+  const Event& e = *row.event;
+  return {e.recorded_at,           t.journals[row.journal].label,
+          ShortWriter(row.writer), std::to_string(e.seq),
+          ToString(e.kind()),      Subject(e),
+          ShortUid(e.uid),         Describe(e)};
+}
+
 // Pads every column but the last to its widest cell, two spaces apart.
 void PrintAligned(const std::vector<Line>& lines, std::ostream& out) {
-  std::array<size_t, kColumns> width{};
+  std::vector<size_t> width(lines.front().size(), 0);
   for (const auto& l : lines)
-    for (size_t c = 0; c < kColumns; ++c) width[c] = std::max(width[c], l[c].size());
+    for (size_t c = 0; c < l.size(); ++c) width[c] = std::max(width[c], l[c].size());
   for (const auto& l : lines) {
     std::string text;
-    for (size_t c = 0; c + 1 < kColumns; ++c)
+    for (size_t c = 0; c + 1 < l.size(); ++c)
       text += l[c] + std::string(width[c] - l[c].size() + 2, ' ');
-    out << text << l[kColumns - 1] << "\n";
+    out << text << l.back() << "\n";
   }
 }
 
@@ -55,19 +62,23 @@ void PrintSandbox(const SandboxRecord& r, std::ostream& out) {
   out << "\n";
 }
 
-void PrintState(const JournalState& s, const Selection& selection, std::ostream& out) {
-  out << "\nstate after seq " << s.last_seq << ":\n";
+// `of`: " of LABEL" with several journals.
+void PrintState(const JournalState& s, const Selection& selection, std::ostream& out,
+                const std::string& of = "") {
+  out << "\nstate" << of << " after seq " << s.last_seq << ":\n";
   for (const auto& [key, f] : s.fences)
     if (selection.ShowsFences(f.ns)) PrintFence(f, out);
   for (const auto& [uid, r] : s.sandboxes)
     if (selection.ShowsSandbox(r.ns, r.name)) PrintSandbox(r, out);
 }
 
-void PrintLegend(std::ostream& out) {
+void PrintLegend(std::ostream& out, bool merged = false) {
+  std::vector<LegendEntry> legend = Legend();
+  if (merged) legend.insert(legend.begin(), TimelineLegend().begin(), TimelineLegend().end());
   size_t width = 0;
-  for (const auto& l : Legend()) width = std::max(width, l.term.size());
+  for (const auto& l : legend) width = std::max(width, l.term.size());
   out << "\nlegend:\n";
-  for (const auto& l : Legend())
+  for (const auto& l : legend)
     out << "  " << l.term << std::string(width - l.term.size() + 2, ' ') << l.meaning << "\n";
 }
 
@@ -77,6 +88,13 @@ void PrintCheckLine(const CheckResult& check, std::ostream& out) {
   out << "check: " << check.checker->events() << " events, " << check.checker->decisions_checked()
       << " decisions re-run, integrity_check " << check.integrity << ", "
       << check.checker->divergence_count() << " divergence(s)\n";
+}
+
+void PrintCheckLines(const Timeline& t, std::ostream& out) {
+  for (const auto& j : t.journals) {
+    if (t.merged()) out << j.label << ": ";
+    PrintCheckLine(j.check, out);
+  }
 }
 
 void PrintReplayText(const ReplayReport& r, const Selection& selection, const CheckResult& check,
@@ -92,6 +110,27 @@ void PrintReplayText(const ReplayReport& r, const Selection& selection, const Ch
     PrintCheckLine(check, out);
   }
   PrintLegend(out);
+}
+
+void PrintTimelineText(const Timeline& t, const Selection& selection, std::ostream& out) {
+  int64_t total = 0;
+  for (const auto& j : t.journals) total += j.report.journal_rows;
+  out << t.journals.size() << " journals, " << t.rows.size() << " of " << total
+      << " rows shown, in time order:\n";
+  for (const auto& j : t.journals)
+    out << "  " << j.label << (j.label == j.path ? "" : "  " + j.path) << " (schema version "
+        << j.report.schema_version << "), " << j.report.rows.size() << " of "
+        << j.report.journal_rows << " rows\n";
+  std::vector<Line> lines{
+      {"TIME", "JOURNAL", "WRITER", "SEQ", "EVENT", "SUBJECT", "UID", "DETAILS"}};
+  for (const auto& row : t.rows) lines.push_back(MergedCells(t, row));
+  PrintAligned(lines, out);
+  for (const auto& j : t.journals) PrintState(j.report.state, selection, out, " of " + j.label);
+  if (t.journals.front().check.checker) {
+    out << "\n";
+    PrintCheckLines(t, out);
+  }
+  PrintLegend(out, true);
 }
 
 }  // namespace fk::cli
