@@ -109,7 +109,7 @@ TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
   const YAML::Node* sts = Find(docs_, "StatefulSet", "fencekeeper");
   ASSERT_TRUE(sts);
   const YAML::Node spec = (*sts)["spec"];
-  EXPECT_EQ(spec["replicas"].as<int>(), 1);
+  EXPECT_EQ(spec["replicas"].as<int>(), 2);  // HA: see HighAvailability below
   ASSERT_EQ(spec["volumeClaimTemplates"].size(), 1u);
   const std::string volume = spec["volumeClaimTemplates"][0]["metadata"]["name"].as<std::string>();
   const YAML::Node pod = spec["template"]["spec"];
@@ -134,7 +134,7 @@ TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
 
   // Probes: the served paths, on the port --http-addr listens on.
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
-  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz?exclude=leader");
   const std::string port_name = c["livenessProbe"]["httpGet"]["port"].as<std::string>();
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"].as<std::string>(), port_name);
   std::map<std::string, int> container_ports;  // by name
@@ -168,6 +168,52 @@ TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
     EXPECT_EQ(spec["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(),
               kv.second.as<std::string>());
   }
+}
+
+// Two replicas that a node loss cannot both take, each with its journal, a
+// drain that evicts one at a time, and the governing Service headless.
+TEST_F(Deploy, HighAvailabilityTwoReplicasOnTwoNodesOneEvictedAtATime) {
+  const YAML::Node* sts = Find(docs_, "StatefulSet", "fencekeeper");
+  ASSERT_TRUE(sts);
+  const YAML::Node spec = (*sts)["spec"];
+  const YAML::Node labels = spec["template"]["metadata"]["labels"];
+  const auto selects_pods = [&](const YAML::Node& selector) {
+    bool any = false;
+    for (const auto& kv : selector["matchLabels"]) {
+      any = true;
+      if (!labels[kv.first.as<std::string>()] ||
+          labels[kv.first.as<std::string>()].as<std::string>() != kv.second.as<std::string>())
+        return false;
+    }
+    return any;
+  };
+  EXPECT_EQ(spec["replicas"].as<int>(), 2);
+  EXPECT_EQ(spec["podManagementPolicy"].as<std::string>(), "Parallel");
+  ASSERT_EQ(spec["volumeClaimTemplates"].size(), 1u);  // a journal per replica
+  // Required anti-affinity on the host name: never both on one node.
+  const YAML::Node anti = spec["template"]["spec"]["affinity"]["podAntiAffinity"]
+                              ["requiredDuringSchedulingIgnoredDuringExecution"];
+  ASSERT_TRUE(anti && anti.size() == 1u);
+  EXPECT_EQ(anti[0]["topologyKey"].as<std::string>(), "kubernetes.io/hostname");
+  EXPECT_TRUE(selects_pods(anti[0]["labelSelector"]));
+  // Leader election on, so only one of them writes.
+  bool leader_elect = false;
+  for (const auto& a : spec["template"]["spec"]["containers"][0]["args"])
+    leader_elect |= a.as<std::string>() == "--leader-elect";
+  EXPECT_TRUE(leader_elect);
+  // serviceName names a headless Service that selects the pods.
+  const YAML::Node* governing = Find(docs_, "Service", spec["serviceName"].as<std::string>());
+  ASSERT_TRUE(governing) << spec["serviceName"].as<std::string>();
+  EXPECT_EQ((*governing)["spec"]["clusterIP"].as<std::string>(), "None");
+  for (const auto& kv : (*governing)["spec"]["selector"])
+    EXPECT_EQ(labels[kv.first.as<std::string>()].as<std::string>(), kv.second.as<std::string>());
+  // A drain evicts at most one: maxUnavailable 1 over these pods (both
+  // count as available: readiness excludes leadership, checked above).
+  const YAML::Node* pdb = Find(docs_, "PodDisruptionBudget", "fencekeeper");
+  ASSERT_TRUE(pdb);
+  EXPECT_EQ((*pdb)["spec"]["maxUnavailable"].as<int>(), 1);
+  EXPECT_FALSE((*pdb)["spec"]["minAvailable"]);
+  EXPECT_TRUE(selects_pods((*pdb)["spec"]["selector"]));
 }
 
 // fencekeeper's own pod: egress to the API server and DNS only, ingress only
@@ -210,6 +256,43 @@ TEST_F(Deploy, NetworkPolicyLetsThePodReachOnlyTheApiServerAndDns) {
   }
   EXPECT_EQ(ingress, container_ports);
   EXPECT_TRUE(ingress.contains("metrics"));
+}
+
+// With --namespace, fencekeeper's rights hold in that namespace only: no
+// ClusterRoleBinding, a RoleBinding there to exactly the ClusterRole's rules,
+// and run told the namespace it may watch.
+TEST_F(Deploy, NamespacedComponentGrantsNothingOutsideTheWatchedNamespace) {
+  testing::TempDir dir;
+  std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"),
+                        std::filesystem::copy_options::recursive);
+  testing::WriteBytes(dir.File("kustomization.yaml"),
+                      "resources: [base]\ncomponents: [base/components/namespaced]\n");
+  const auto docs = Render(dir.path().string());
+  ASSERT_FALSE(docs.empty());
+  for (const auto& d : docs)
+    EXPECT_NE(d["kind"].as<std::string>(), "ClusterRoleBinding") << "a grant across namespaces";
+  const YAML::Node* binding = nullptr;
+  for (const auto& d : docs) {
+    if (d["kind"].as<std::string>() == "RoleBinding" &&
+        d["metadata"]["namespace"].as<std::string>() == "openshell-agents")
+      binding = &d;
+  }
+  ASSERT_TRUE(binding);
+  EXPECT_EQ((*binding)["roleRef"]["kind"].as<std::string>(), "ClusterRole");
+  const YAML::Node* role =
+      Find(docs, "ClusterRole", (*binding)["roleRef"]["name"].as<std::string>());
+  ASSERT_TRUE(role);
+  EXPECT_EQ(RulesOf(*role), RulesOf(*Find(docs_, "ClusterRole", "fencekeeper")));
+  EXPECT_EQ((*binding)["subjects"][0]["name"].as<std::string>(), "fencekeeper");
+  EXPECT_EQ((*binding)["subjects"][0]["namespace"].as<std::string>(), "fencekeeper-system");
+  const YAML::Node* sts = Find(docs, "StatefulSet", "fencekeeper");
+  ASSERT_TRUE(sts);
+  std::vector<std::string> namespaces;
+  for (const auto& a : (*sts)["spec"]["template"]["spec"]["containers"][0]["args"]) {
+    const std::string arg = a.as<std::string>();
+    if (arg.rfind("--namespace=", 0) == 0) namespaces.push_back(arg.substr(12));
+  }
+  EXPECT_EQ(namespaces, std::vector<std::string>{"openshell-agents"});
 }
 
 TEST_F(Deploy, MonitoringComponentsRender) {

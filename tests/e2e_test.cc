@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -171,7 +172,20 @@ TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
   for (const log::Record& r : log.Matching(log::Level::kInfo, "sandbox held"))
     held += r.Get("sandbox") == "stopped-1";
   EXPECT_EQ(held, 1);
-  EXPECT_EQ(in->controller->stats().events_created, 3);
+  // One Warning per transition, and one Normal FailClosedHeld per sandbox
+  // found already suspended behind the stale fence (docs/design.md#held-sandboxes).
+  EXPECT_EQ(in->controller->stats().events_created, 3 + 7);
+  std::map<std::string, std::set<std::string>> reasons;  // reason -> sandboxes
+  for (const json::value& e :
+       sim_->store()
+           .List(*sim::FindKind("events.k8s.io", "events"), "openshell-agents", {}, {})
+           .items)
+    reasons[std::string(e.at("reason").as_string())].insert(
+        std::string(e.at("regarding").at("name").as_string()));
+  EXPECT_EQ(reasons["FailClosedSuspended"],
+            (std::set<std::string>{"active-1", "active-2", "active-3"}));
+  EXPECT_EQ(reasons["FailClosedHeld"].size(), 7u);
+  EXPECT_EQ(reasons.size(), 2u);
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
   // Zero writes to the 7 suspended sandboxes and the healthy namespace.
   for (int i = 1; i <= 7; ++i) {
@@ -181,7 +195,7 @@ TEST_F(EndToEnd, IncidentSuspendsEachRunningSandboxOnceAndConverges) {
                      ->contains("openshell.ai/fail-closed-journal-seq"));
   }
   for (const char* n : {"healthy-1", "healthy-2"}) EXPECT_EQ(Mode("team-healthy", n), "Running");
-  EXPECT_EQ(sim_->RequestCount("create", "events"), 3);
+  EXPECT_EQ(sim_->RequestCount("create", "events"), 3 + 7);
 
   // Steady state: no API requests beyond the watches, no journal rows.
   const int64_t rows = Rows();

@@ -76,6 +76,42 @@ TEST(EventRecorderTest, SendersHoldEventsWhileTheFenceIsDownAndDropThemCountedAt
   EXPECT_EQ(r.events->stats().created + r.events->stats().failed, 0);
 }
 
+// docs/design.md#held-sandboxes: a hold is Normal (nothing went wrong now),
+// names the stale fence and says how to resume; a transition stays a Warning.
+TEST(EventBodyTest, AHeldEventIsNormalFailClosedHeldAndSaysHowToResume) {
+  FailClosedEvent held = kEvent;
+  held.kind = FailClosedEvent::Kind::kHeld;
+  held.note = "already fail-closed; fence generation 1 -> 2";
+  const json::value h = json::parse(EventJson(held, "test", ManualTimeSource().Now(), 1));
+  EXPECT_EQ(h.at("type").as_string(), "Normal");
+  EXPECT_EQ(h.at("reason").as_string(), "FailClosedHeld");
+  EXPECT_EQ(h.at("action").as_string(), "Hold");
+  EXPECT_EQ(h.at("reportingController").as_string(), "openshell.ai/fencekeeper");
+  EXPECT_EQ(h.at("regarding").at("uid").as_string(), "uid-1");
+  const std::string note(h.at("note").as_string());
+  EXPECT_NE(note.find("fence generation 1 -> 2"), std::string::npos) << note;
+  EXPECT_NE(note.find("openshell sandbox start"), std::string::npos) << note;
+  const json::value t = json::parse(EventJson(kEvent, "test", ManualTimeSource().Now(), 1));
+  EXPECT_EQ(t.at("type").as_string(), "Warning");
+  EXPECT_EQ(t.at("reason").as_string(), "FailClosedSuspended");
+  EXPECT_EQ(t.at("action").as_string(), "Suspend");
+  EXPECT_EQ(std::string(t.at("note").as_string()).find("openshell sandbox start"),
+            std::string::npos);
+}
+
+TEST(EventRecorderTest, AHeldEventWaitsForTheWriteFenceLikeATransitionEvent) {
+  Recorder r;
+  FailClosedEvent held = kEvent;
+  held.kind = FailClosedEvent::Kind::kHeld;
+  r.events->Publish(held);
+  r.events->SendQueued();
+  EXPECT_EQ(r.Posts(), 0);
+  r.fence = r.time.MonotonicNow() + 10s;
+  r.events->SendQueued();
+  ASSERT_EQ(r.Posts(), 1);
+  EXPECT_NE(r.transport->requests().back().body.find("FailClosedHeld"), std::string::npos);
+}
+
 TEST(EventNameTest, ALongSandboxNameStillGivesAValidUniqueEventName) {
   const std::string name = std::string(240, 'a') + "-" + std::string(12, 'b');  // 253
   ASSERT_TRUE(domain::IsDns1123Subdomain(name));

@@ -2,8 +2,8 @@
 # kubectl against `fencekeeper sim`, as a new user would try it (issue #3):
 # get, create -f, patch --type merge, get -o yaml, delete, get -w; and as an
 # operator looks at an incident (issue 11): the printer columns of
-# `kubectl get sandboxes`, and fencekeeper's Event on a suspended sandbox in
-# `kubectl describe sandbox` and `kubectl events --for`.
+# `kubectl get sandboxes`, and fencekeeper's Events on a suspended and on a
+# held sandbox in `kubectl describe sandbox` and `kubectl events --for`.
 # Exits 77 (reported by ctest as skipped, with this message) without kubectl.
 set -eu
 if ! command -v kubectl >/dev/null 2>&1; then
@@ -96,12 +96,15 @@ grep -q '^healthy-1' "$dir/watch.out" || fail "watch lacks the initial list"
 run_pid=$!
 k -n openshell-agents patch networkpolicy openshell-sandbox-workloads --type json \
   -p '[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":5501}]' > /dev/null 2>&1 || fail "roll the fence"
-i=0
-until k -n openshell-agents describe sandbox active-1 > "$dir/describe.out" 2>&1 &&
-    grep -q 'FailClosedSuspended' "$dir/describe.out"; do
-  i=$((i + 1)); [ $i -gt 300 ] && fail "kubectl describe sandbox active-1 shows no fencekeeper Event"
-  sleep 0.1
-done
+# describe_until SANDBOX REASON OUT: kubectl describe until it shows an Event with REASON.
+describe_until() {
+  i=0
+  until k -n openshell-agents describe sandbox "$1" > "$3" 2>&1 && grep -q "$2" "$3"; do
+    i=$((i + 1)); [ $i -gt 300 ] && fail "kubectl describe sandbox $1 shows no $2 Event"
+    sleep 0.1
+  done
+}
+describe_until active-1 FailClosedSuspended "$dir/describe.out"
 grep -Eq '^ +Warning +FailClosedSuspended +[0-9a-z]+ +openshell.ai/fencekeeper +[a-z-]+: ' "$dir/describe.out" ||
   fail "describe: the Event's type, reason, age, source or message"
 test "$(grep -c 'FailClosedSuspended' "$dir/describe.out")" = 1 || fail "describe shows other sandboxes' Events"
@@ -110,6 +113,12 @@ grep -Eiq 'Warning +FailClosedSuspended +sandbox/active-1 ' "$dir/events.out" ||
 test "$(grep -c 'FailClosedSuspended' "$dir/events.out")" = 1 || fail "kubectl events --for shows other sandboxes' Events"
 k -n openshell-agents get events > "$dir/get-events.out" 2>&1 || fail "kubectl get events"
 grep -Eq '^[0-9a-z]+ +Warning +FailClosedSuspended +sandbox/active-1 +' "$dir/get-events.out" || fail "kubectl get events columns"
+# stopped-1 was suspended by its user before the roll: fencekeeper holds it
+# and says so once (a Normal FailClosedHeld Event naming the way out).
+describe_until stopped-1 FailClosedHeld "$dir/describe-held.out"
+grep -Eq '^ +Normal +FailClosedHeld +[0-9a-z]+ +openshell.ai/fencekeeper +fence-[a-z]+: .*openshell sandbox start' "$dir/describe-held.out" ||
+  fail "describe stopped-1: the held Event's type, reason, source or message"
+grep -q 'FailClosedSuspended' "$dir/describe-held.out" && fail "stopped-1 was held, not suspended by fencekeeper"
 k -n openshell-agents get sandbox active-1 > "$dir/suspended.out" 2>&1 || fail "kubectl get sandbox active-1"
 grep -Eq '^active-1 +Suspended ' "$dir/suspended.out" || fail "active-1 not shown Suspended"
-echo "kubectl test passed: get, create -f, patch, annotate, get -o yaml, delete, get -w, printer columns, describe, events --for, get events"
+echo "kubectl test passed: get, create -f, patch, annotate, get -o yaml, delete, get -w, printer columns, describe (suspended and held), events --for, get events"

@@ -263,5 +263,37 @@ TEST(Backup, RefusesForeignSourcesAndExistingDestinations) {
   EXPECT_NE(out.str().find("integrity_check ok"), std::string::npos);
 }
 
+// `--to -`: the checked copy on standard output (an image with no shell or
+// tar still hands its journal out through kubectl exec), the report on
+// standard error, nothing left behind in $TMPDIR.
+TEST(Backup, ToStandardOutputStreamsTheCheckedCopyAndLeavesNothingBehind) {
+  testing::TempDir dir, tmp;
+  {
+    auto j = journal::Journal::Open(dir.File("j.db"));
+    ASSERT_TRUE(j.ok());
+    domain::Event e;
+    e.ns = "fencekeeper-system";
+    e.name = "fencekeeper";
+    e.body = domain::Leadership{"me", "acquired"};
+    ASSERT_TRUE((*j)->Append({e}).ok());
+  }
+  const char* previous = std::getenv("TMPDIR");
+  const std::string saved = previous ? previous : "";
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  std::ostringstream out, err;
+  const int code = cli::RunBackup(dir.File("j.db"), "-", out, err);
+  previous ? ::setenv("TMPDIR", saved.c_str(), 1) : ::unsetenv("TMPDIR");
+  ASSERT_EQ(code, cli::kExitOk) << err.str();
+  EXPECT_NE(err.str().find("written to '-'"), std::string::npos) << err.str();
+  EXPECT_EQ(std::filesystem::directory_iterator(tmp.path()), std::filesystem::directory_iterator());
+  testing::WriteBytes(dir.File("streamed.db"), out.str());
+  auto reopened = journal::Journal::Open(dir.File("streamed.db"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ((*reopened)->state().last_seq, 1);  // the copy, not a fresh journal
+  std::ostringstream none, why;
+  EXPECT_EQ(cli::RunBackup(dir.File("missing.db"), "-", none, why), cli::kExitUnusable);
+  EXPECT_TRUE(none.str().empty());
+}
+
 }  // namespace
 }  // namespace fk

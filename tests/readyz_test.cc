@@ -205,10 +205,44 @@ TEST_F(Readyz, AnInstanceThatDoesNotLeadSaysSo) {
   ASSERT_TRUE(Eventually([&] {
     r = Get("/readyz?verbose");
     return r.body.find("[-]leader not leading\n") != std::string::npos &&
-           r.body.find("[-]reconciler not started\n") != std::string::npos;
+           r.body.find("[-]reconciler not started: standby, starts when this replica leads\n") !=
+               std::string::npos;
   })) << r.body;
   EXPECT_EQ(r.status, 503);
   EXPECT_TRUE(r.body.ends_with("readyz check failed\n")) << r.body;
+  // The pod's readiness probe: a standby that could take over is ready, so a
+  // PodDisruptionBudget lets one of two replicas be drained at a time.
+  const kube::ApiResponse standby = Get("/readyz?exclude=leader");
+  EXPECT_EQ(standby.status, 200) << standby.body;
+  EXPECT_EQ(standby.body, "ready\n");
+  EXPECT_EQ(Get("/readyz?verbose&exclude=leader").body,
+            "[+]journal ok\n"
+            "[+]journal-volume ok: 100.0 MB free of 1000.0 MB\n"
+            "[+]leader excluded: ok\n"
+            "readyz check passed\n");
+  EXPECT_EQ(Get("/readyz").status, 503);  // the contract's /readyz still says it does not lead
+  EXPECT_NE(Get("/metrics").body.find("fencekeeper_ready 0"), std::string::npos);
+}
+
+// Excluding the leader leaves out only what a leader alone can pass: a
+// leader's unsynced cache, or a journal that cannot be written, still count.
+TEST(ReadinessExclusion, ExcludingTheLeaderKeepsEveryCheckALeaderCouldFailAnyway) {
+  using reconciler::ReadinessCheck;
+  const std::vector<ReadinessCheck> leading = {{"journal", true, ""},
+                                               {"leader", true, "", true},
+                                               {"informer pods/ns-a", false, "not synced"}};
+  EXPECT_FALSE(reconciler::AllReady(reconciler::Excluding(leading, {"leader"})));
+  EXPECT_EQ(reconciler::Excluding(leading, {"leader"}).size(), 2u);
+  const std::vector<ReadinessCheck> standby = {{"journal", false, "not writable", false},
+                                               {"leader", false, "not leading", true},
+                                               {"reconciler", false, "not started: standby", true}};
+  const auto rest = reconciler::Excluding(standby, {"leader"});
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].name, "journal");
+  EXPECT_FALSE(reconciler::AllReady(rest));
+  // By name, as kube-apiserver: several, and unknown names ignored.
+  EXPECT_EQ(reconciler::Excluding(leading, {"journal", "informer pods/ns-a", "etcd"}).size(), 1u);
+  EXPECT_EQ(reconciler::Excluding(leading, {}).size(), 3u);
 }
 
 // A watched namespace that holds nothing is named with zeros, not left out.

@@ -50,12 +50,14 @@ class SandboxReconcilerTest : public ::testing::Test {
     sim::SimOptions so;
     so.emulate_agent_sandbox = false;
     sim_ = std::make_unique<sim::Simulator>(so, time_);
-    auto sc = sim::ParseScenario(kStaleScenario, "test");
+    auto sc = sim::ParseScenario(Scenario(), "test");
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
     ASSERT_TRUE(sim::ApplyScenario(*sim_, *sc).ok());
     OpenJournal();
     Restart();
   }
+
+  virtual const char* Scenario() const { return kStaleScenario; }
 
   void OpenJournal() {
     journal_.reset();
@@ -512,6 +514,90 @@ TEST_F(SandboxReconcilerTest, ANameReusedUnderANewUidForgetsTheOldUid) {
   const int gets = Sent("GET");
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
   EXPECT_EQ(Sent("GET"), gets);
+}
+
+// Held sandboxes (docs/design.md#held-sandboxes): "stopped" was suspended by
+// its user before the fence rolled, so fencekeeper holds it and tells
+// `kubectl describe` why, once per hold episode; "a" it suspends itself.
+constexpr const char* kHeldScenario = R"(
+namespaces:
+  - name: ns
+    fence: {generation: 2}
+    sandboxes:
+      - {name: a, mode: Running, admittedFenceGeneration: 1}
+      - {name: stopped, mode: Suspended, admittedFenceGeneration: 1}
+)";
+
+class HeldEventsTest : public SandboxReconcilerTest {
+ protected:
+  const char* Scenario() const override { return kHeldScenario; }
+  std::vector<FailClosedEvent> Held() const {
+    std::vector<FailClosedEvent> out;
+    for (const auto& e : events_.published)
+      if (e.kind == FailClosedEvent::Kind::kHeld) out.push_back(e);
+    return out;
+  }
+  // OpenShell's resume under the current fence, reduced to its end state: the
+  // sandbox's admission record names the fence as it is now.
+  void ReadmitStopped() {
+    const json::value fence = Server("/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies",
+                                     "openshell-sandbox-workloads");
+    json::object annotations;
+    annotations[kube::kFenceGenerationAnnotation] =
+        std::to_string(fence.at("metadata").at("generation").as_int64());
+    ServerPatch(std::string(kSandboxes) + "/stopped",
+                json::object{{"metadata", json::object{{"annotations", annotations}}}});
+    SyncCache();
+  }
+};
+
+TEST_F(HeldEventsTest, AHeldSandboxGetsOneNormalEventPerHoldEpisodeNotAgainAfterARestart) {
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  ASSERT_EQ(Held().size(), 1u);
+  const FailClosedEvent held = Held()[0];
+  EXPECT_EQ(held.name, "stopped");
+  EXPECT_EQ(held.reason, "fence-stale");
+  EXPECT_NE(held.note.find("fence generation 1 -> 2"), std::string::npos) << held.note;
+  EXPECT_GT(held.seq, 0);
+  EXPECT_EQ(Sent("PATCH"), 0);
+  // Later passes, and a new process on the same journal, add none.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  OpenJournal();
+  Restart();
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(Held().size(), 1u);
+  // The fence rolls again while it is held: a new decision row, the same episode.
+  const int64_t rows = journal_->state().last_seq;
+  sim::RollFence(*sim_, "ns");
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_GT(journal_->state().last_seq, rows);
+  EXPECT_EQ(Held().size(), 1u);
+  // Re-admitted under the current fence, then the fence rolls again: a new episode.
+  ReadmitStopped();
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(journal_->state().sandboxes.begin()->second.decision->verdict,
+            domain::Verdict::kHealthy);
+  EXPECT_EQ(Held().size(), 1u);
+  sim::RollFence(*sim_, "ns");
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(Held().size(), 2u);
+  EXPECT_EQ(Sent("PATCH"), 0);
+}
+
+TEST_F(HeldEventsTest, ASandboxFencekeeperSuspendedItselfGetsItsWarningEventAndNoHeldEvent) {
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(Mode("a"), "Suspended");
+  SyncCache();  // the cache now shows it suspended: the verdict becomes hold
+  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  std::string uid_a;
+  for (const auto& [uid, r] : journal_->state().sandboxes)
+    if (r.name == "a") uid_a = uid;
+  ASSERT_EQ(journal_->state().sandboxes.at(uid_a).decision->verdict, domain::Verdict::kHold);
+  ASSERT_EQ(events_.published.size(), 1u);
+  EXPECT_EQ(events_.published[0].kind, FailClosedEvent::Kind::kSuspended);
+  EXPECT_TRUE(Held().empty());
 }
 
 }  // namespace

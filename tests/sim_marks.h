@@ -29,6 +29,10 @@ struct Mark {
 struct Lineage {
   std::map<std::string, int64_t> fence_generation;
   int64_t scanned = 0;  // events up to this seq are attributed
+  // I16: the hold episodes this journal sent a FailClosedHeld Event for (the
+  // sandbox's uid, generation and annotations), with the seq of the hold's
+  // decided row.
+  std::map<std::string, int64_t> held_episodes;
 
   // Hands every event `journal` holds beyond `scanned` to `also`.
   template <class Fn>
@@ -46,6 +50,8 @@ struct Lineage {
     Lineage copy;
     copy.fence_generation = fence_generation;
     copy.scanned = last_seq;
+    for (const auto& [episode, seq] : held_episodes)
+      if (seq <= last_seq) copy.held_episodes.emplace(episode, seq);
     return copy;
   }
 };

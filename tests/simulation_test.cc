@@ -50,7 +50,10 @@
 //   I12 readiness's journal check is false whenever the last journal write
 //       the controller attempted was refused (every step);
 //   I13 the journal always opens again (what fencekeeper wrote it reads back);
-//   I14 a second writer is refused while an instance runs (docs/design.md#one-writer-per-journal).
+//   I14 a second writer is refused while an instance runs (docs/design.md#one-writer-per-journal);
+//   I16 a FailClosedHeld Event is created at most once per hold episode and
+//       journal, and never for a sandbox observed in the suspension this
+//       journal's own PATCH applied (docs/design.md#held-sandboxes).
 //
 // A failing seed prints itself and its last steps; FK_SIM_SEED=N replays it
 // exactly; FK_SIM_SEEDS=N runs N seeds from FK_SIM_FIRST_SEED (default 1; CI
@@ -62,6 +65,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/json.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -138,6 +142,8 @@ class World : public Cluster {
     journal_path_[1] = dir + "/journal-b.db";
     copy_path_ = dir + "/journal-copy.db";
   }
+
+  uint64_t HeldEventsCreated() const { return held_created_; }
 
   // The whole run: set-up, the fault phase, the quiet phase, the final checks.
   // Returns "" or the first violation.
@@ -441,10 +447,52 @@ class World : public Cluster {
           sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
       if (lease && (reply.status == 200 || reply.status == 201) && r.method != "GET")
         last_renewal_[identity] = time_.MonotonicNow();
+      if (event && r.method == "POST" && reply.status == 201) CheckHeldEvent(r.body);
       return Reply(reply);
     }
     const Mark mark = CheckPatch(identity, r);
     return PatchWithFault(r, mark);
+  }
+
+  // I16, when the API server has created an Event.
+  void CheckHeldEvent(const std::string& body) {
+    const json::value event = ParseLenient(body);
+    if (!event.is_object() || event.at("reason") != "FailClosedHeld") return;
+    ++held_created_;
+    const json::value& regarding = event.at("regarding");
+    const std::string uid(regarding.at("uid").as_string());
+    const std::string name(regarding.at("name").as_string());
+    const std::string note(event.at("note").as_string());
+    const size_t at = note.find("(journal seq ");
+    if (at == std::string::npos)
+      return Fail("I16: a FailClosedHeld Event without its seq: " + note);
+    const int64_t seq = std::stoll(note.substr(at + 13));
+    // The generation the hold was decided on: the evaluation's observation.
+    std::optional<int64_t> observed;
+    (void)instance_->journal->ForEachEvent(
+        std::max<int64_t>(1, seq - 2), seq, [&](const domain::Event& e) {
+          const auto* o = std::get_if<domain::SandboxObserved>(&e.body);
+          if (o && e.uid == uid) observed = o->snapshot.sandbox.generation;
+          return Status::Ok();
+        });
+    auto landed = landed_.find(uid);
+    if (observed && landed != landed_.end() && landed->second.generation == *observed &&
+        JournalHolds(landed->second.mark)) {
+      return Fail("I16: a FailClosedHeld Event for " + name +
+                  ", which this journal's own PATCH suspended (seq " + std::to_string(seq) + ")");
+    }
+    auto current = Server(kSandboxes, name);
+    if (!current || kube::MetadataString(*current, "uid") != uid) return;
+    const json::value& meta = current->at("metadata");
+    const std::string episode =
+        uid + " " + json::serialize(meta.at("generation")) + " " +
+        (meta.as_object().contains("annotations") ? json::serialize(meta.at("annotations"))
+                                                  : std::string());
+    auto [it, fresh] = CurrentLineage().held_episodes.try_emplace(episode, seq);
+    if (!fresh) {
+      Fail("I16: a second FailClosedHeld Event for " + name + " in one hold episode (seq " +
+           std::to_string(it->second) + ", then " + std::to_string(seq) + ")");
+    }
   }
 
   // Finding 1 of issue 17 needs an object carrying another journal's seq
@@ -968,6 +1016,7 @@ class World : public Cluster {
   std::string journal_path_[2];  // replica a's and replica b's
   int replica_ = 0;              // whose journal the instance alive now opened
   Lineage lineage_[2];
+  uint64_t held_created_ = 0;  // FailClosedHeld Events created (I16 checked each)
   std::string copy_path_;
   struct Copy {
     int replica;
@@ -1003,9 +1052,14 @@ uint64_t EnvNumber(const char* name, uint64_t fallback) {
 int StepsOf(uint64_t seed) { return 200 + static_cast<int>(seed % 200); }
 
 // Runs one seed; on a violation prints the seed, the violation and the last steps.
+// FailClosedHeld Events the simulated API server created, over all seeds run:
+// I16 checks each, so a campaign that creates none has not exercised it.
+uint64_t held_events_created = 0;
+
 std::string RunSeed(uint64_t seed) {
   World world(seed);
   std::string violation = world.Run(StepsOf(seed));
+  held_events_created += world.HeldEventsCreated();
   if (violation.empty()) return "";
   const std::string head = "seed " + std::to_string(seed) +
                            " (replay: FK_SIM_SEED=" + std::to_string(seed) +
@@ -1034,12 +1088,18 @@ TEST(Simulation, SeededFaultSchedulesKeepEveryInvariant) {
   const uint64_t count = EnvNumber("FK_SIM_SEEDS", 1000);
   const uint64_t max_failures = EnvNumber("FK_SIM_MAX_FAILURES", 3);
   uint64_t failed = 0;
+  held_events_created = 0;
   for (uint64_t seed = first; seed < first + count && failed < max_failures; ++seed) {
     const std::string failure = RunSeed(seed);
     if (!failure.empty()) {
       ++failed;
       ADD_FAILURE() << failure;
     }
+  }
+  std::printf("FailClosedHeld Events created (each checked by I16): %llu\n",
+              static_cast<unsigned long long>(held_events_created));
+  if (count >= 50) {
+    EXPECT_GT(held_events_created, 0u) << "no seed exercised I16";
   }
 }
 

@@ -87,7 +87,9 @@ CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options) {
   auto* b = app.add_subcommand(
       "backup", "Copy a live journal consistently (SQLite online backup) and verify the copy");
   b->add_option("--journal", options.journal, "Journal file")->required();
-  b->add_option("--to", options.to, "Backup file to create (must not exist)")->required();
+  b->add_option("--to", options.to,
+                "Backup file to create (must not exist); - writes it to standard output")
+      ->required();
   return b;
 }
 

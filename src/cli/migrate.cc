@@ -1,4 +1,8 @@
+#include <filesystem>
+#include <fstream>
 #include <ostream>
+
+#include "common/random_id.h"
 
 #include "cli/commands.h"
 #include "journal/backup.h"
@@ -58,16 +62,54 @@ int RunMigrate(const MigrateOptions& options, std::ostream& out, std::ostream& e
   return kExitOk;
 }
 
+namespace {
+
+std::string BackupReportLine(const std::string& journal, const std::string& to,
+                             const journal::BackupReport& r) {
+  return "backup of '" + journal + "' written to '" + to + "': " + std::to_string(r.events) +
+         " events (last seq " + std::to_string(r.last_seq) + "), schema version " +
+         std::to_string(r.schema_version) + ", " + std::to_string(r.bytes) +
+         " bytes, integrity_check ok\n";
+}
+
+// `--to -`: the copy is made and checked in $TMPDIR, then streamed to `out`
+// and removed, so a journal leaves an image without a shell or tar
+// (`kubectl exec POD -- fencekeeper backup --journal J --to - > copy.db`).
+// The report goes to `err`: `out` carries the file.
+int BackupToStream(const std::string& journal, std::ostream& out, std::ostream& err) {
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / ("fencekeeper-backup-" + NewWriterId() + ".db");
+  auto r = journal::BackupJournal(journal, tmp.string());
+  if (!r.ok()) {
+    err << "fencekeeper backup: " << r.status().ToString() << "\n";
+    return kExitUnusable;
+  }
+  std::ifstream in(tmp, std::ios::binary);
+  out << in.rdbuf();
+  out.flush();
+  const bool written = in.good() && out.good();
+  in.close();
+  std::error_code ignored;  // the copy is in $TMPDIR; what matters is what was streamed
+  std::filesystem::remove(tmp, ignored);
+  if (!written) {
+    err << "fencekeeper backup: IOError: the copy could not be written to standard output\n";
+    return kExitUnusable;
+  }
+  err << BackupReportLine(journal, "-", *r);
+  return kExitOk;
+}
+
+}  // namespace
+
 int RunBackup(const std::string& journal, const std::string& to, std::ostream& out,
               std::ostream& err) {
+  if (to == "-") return BackupToStream(journal, out, err);
   auto r = journal::BackupJournal(journal, to);
   if (!r.ok()) {
     err << "fencekeeper backup: " << r.status().ToString() << "\n";
     return kExitUnusable;
   }
-  out << "backup of '" << journal << "' written to '" << to << "': " << r->events
-      << " events (last seq " << r->last_seq << "), schema version " << r->schema_version << ", "
-      << r->bytes << " bytes, integrity_check ok\n";
+  out << BackupReportLine(journal, to, *r);
   return kExitOk;
 }
 

@@ -6,12 +6,15 @@ http::Reply Probe(const http::Request& req, reconciler::Manager& manager,
                   reconciler::Metrics& metrics, bool serve_metrics) {
   if (req.path == "/healthz" || req.path == "/livez") return http::Reply{200, "ok\n"};
   if (req.path == "/readyz") {
-    const auto checks = manager.ReadinessChecks();
+    const auto all = manager.ReadinessChecks();
+    // The gauge keeps the whole verdict; an exclusion is the asker's view.
+    metrics.Ready(reconciler::AllReady(all));
+    const auto excluded = http::QueryParameterValues(req.query, "exclude");
+    const auto checks = reconciler::Excluding(all, excluded);
     const bool ready = reconciler::AllReady(checks);
-    metrics.Ready(ready);
     const int code = ready ? 200 : 503;
     if (http::HasQueryParameter(req.query, "verbose"))
-      return http::Reply{code, reconciler::VerboseReadiness(checks)};
+      return http::Reply{code, reconciler::VerboseReadiness(checks, excluded)};
     return http::Reply{code, ready ? "ready\n" : "not ready\n"};
   }
   if (serve_metrics) return MetricsEndpoint(req, manager);

@@ -14,6 +14,7 @@
 #include "cli/logging.h"
 #include "cli/probes.h"
 #include "cli/run_flags.h"
+#include "cli/start_files.h"
 #include "common/host_name.h"
 #include "common/random_id.h"
 #include "common/version.h"
@@ -165,27 +166,11 @@ int ServeUntilStopped(const RunSettings& o, journal::Journal& journal, reconcile
 
 }  // namespace
 
-int RunRun(const RunOptions& flags, std::ostream& err) {
-  // Fatal errors in the format asked for (text when --log-format itself is bad).
-  const log::Format format = ParseLogFormat(flags.log_format).value_or(log::Format::kText);
-  const FailFn fail = [&](std::string_view error) {
-    ReportFatal(err, format, "fencekeeper run: cannot start", error);
-    return kExitUnusable;
-  };
-  auto settings = ParseRunFlags(flags);
-  if (!settings.ok()) return fail(settings.status().message());
-  const RunSettings& o = *settings;
-  if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) return fail(s.message());
+namespace {
 
-  // Drawn once: this process's writer id, in the lock's holder details and
-  // the start-up record.
-  const std::string writer_id = NewWriterId();
-  // The journal first: a journal we must not touch is refused within seconds.
-  // Its writer lock before anything else touches it, held until we return
-  // (declared before the journal, so released after it is closed).
-  if (Status s = CheckArchiveDir(o.journal_archive); !s.ok()) return fail(s.message());
-  auto writer_lock = journal::WriterLock::Acquire(o.journal, writer_id);
-  if (!writer_lock.ok()) return fail(writer_lock.status().ToString());
+// With the writer lock held: opens the journal, resolves the cluster and
+// serves until stopped. Every refusal is `fail`'s (exit 2).
+int OpenAndServe(const RunSettings& o, const std::string& writer_id, const FailFn& fail) {
   journal::OpenOptions journal_options;
   // A reserve that a full volume gives up for intents and outcomes (docs/retention.md).
   if (auto volume = journal::SpaceOf(o.journal); volume.ok())
@@ -218,6 +203,38 @@ int RunRun(const RunOptions& flags, std::ostream& err) {
       .Str("config", (*config).source);
   return signals.Finish(
       ServeUntilStopped(o, **journal, metrics, std::move(mo), signals.stop(), fail));
+}
+
+}  // namespace
+
+int RunRun(const RunOptions& flags, std::ostream& err) {
+  // Fatal errors in the format asked for (text when --log-format itself is bad).
+  const log::Format format = ParseLogFormat(flags.log_format).value_or(log::Format::kText);
+  const FailFn fail = [&](std::string_view error) {
+    ReportFatal(err, format, "fencekeeper run: cannot start", error);
+    return kExitUnusable;
+  };
+  auto settings = ParseRunFlags(flags);
+  if (!settings.ok()) return fail(settings.status().message());
+  const RunSettings& o = *settings;
+  if (Status s = SetUpLogging(o.log_format, o.log_level); !s.ok()) return fail(s.message());
+
+  // Drawn once: this process's writer id, in the lock's holder details and
+  // the start-up record.
+  const std::string writer_id = NewWriterId();
+  // The journal first: a journal we must not touch is refused within seconds.
+  // Its writer lock before anything else touches it, held until the journal
+  // is closed.
+  if (Status s = CheckArchiveDir(o.journal_archive); !s.ok()) return fail(s.message());
+  const StartFiles files(o.journal);
+  auto writer_lock = journal::WriterLock::Acquire(o.journal, writer_id);
+  if (!writer_lock.ok()) return fail(writer_lock.status().ToString());  // not ours to touch
+  const int code = OpenAndServe(o, writer_id, fail);
+  // A start that failed leaves nothing it created: the journal was never used.
+  if (code == kExitUnusable) files.RemoveCreatedButLock();
+  writer_lock->reset();
+  if (code == kExitUnusable) files.RemoveCreatedLock();
+  return code;
 }
 
 }  // namespace fk::cli

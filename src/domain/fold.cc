@@ -198,4 +198,15 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
   return out;
 }
 
+bool starts_hold_episode(const JournalState& state, const Evaluation& eval) {
+  if (eval.decision.verdict != Verdict::kHold) return false;
+  const SandboxObservation& sb = eval.snapshot.sandbox;
+  auto it = state.sandboxes.find(sb.uid);
+  if (it != state.sandboxes.end() && it->second.decision &&
+      it->second.decision->verdict == Verdict::kHold)
+    return false;  // the episode goes on
+  const SuspendHistory h = history_for(state, sb.uid);
+  return !(h.applied_generation && *h.applied_generation >= sb.generation);
+}
+
 }  // namespace fk::domain

@@ -121,4 +121,13 @@ std::optional<IntentRecord> refused_to_retry(const JournalState& state, const Ev
 // it changes the decision.
 std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval);
 
+// Whether recording this evaluation starts a hold episode that deserves a
+// FailClosedHeld Event (docs/design.md#held-sandboxes): the decision is a hold
+// and the journal's latest decision for this uid was not (none at all counts
+// as "not"), and the suspension being held is not one fencekeeper applied
+// itself — a suspend applied at the observed generation or later means the
+// spec is still ours, and its Warning Event already said why. A restart reads
+// the hold back from the journal, so it starts no episode.
+bool starts_hold_episode(const JournalState& state, const Evaluation& eval);
+
 }  // namespace fk::domain

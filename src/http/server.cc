@@ -1,5 +1,7 @@
 #include "http/server.h"
 
+#include "http/listen.h"
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -56,15 +58,34 @@ struct Server::Impl {
   }
 };
 
-bool HasQueryParameter(const std::string& query, const std::string& name) {
+namespace {
+// Calls `each(key, value)` for every `key[=value]` of `query`; stops when it returns true.
+template <class Fn>
+bool AnyParameter(const std::string& query, Fn&& each) {
   for (size_t start = 0; start <= query.size();) {
     size_t end = query.find('&', start);
     if (end == std::string::npos) end = query.size();
     const std::string_view param(query.data() + start, end - start);
-    if (param.substr(0, param.find('=')) == name) return true;
+    const size_t eq = param.find('=');
+    const std::string_view value = eq == std::string_view::npos ? "" : param.substr(eq + 1);
+    if (each(param.substr(0, eq), value)) return true;
     start = end + 1;
   }
   return false;
+}
+}  // namespace
+
+bool HasQueryParameter(const std::string& query, const std::string& name) {
+  return AnyParameter(query, [&](std::string_view key, std::string_view) { return key == name; });
+}
+
+std::vector<std::string> QueryParameterValues(const std::string& query, const std::string& name) {
+  std::vector<std::string> values;
+  AnyParameter(query, [&](std::string_view key, std::string_view value) {
+    if (key == name) values.emplace_back(value);
+    return false;
+  });
+  return values;
 }
 
 Server::Server(std::string host, uint16_t port, Handler handler) : impl_(std::make_unique<Impl>()) {
@@ -76,17 +97,8 @@ Server::Server(std::string host, uint16_t port, Handler handler) : impl_(std::ma
 Server::~Server() { Stop(); }
 
 Status Server::Start() {
-  try {
-    tcp::endpoint ep(net::ip::make_address(impl_->host), impl_->port);
-    impl_->acceptor.open(ep.protocol());
-    impl_->acceptor.set_option(net::socket_base::reuse_address(true));
-    impl_->acceptor.bind(ep);
-    impl_->acceptor.listen();
-    impl_->port = impl_->acceptor.local_endpoint().port();
-  } catch (const std::exception& e) {
-    return Status::IOError("cannot listen on " + impl_->host + ":" + std::to_string(impl_->port) +
-                           ": " + e.what());
-  }
+  if (Status s = ListenOn(impl_->acceptor, impl_->host, impl_->port); !s.ok()) return s;
+  impl_->port = impl_->acceptor.local_endpoint().port();
   net::co_spawn(impl_->io, impl_->Accept(), net::detached);
   impl_->thread = std::thread([this] { impl_->io.run(); });
   return Status::Ok();

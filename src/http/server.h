@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -28,6 +29,10 @@ using Handler = std::function<Reply(const Request& request)>;
 // Whether `query` holds the parameter `name`, with or without a value, as
 // Kubernetes components read `?verbose`.
 bool HasQueryParameter(const std::string& query, const std::string& name);
+// The values of every `name=value` in `query`, in order, as Kubernetes
+// components read `/readyz?exclude=a&exclude=b` (no percent-decoding: the
+// values read this way are check names).
+std::vector<std::string> QueryParameterValues(const std::string& query, const std::string& name);
 
 class Server {
  public:

@@ -569,9 +569,11 @@ static bool HasIntent(const std::vector<Event>& events) {
 
 Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
   Recorded r;
+  bool hold_started = false;
   Member member([&](BatchState& batch) -> Result<std::vector<Event>> {
     const JournalState& state = batch.For(evaluation);
     r.retry = refused_to_retry(state, evaluation);
+    hold_started = starts_hold_episode(state, evaluation);
     std::vector<Event> events = plan_events(state, evaluation);
     if (shedding_ && !events.empty() && !HasIntent(events)) {
       r.shed = true;  // an observation or a decision alone: recorded when space returns
@@ -586,6 +588,7 @@ Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
       r.intent_seq = e.seq;
       r.intent = IntentRecord{e.seq, e.ns, e.name, e.uid, *intent};
     }
+    if (hold_started && e.kind() == EventKind::kDecided) r.hold_started_seq = e.seq;
   }
   return r;
 }

@@ -163,6 +163,9 @@ class Journal {
     // The volume is short of space and the evaluation recorded no intent:
     // it was shed (nothing appended, the state unchanged).
     bool shed = false;
+    // The evaluation started a hold episode (domain::starts_hold_episode):
+    // the seq of the `decided` row that records the hold, for its Event.
+    std::optional<int64_t> hold_started_seq;
   };
   // Records one evaluation (plan_events + Append). Unchanged evaluations append nothing.
   Result<Recorded> Record(const domain::Evaluation& evaluation);

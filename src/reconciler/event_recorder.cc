@@ -29,15 +29,18 @@ std::string EventJson(const FailClosedEvent& e, const std::string& instance, Wal
       static_cast<unsigned long long>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()),
       static_cast<unsigned long long>(unique));
+  const bool held = e.kind == FailClosedEvent::Kind::kHeld;
   std::string note = e.reason + ": " + e.note + " (journal seq " + std::to_string(e.seq) + ")";
+  // A hold also says how to get out of it; the cut below keeps the cause first.
+  if (held) note += "; " + std::string(kResumeHint);
   if (note.size() > 1024) note = std::string(Utf8Prefix(note, 1021)) + "...";
   json::object event{{"apiVersion", "events.k8s.io/v1"},
                      {"kind", "Event"},
                      {"metadata", {{"name", EventName(e.name, suffix)}, {"namespace", e.ns}}},
                      {"eventTime", FormatMicroTime(now)},
-                     {"type", "Warning"},
-                     {"reason", "FailClosedSuspended"},
-                     {"action", "Suspend"},
+                     {"type", held ? "Normal" : "Warning"},
+                     {"reason", held ? "FailClosedHeld" : "FailClosedSuspended"},
+                     {"action", held ? "Hold" : "Suspend"},
                      {"reportingController", "openshell.ai/fencekeeper"},
                      {"reportingInstance", instance},
                      {"regarding",

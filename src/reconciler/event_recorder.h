@@ -29,7 +29,12 @@ struct FailClosedEvent {
   std::string api_version;  // the Sandbox API version, e.g. v1beta1
   std::string reason;       // fail-closed reason, e.g. fence-stale
   std::string note;         // why, for people
-  int64_t seq = 0;          // the intent's journal seq
+  int64_t seq = 0;          // the journal seq: the intent's, or the hold's `decided` row
+  // kSuspended: fencekeeper suspended the sandbox (Warning FailClosedSuspended);
+  // kHeld: it found the sandbox already suspended behind a stale fence and
+  // holds it there (Normal FailClosedHeld, once per hold episode).
+  enum class Kind { kSuspended, kHeld };
+  Kind kind = Kind::kSuspended;
 };
 
 class EventSink {
@@ -88,6 +93,12 @@ class EventRecorder final : public EventSink {
   uint64_t sequence_ = 0;
   std::vector<std::thread> threads_;
 };
+
+// What a FailClosedHeld Event's note ends with: how an operator gets the
+// sandbox out of the hold (docs/operations.md#resuming-a-sandbox-under-the-new-fence).
+inline constexpr const char* kResumeHint =
+    "it stays suspended until it is resumed through OpenShell (openshell sandbox start), "
+    "which re-admits it under the current fence";
 
 // An Event's name: the sandbox name cut so that name and suffix fit in 253
 // characters (a DNS subdomain, as the API server requires), then "." and the

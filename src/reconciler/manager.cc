@@ -38,9 +38,13 @@ std::vector<ReadinessCheck> Manager::ReadinessChecks() const {
   checks.push_back({"journal", writable, writable ? "" : "not writable: the last write failed"});
   // Never unready for it: a volume short of space still takes every intent.
   checks.push_back({"journal-volume", true, volume_.Summary()});
-  if (options_.leader) checks.push_back({"leader", leading_.load(), leading_ ? "" : "not leading"});
+  if (options_.leader)
+    checks.push_back({"leader", leading_.load(), leading_ ? "" : "not leading", true});
   if (!discovered_.load()) {
     checks.push_back({"sandbox-api", false, "not discovered yet"});
+  } else if (!c && options_.leader) {
+    checks.push_back(
+        {"reconciler", false, "not started: standby, starts when this replica leads", true});
   } else if (!c) {
     checks.push_back({"reconciler", false, "not started"});
   } else {

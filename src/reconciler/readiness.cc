@@ -9,14 +9,28 @@ bool AllReady(const std::vector<ReadinessCheck>& checks) {
          std::all_of(checks.begin(), checks.end(), [](const ReadinessCheck& c) { return c.ok; });
 }
 
-std::string VerboseReadiness(const std::vector<ReadinessCheck>& checks) {
+std::string VerboseReadiness(const std::vector<ReadinessCheck>& checks,
+                             const std::vector<std::string>& excluded) {
   std::string body;
   for (const ReadinessCheck& c : checks)
     body += (c.ok ? "[+]" + c.name + " ok" + (c.reason.empty() ? "" : ": " + c.reason)
                   : "[-]" + c.name + " " + c.reason) +
             "\n";
+  for (const std::string& name : excluded) body += "[+]" + name + " excluded: ok\n";
   body += AllReady(checks) ? "readyz check passed\n" : "readyz check failed\n";
   return body;
+}
+
+std::vector<ReadinessCheck> Excluding(std::vector<ReadinessCheck> checks,
+                                      const std::vector<std::string>& excluded) {
+  const auto named = [&](const std::string& name) {
+    return std::find(excluded.begin(), excluded.end(), name) != excluded.end();
+  };
+  const bool without_leader = named("leader");
+  std::erase_if(checks, [&](const ReadinessCheck& c) {
+    return named(c.name) || (without_leader && c.needs_leadership);
+  });
+  return checks;
 }
 
 }  // namespace fk::reconciler

@@ -78,6 +78,16 @@ FenceGenerations FenceOf(const domain::JournalState& s, const std::string& uid) 
   return FenceOf(*it->second.observation);
 }
 
+// A held sandbox is converged: logged at info, never above (docs/design.md#held-sandboxes).
+void LogHeld(const domain::Snapshot& snap, const domain::Decision& decision) {
+  const FenceGenerations fence = FenceOf(snap);
+  log::Info("sandbox held")
+      .Reason(domain::ToString(decision.reason))
+      .Int(log::key::kFenceFrom, fence.from)
+      .Int(log::key::kFenceTo, fence.to)
+      .Str("note", decision.note);
+}
+
 const char* ToString(ReconcileResult::Next next) {
   switch (next) {
     case ReconcileResult::Next::kDone:
@@ -420,13 +430,14 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   auto recorded = Record(eval);
   if (!recorded.ok())
     return {ReconcileResult::Retry(), nullptr};  // nothing durable, so nothing sent
-  if (recorded->appended > 0 && decision.verdict == Verdict::kHold) {
-    const FenceGenerations fence = FenceOf(snap);
-    log::Info("sandbox held")
-        .Reason(domain::ToString(decision.reason))
-        .Int(log::key::kFenceFrom, fence.from)
-        .Int(log::key::kFenceTo, fence.to)
-        .Str("note", decision.note);
+  if (recorded->appended > 0 && decision.verdict == Verdict::kHold) LogHeld(snap, decision);
+  if (recorded->hold_started_seq && events_) {
+    // Once per hold episode: the journal says when one starts, so neither a
+    // later pass nor a restart repeats it (docs/design.md#held-sandboxes).
+    const domain::SandboxObservation& sb = snap.sandbox;
+    events_->Publish({sb.ns, sb.name, sb.uid, domain::ToString(sb.api_version),
+                      domain::ToString(decision.reason), decision.note, *recorded->hold_started_seq,
+                      FailClosedEvent::Kind::kHeld});
   }
   if (recorded->retry) return Resend(p, ns, name, *recorded->retry);
   if (!recorded->intent) {

@@ -22,6 +22,7 @@
 #include <thread>
 #include <variant>
 
+#include "http/listen.h"
 #include "kube/json_fields.h"
 #include "sim/handler.h"
 #include "sim/table.h"
@@ -315,16 +316,14 @@ Status Server::Start() {
         s.tls->set_verify_mode(ssl::verify_peer);  // a certificate is optional; tokens still work
       }
     }
-    tcp::endpoint ep(net::ip::make_address(s.options.host), s.options.port);
-    s.acceptor.open(ep.protocol());
-    s.acceptor.set_option(net::socket_base::reuse_address(true));
-    s.acceptor.bind(ep);
-    s.acceptor.listen();
-    s.port = s.acceptor.local_endpoint().port();
-  } catch (const std::exception& e) {
-    return Status::IOError("simulator cannot listen on " + s.options.host + ":" +
-                           std::to_string(s.options.port) + ": " + e.what());
+  } catch (const std::exception& e) {  // bad TLS material
+    return Status::InvalidArgument(std::string("simulator TLS: ") + e.what());
   }
+  if (Status listening = fk::http::ListenOn(s.acceptor, s.options.host, s.options.port);
+      !listening.ok()) {
+    return listening;  // "cannot listen on HOST:PORT: address already in use"
+  }
+  s.port = s.acceptor.local_endpoint().port();
   net::co_spawn(s.io, s.Accept(), net::detached);
   s.thread = std::thread([&s] { s.io.run(); });
   return Status::Ok();
