@@ -102,7 +102,7 @@ class WorkersTest : public ::testing::Test {
     kube::ClientOptions co;
     co.time = &time_;
     co.on_request = [this](const std::string& verb, int code, double seconds) {
-      metrics_.ApiRequest(verb, code, seconds);
+      metrics_.ApiRequest(verb, code, seconds, "sim");
     };
     client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
     for (const char* collection :

@@ -53,8 +53,9 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.cluster = config;
   mo.client.qps = o.kube_api_qps;
   mo.client.burst = o.kube_api_burst;
-  mo.client.on_request = [&metrics](const std::string& verb, int code, double seconds) {
-    metrics.ApiRequest(verb, code, seconds);
+  mo.client.on_request = [&metrics, host = kube::ApiHost(config.server)](const std::string& verb,
+                                                                         int code, double seconds) {
+    metrics.ApiRequest(verb, code, seconds, host);
   };
   mo.controller.namespaces = o.namespaces;
   mo.controller.selector = o.selector;
