@@ -454,6 +454,20 @@ class World : public Cluster {
     return PatchWithFault(r, mark);
   }
 
+  // "seq verdict (note); ..." for `uid`'s decided rows in [from, to], for a violation's message.
+  std::string DecisionsOf(const std::string& uid, int64_t from, int64_t to) const {
+    std::string out;
+    (void)instance_->journal->ForEachEvent(from, to, [&](const domain::Event& e) {
+      const auto* d = std::get_if<domain::Decided>(&e.body);
+      if (d && e.uid == uid) {
+        out += std::to_string(e.seq) + " " + domain::ToString(d->decision.verdict) + " (" +
+               d->decision.note + "); ";
+      }
+      return Status::Ok();
+    });
+    return out;
+  }
+
   // I16, when the API server has created an Event.
   void CheckHeldEvent(const std::string& body) {
     const json::value event = ParseLenient(body);
@@ -491,7 +505,8 @@ class World : public Cluster {
     auto [it, fresh] = CurrentLineage().held_episodes.try_emplace(episode, seq);
     if (!fresh) {
       Fail("I16: a second FailClosedHeld Event for " + name + " in one hold episode (seq " +
-           std::to_string(it->second) + ", then " + std::to_string(seq) + ")");
+           std::to_string(it->second) + ", then " + std::to_string(seq) +
+           "; its decisions in between: " + DecisionsOf(uid, it->second, seq) + ")");
     }
   }
 
