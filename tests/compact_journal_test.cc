@@ -269,6 +269,7 @@ TEST_F(CompactJournalTest, TheLastReleasesJournalUpgradesKeepsItsHistoryAndRepla
   EXPECT_EQ(j->state().sandboxes.size(), before["sandbox_state"].size());
   for (const auto& [view, sql] : views) EXPECT_EQ(Rows(path_, sql), before[view]) << view;
   EXPECT_EQ(Rows(path_, "SELECT DISTINCT writer FROM transitions"), std::vector<std::string>{""});
+  EXPECT_EQ(Count("SELECT count(*) FROM writer_starts"), 0) << "upgrading records no start";
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 
   Snapshot s = testing::StaleSnapshot("after-upgrade");

@@ -111,6 +111,22 @@ TEST_F(RetentionTest, WithoutPruningEveryLifecycleStays) {
   EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'forgotten'"), 11);
 }
 
+// Retention keeps every writer start: a kept row never loses its writer,
+// even when the rows before it, and the start's own first row, are gone.
+TEST_F(RetentionTest, WriterStartsStayWhenTheRowsTheyCoverGo) {
+  auto j = Open();
+  ASSERT_TRUE(j->RecordWriterStart("w1").ok());
+  Lifecycles(*j, 0, 3);
+  const PruneOptions o = Due();
+  clock_.Advance(std::chrono::hours(1));
+  Lifecycles(*j, 3, 1);
+  auto r = j->Prune(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_GT(r->rows, 0);
+  EXPECT_EQ(Count("SELECT min(seq) FROM journal"), r->last_seq + 1);
+  EXPECT_EQ(*j->WriterStarts(), (std::map<int64_t, std::string>{{1, "w1"}}));
+}
+
 TEST_F(RetentionTest, RowsOlderThanTheCutoffGoAndAPrunedRowSaysWhat) {
   auto j = Open();
   Lifecycles(*j, 0, 10);
