@@ -46,19 +46,7 @@ grep -Eq '^stopped-1 +Suspended +1 ' "$dir/columns-alpha.out" || fail "v1alpha1 
 timeout 20 kubectl get sandboxes -n team-healthy -w > "$dir/watch.out" 2>&1 &
 watch_pid=$!
 
-cat > "$dir/sandbox.yaml" <<'YAML'
-apiVersion: agents.x-k8s.io/v1beta1
-kind: Sandbox
-metadata:
-  name: new-sb
-  namespace: team-healthy
-spec:
-  operatingMode: Running
-  podTemplate:
-    spec:
-      containers: [{name: agent, image: "agent:1"}]
-YAML
-k create -f "$dir/sandbox.yaml" > "$dir/create.out" 2>&1 || fail "kubectl create -f"
+k create -f "$SOURCE_DIR/deploy/examples/sandbox.yaml" > "$dir/create.out" 2>&1 || fail "kubectl create -f"
 grep -q 'sandbox.agents.x-k8s.io/new-sb created' "$dir/create.out" || fail "create output"
 k -n team-healthy get pod new-sb > /dev/null 2>&1 || fail "agent-sandbox emulation made no pod for a Running sandbox"
 

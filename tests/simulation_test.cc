@@ -475,6 +475,26 @@ class World : public Cluster {
     return out;
   }
 
+  // "seq kind ..." for `uid`'s rows up to `to`, for a violation's message.
+  std::string HistoryOf(const std::string& uid, int64_t to) const {
+    std::string out;
+    (void)instance_->journal->ForEachEvent(1, to, [&](const domain::Event& e) {
+      if (e.uid != uid) return Status::Ok();
+      out += std::to_string(e.seq) + " " + domain::ToString(e.kind());
+      if (const auto* d = std::get_if<domain::Decided>(&e.body))
+        out += std::string(" ") + domain::ToString(d->decision.verdict);
+      if (const auto* o = std::get_if<domain::SandboxObserved>(&e.body))
+        out += " gen " + std::to_string(o->snapshot.sandbox.generation);
+      if (const auto* o = std::get_if<domain::SuspendOutcome>(&e.body))
+        out += std::string(" ") + domain::ToString(o->outcome) + " ref " +
+               std::to_string(e.ref_seq) + " at " +
+               std::to_string(o->applied_generation.value_or(-1));
+      out += "; ";
+      return Status::Ok();
+    });
+    return out;
+  }
+
   // I16, when the API server has created an Event.
   void CheckHeldEvent(const std::string& body) {
     const json::value event = ParseLenient(body);
@@ -500,7 +520,8 @@ class World : public Cluster {
     if (observed && landed != landed_.end() && landed->second.generation == *observed &&
         JournalHolds(landed->second.mark)) {
       return Fail("I16: a FailClosedHeld Event for " + name +
-                  ", which this journal's own PATCH suspended (seq " + std::to_string(seq) + ")");
+                  ", which this journal's own PATCH suspended (seq " + std::to_string(seq) +
+                  "; its history: " + HistoryOf(uid, seq) + ")");
     }
     auto current = Server(kSandboxes, name);
     if (!current || kube::MetadataString(*current, "uid") != uid) return;

@@ -207,17 +207,34 @@ void seed_held_sandbox(SandboxRecord& record) {
     record.held_sandbox = record.observation->sandbox;
 }
 
+namespace {
+
+// Whether the suspension a hold holds is fencekeeper's own, from this
+// episode: its Warning Event already said why.
+bool OwnSuspension(const SandboxRecord& r, const SandboxObservation& sb) {
+  const SuspendHistory& h = r.history;
+  // Applied at the observed generation or later: the spec is still ours.
+  if (h.applied_generation && *h.applied_generation >= sb.generation) return true;
+  // An intent still pending: the suspension seen may be our PATCH, landed
+  // before its outcome was journaled.
+  if (h.pending_intent_seq) return true;
+  // The decision before the hold was ours to suspend and a suspend of ours
+  // has applied: a refused intent sent again lands at a generation past the
+  // one its outcome records (simulation seed 3128).
+  return r.decision && r.decision->verdict == Verdict::kSuspend && h.applied_generation;
+}
+
+}  // namespace
+
 bool starts_hold_episode(const JournalState& state, const Evaluation& eval) {
   if (eval.decision.verdict != Verdict::kHold) return false;
   const SandboxObservation& sb = eval.snapshot.sandbox;
   auto it = state.sandboxes.find(sb.uid);
-  if (it != state.sandboxes.end()) {
-    const SandboxRecord& r = it->second;
-    if (r.decision && r.decision->verdict == Verdict::kHold) return false;  // the episode goes on
-    if (r.held_sandbox == sb) return false;  // the same sandbox, held again: the same episode
-  }
-  const SuspendHistory h = history_for(state, sb.uid);
-  return !(h.applied_generation && *h.applied_generation >= sb.generation);
+  if (it == state.sandboxes.end()) return true;  // first seen held
+  const SandboxRecord& r = it->second;
+  if (r.decision && r.decision->verdict == Verdict::kHold) return false;  // the episode goes on
+  if (r.held_sandbox == sb) return false;  // the same sandbox, held again: the same episode
+  return !OwnSuspension(r, sb);
 }
 
 }  // namespace fk::domain

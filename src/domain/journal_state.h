@@ -144,7 +144,8 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
 // and a hold again, with the sandbox itself unchanged, is one episode); and
 // the suspension being held is not one fencekeeper applied itself — a
 // suspend applied at the observed generation or later means the spec is
-// still ours, and its Warning Event already said why. A restart reads the
+// still ours, and its Warning Event already said why; a suspend still pending
+// may be ours too (landed, its outcome not journaled yet). A restart reads the
 // hold back from the journal, so it starts no episode.
 bool starts_hold_episode(const JournalState& state, const Evaluation& eval);
 
