@@ -27,6 +27,7 @@ namespace fk::journal {
 namespace {
 namespace json = boost::json;
 using namespace fk::domain;
+using fk::testing::Rows;
 using fk::testing::TempDir;
 
 // A Kubernetes-like uid: 36 characters, distinct per (kind, i).
@@ -224,19 +225,6 @@ TEST_F(CompactJournalTest, ACorruptRowIsReportedWithItsSeq) {
   EXPECT_EQ(s.code(), Code::kCorruption);
   EXPECT_NE(s.message().find("event seq " + std::to_string(seq - 1)), std::string::npos)
       << s.message();
-}
-
-std::vector<std::string> Rows(const std::string& path, const std::string& sql) {
-  SQLite::Database db(path, SQLite::OPEN_READONLY);
-  SQLite::Statement q(db, sql);
-  std::vector<std::string> out;
-  while (q.executeStep()) {
-    std::string row;
-    for (int c = 0; c < q.getColumnCount(); ++c)
-      row += (c ? "|" : "") + (q.getColumn(c).isNull() ? "NULL" : q.getColumn(c).getString());
-    out.push_back(row);
-  }
-  return out;
 }
 
 // The journal the last release wrote (schema 3, before writer ids and the

@@ -4,6 +4,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <sstream>
+
+#include "cli/commands.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
 #include "journal_fixture.h"
@@ -52,6 +55,38 @@ TEST_F(WriterStartsTest, StartsAreAppendOnly) {
   EXPECT_THROW(db.exec("DELETE FROM writer_starts"), SQLite::Exception);
   EXPECT_THROW(db.exec("UPDATE writer_starts SET writer = 'x'"), SQLite::Exception);
   EXPECT_EQ(db.execAndGet("SELECT writer FROM writer_starts").getString(), "w1");
+}
+
+// The schema-7 journal the last landed build wrote (the demo, three suspends)
+// opens and upgrades with no start recorded (its rows' writers stay what its
+// intents say), keeps every row and its chain; the next start covers what
+// follows and the chain still verifies.
+TEST_F(WriterStartsTest, ASchema7JournalUpgradesKeepsItsRowsAndItsChain) {
+  fk::testing::MakeJournalFromDump(path_, "journal_v7_demo.sql");
+  const std::string rows_sql =
+      "SELECT seq, at, kind, subject, body, hash FROM journal ORDER BY seq";
+  const auto rows = fk::testing::Rows(path_, rows_sql);
+  const auto transitions = fk::testing::Rows(path_, "SELECT * FROM transitions ORDER BY seq");
+  ASSERT_EQ(transitions.size(), 3u);
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READONLY);
+    ASSERT_EQ(db.execAndGet("PRAGMA user_version").getInt(), 7);
+  }
+  auto j = Open();
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->schema_version(), 8);
+  EXPECT_EQ(fk::testing::Rows(path_, rows_sql), rows);
+  EXPECT_EQ(fk::testing::Rows(path_, "SELECT * FROM transitions ORDER BY seq"), transitions);
+  ASSERT_TRUE(j->WriterStarts().ok());
+  EXPECT_TRUE(j->WriterStarts()->empty()) << "upgrading records no start";
+  const int64_t old_last = j->state().last_seq;
+  ASSERT_TRUE(j->RecordWriterStart("w-new").ok());
+  Healthy(*j, "after-upgrade");
+  EXPECT_EQ(*j->WriterStarts(), (std::map<int64_t, std::string>{{old_last + 1, "w-new"}}));
+  j.reset();
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::RunJournalVerify({path_, std::nullopt, std::nullopt}, out, err), cli::kExitOk)
+      << out.str() << err.str();
 }
 
 }  // namespace

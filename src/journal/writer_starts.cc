@@ -9,26 +9,12 @@
 
 namespace fk::journal {
 
-namespace {
-
-constexpr const char* kLastSeq =
-    "SELECT max((SELECT COALESCE(max(seq), 0) FROM events_v1), "
-    "(SELECT COALESCE(max(seq), 0) FROM journal))";
-
-bool HasWriterStarts(SQLite::Database& db) {
-  return db.execAndGet(
-               "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
-               "name = 'writer_starts'")
-             .getInt() > 0;
-}
-
-}  // namespace
-
 Status Journal::RecordWriterStart(const std::string& writer) {
   std::lock_guard db_lock(db_mu_);
   try {
     SQLite::Transaction tx(impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
-    const int64_t last = impl_->db.execAndGet(kLastSeq).getInt64();
+    // The last seq on disk, not the row's: a compact row covers several seqs.
+    const int64_t last = impl_->db.execAndGet(kMaxSeqSql).getInt64();
     SQLite::Statement insert(impl_->db,
                              "INSERT INTO writer_starts (first_seq, writer, started_at) "
                              "VALUES (?, ?, ?)");
@@ -49,7 +35,7 @@ Result<std::map<int64_t, std::string>> Journal::WriterStarts() const {
   std::lock_guard db_lock(db_mu_);
   std::map<int64_t, std::string> starts;
   try {
-    if (!HasWriterStarts(impl_->db)) return starts;
+    if (!impl_->db.tableExists("writer_starts")) return starts;  // before schema 8
     SQLite::Statement q(impl_->db,
                         "SELECT first_seq, writer FROM writer_starts ORDER BY first_seq, start");
     while (q.executeStep()) starts[q.getColumn(0).getInt64()] = q.getColumn(1).getString();
