@@ -216,6 +216,13 @@ class World : public Cluster {
       return;
     }
     in->journal = std::move(*j);
+    // As `run` does before its first append (writer_starts, schema 8).
+    if (Status s = in->journal->RecordWriterStart(in->writer); !s.ok()) {
+      if (violation_.empty())
+        violation_ = "step " + std::to_string(step_) +
+                     ": I13: the journal cannot record this writer's start: " + s.ToString();
+      return;
+    }
     last_write_refused_ = false;
     const std::string identity = in->identity;
     auto transport = std::make_unique<kube::FakeTransport>(

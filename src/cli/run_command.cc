@@ -193,6 +193,10 @@ int OpenAndServe(const RunSettings& o, const std::string& writer_id, const FailF
     return fail(probe.status().ToString());
   }
 
+  // Every row from here on is this writer's (docs/transitions.md#the-writer-id);
+  // recorded once the flags and config are good, so a start refused for them
+  // leaves the journal as it was.
+  if (Status s = (*journal)->RecordWriterStart(writer_id); !s.ok()) return fail(s.ToString());
   StopSignals signals;
   log::Info("fencekeeper starting")
       .Str("version", fk::Version())
