@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 7).
+-- fencekeeper journal: the full current schema (version 8).
 -- Kept equal to the result of applying migrations/ in order; a test checks it
 -- (the statements below are the ones SQLite keeps after those migrations).
 -- `journal` is the journal proper since version 5 (migrations/0005_compact_journal.sql):
@@ -182,6 +182,28 @@ CREATE TABLE journal_base (
   key    TEXT NOT NULL PRIMARY KEY,
   record TEXT NOT NULL CHECK (json_valid(record))
 ) STRICT, WITHOUT ROWID;
+
+-- Each start of `run` (migrations/0008_writer_starts.sql): a row's writer is
+-- the writer of the latest start whose first_seq <= its seq (ties: the
+-- greater `start`). Append-only; retention keeps every row.
+CREATE TABLE writer_starts (
+  start      INTEGER PRIMARY KEY,   -- the starts in order
+  first_seq  INTEGER NOT NULL,      -- the first seq this writer may append
+  writer     TEXT    NOT NULL,      -- the writer id (docs/transitions.md#the-writer-id)
+  started_at TEXT    NOT NULL       -- RFC 3339 UTC
+) STRICT;
+
+CREATE INDEX writer_starts_seq ON writer_starts (first_seq);
+
+CREATE TRIGGER writer_starts_append_only_update BEFORE UPDATE ON writer_starts
+BEGIN
+  SELECT RAISE(ABORT, 'fencekeeper writer starts are append-only');
+END;
+
+CREATE TRIGGER writer_starts_append_only_delete BEFORE DELETE ON writer_starts
+BEGIN
+  SELECT RAISE(ABORT, 'fencekeeper writer starts are append-only');
+END;
 
 CREATE VIEW journal_rows AS
 SELECT j.seq                                                            AS seq,

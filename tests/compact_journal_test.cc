@@ -27,6 +27,7 @@ namespace fk::journal {
 namespace {
 namespace json = boost::json;
 using namespace fk::domain;
+using fk::testing::Rows;
 using fk::testing::TempDir;
 
 // A Kubernetes-like uid: 36 characters, distinct per (kind, i).
@@ -226,19 +227,6 @@ TEST_F(CompactJournalTest, ACorruptRowIsReportedWithItsSeq) {
       << s.message();
 }
 
-std::vector<std::string> Rows(const std::string& path, const std::string& sql) {
-  SQLite::Database db(path, SQLite::OPEN_READONLY);
-  SQLite::Statement q(db, sql);
-  std::vector<std::string> out;
-  while (q.executeStep()) {
-    std::string row;
-    for (int c = 0; c < q.getColumnCount(); ++c)
-      row += (c ? "|" : "") + (q.getColumn(c).isNull() ? "NULL" : q.getColumn(c).getString());
-    out.push_back(row);
-  }
-  return out;
-}
-
 // The journal the last release wrote (schema 3, before writer ids and the
 // compact journal) opens, upgrades through schema 4 and 5, and keeps every
 // row of every contract view; its intents read with writer ''; new rows
@@ -269,6 +257,7 @@ TEST_F(CompactJournalTest, TheLastReleasesJournalUpgradesKeepsItsHistoryAndRepla
   EXPECT_EQ(j->state().sandboxes.size(), before["sandbox_state"].size());
   for (const auto& [view, sql] : views) EXPECT_EQ(Rows(path_, sql), before[view]) << view;
   EXPECT_EQ(Rows(path_, "SELECT DISTINCT writer FROM transitions"), std::vector<std::string>{""});
+  EXPECT_EQ(Count("SELECT count(*) FROM writer_starts"), 0) << "upgrading records no start";
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 
   Snapshot s = testing::StaleSnapshot("after-upgrade");

@@ -7,6 +7,7 @@
 
 #include "kube/fake_transport.h"
 #include "map_cache.h"
+#include "metric_sample.h"
 #include "reconciler/controller.h"
 #include "sim/handler.h"
 #include "sim/scenario.h"
@@ -45,6 +46,7 @@ class ControllerTest : public ::testing::Test {
   std::unique_ptr<kube::ApiClient> MakeClient() {
     auto transport = std::make_unique<kube::FakeTransport>(
         [this](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+          if (during_request_) during_request_(r);
           sim::ApiReply a =
               sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
           return kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt};
@@ -86,6 +88,7 @@ class ControllerTest : public ::testing::Test {
   std::unique_ptr<sim::Simulator> sim_;
   std::unique_ptr<journal::Journal> journal_;
   kube::FakeTransport* transport_ = nullptr;
+  std::function<void(const kube::HttpRequest&)> during_request_;  // on the worker's thread
   std::unique_ptr<kube::ApiClient> client_;
   fk::testing::MapCache cache_;
   std::unique_ptr<Controller> controller_;
@@ -159,14 +162,20 @@ namespaces:
       - {name: c, mode: Running, admittedFenceGeneration: 1}
 )";
 
-// A PATCH the API server keeps refusing is re-sent per the key's backoff,
-// not at every resync: a resync queues a key in backoff for when it is due.
-TEST_F(ControllerTest, AResyncDoesNotCutAFailingKeysBackoffShort) {
+// The API server refuses the next `count` PATCHes of sandboxes with 403.
+sim::FaultRule RefusedPatches(int count) {
   sim::FaultRule refuse;
   refuse.verb = "patch";
   refuse.resource = "sandboxes";
   refuse.status = 403;
-  refuse.count = 1000;
+  refuse.count = count;
+  return refuse;
+}
+
+// A PATCH the API server keeps refusing is re-sent per the key's backoff,
+// not at every resync: a resync queues a key in backoff for when it is due.
+TEST_F(ControllerTest, AResyncDoesNotCutAFailingKeysBackoffShort) {
+  const sim::FaultRule refuse = RefusedPatches(1000);
   ControllerOptions o;
   o.retry_base = 60s;
   o.retry_max = 600s;
@@ -190,6 +199,52 @@ TEST_F(ControllerTest, AResyncDoesNotCutAFailingKeysBackoffShort) {
   time_.Advance(1s);
   controller_->OnChange(CacheKind::kSandboxes, "ns", "c");
   EXPECT_EQ(Drain(), 1);
+}
+
+// controller-runtime's and client-go's families move with the controller's
+// real work: each queued key is an add and counts in the depth until a worker
+// takes it; a refused PATCH is an error and a retry, and its retry a success;
+// a worker counts as active only while it reconciles.
+TEST_F(ControllerTest, ControllerRuntimeFamiliesMoveWithTheWork) {
+  const sim::FaultRule refuse = RefusedPatches(1);
+  ControllerOptions o;
+  o.workers = 3;
+  o.retry_base = 1s;
+  Start(kTwoHealthyOneStale, {refuse}, o);
+  using fk::testing::Sample;
+  const auto queue = [&](const std::string& family) {
+    return Sample(metrics_, "workqueue_" + family + "{name=\"sandbox\"}");
+  };
+  const auto runtime = [&](const std::string& family, const std::string& result = "") {
+    return Sample(metrics_, "controller_runtime_" + family + "{controller=\"sandbox\"" +
+                                (result.empty() ? "" : ",result=\"" + result + "\"") + "}");
+  };
+  EXPECT_EQ(runtime("max_concurrent_reconciles"), 3);
+  controller_->EnqueueAll();
+  EXPECT_EQ(queue("adds_total"), 3);
+  EXPECT_EQ(queue("depth"), 3);
+  double active_while_patching = -1;
+  during_request_ = [&](const kube::HttpRequest& r) {
+    if (r.method == "PATCH") active_while_patching = runtime("active_workers");
+  };
+  EXPECT_EQ(Drain(), 3);
+  EXPECT_EQ(active_while_patching, 1);
+  EXPECT_EQ(runtime("active_workers"), 0);
+  EXPECT_EQ(queue("depth"), 0);
+  EXPECT_EQ(runtime("reconcile_total", "success"), 2);
+  EXPECT_EQ(runtime("reconcile_total", "error"), 1);
+  EXPECT_EQ(runtime("reconcile_errors_total"), 1);
+  EXPECT_EQ(queue("retries_total"), 1);
+  EXPECT_EQ(queue("queue_duration_seconds_count"), 3);
+
+  time_.Advance(1s);  // the refused key's backoff has passed
+  EXPECT_EQ(Drain(), 1);
+  EXPECT_EQ(queue("adds_total"), 4);
+  EXPECT_EQ(runtime("reconcile_total", "success"), 3);
+  EXPECT_EQ(runtime("reconcile_total", "error"), 1);
+  EXPECT_EQ(runtime("reconcile_time_seconds_count"), 4);
+  EXPECT_EQ(queue("work_duration_seconds_count"), 4);
+  EXPECT_EQ(transport_->Count("PATCH"), 2);
 }
 
 }  // namespace

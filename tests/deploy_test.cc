@@ -15,6 +15,10 @@
 namespace fk {
 namespace {
 
+// Where runbook_url points (docs/operations.md#alerts documents it).
+constexpr const char* kRunbookBase =
+    "https://github.com/openshell/fencekeeper/blob/main/docs/operations.md";
+
 bool HaveKubectl() { return std::system("command -v kubectl >/dev/null 2>&1") == 0; }
 
 std::vector<YAML::Node> Render(const std::string& dir) {
@@ -46,6 +50,15 @@ Rules RulesOf(const YAML::Node& role) {
     }
   }
   return out;
+}
+
+// Deploy copied under a temporary overlay listing `components` (paths under base/).
+std::vector<YAML::Node> RenderWith(const testing::TempDir& dir, const std::string& components) {
+  std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"),
+                        std::filesystem::copy_options::recursive);
+  testing::WriteBytes(dir.File("kustomization.yaml"),
+                      "resources: [base]\ncomponents: [" + components + "]\n");
+  return Render(dir.path().string());
 }
 
 class Deploy : public ::testing::Test {
@@ -285,12 +298,8 @@ TEST_F(Deploy, NamespacedComponentGrantsNothingOutsideTheWatchedNamespace) {
 
 TEST_F(Deploy, MonitoringComponentsRender) {
   testing::TempDir dir;
-  std::filesystem::copy(std::string(FK_SOURCE_DIR) + "/deploy", dir.File("base"),
-                        std::filesystem::copy_options::recursive);
-  testing::WriteBytes(dir.File("kustomization.yaml"),
-                      "resources: [base]\ncomponents: [base/components/servicemonitor, "
-                      "base/components/prometheus-rule]\n");
-  const auto docs = Render(dir.path().string());
+  const auto docs =
+      RenderWith(dir, "base/components/servicemonitor, base/components/prometheus-rule");
   const YAML::Node* sm = Find(docs, "ServiceMonitor", "fencekeeper");
   ASSERT_TRUE(sm);
   EXPECT_EQ((*sm)["spec"]["endpoints"][0]["path"].as<std::string>(), "/metrics");
@@ -302,6 +311,8 @@ TEST_F(Deploy, MonitoringComponentsRender) {
             (*svc)["spec"]["ports"][0]["name"].as<std::string>());
 
   // Every alert names its runbook section in docs/operations.md.
+  const std::string operations =
+      testing::ReadBytes(std::string(FK_SOURCE_DIR) + "/docs/operations.md");
   const YAML::Node* rule = Find(docs, "PrometheusRule", "fencekeeper");
   ASSERT_TRUE(rule);
   EXPECT_EQ((*rule)["metadata"]["namespace"].as<std::string>(), "fencekeeper-system");
@@ -317,6 +328,13 @@ TEST_F(Deploy, MonitoringComponentsRender) {
           << name;
       EXPECT_TRUE(r["annotations"]["summary"]) << name;
       EXPECT_TRUE(r["labels"]["severity"]) << name;
+      // runbook_url: the same section, under the documented base.
+      ASSERT_TRUE(r["annotations"]["runbook_url"]) << name;
+      EXPECT_EQ(r["annotations"]["runbook_url"].as<std::string>(),
+                std::string(kRunbookBase) + anchor.substr(anchor.find('#')))
+          << name;
+      EXPECT_TRUE(operations.find("\n### Alert: " + name + "\n") != std::string::npos)
+          << "docs/operations.md has no runbook section for " << name;
     }
   }
   EXPECT_EQ(alerts,
@@ -325,6 +343,44 @@ TEST_F(Deploy, MonitoringComponentsRender) {
                                    "FencekeeperJournalPruningFailing",
                                    "FencekeeperTransitionsFailed", "FencekeeperTransitionConflicts",
                                    "FencekeeperPendingIntentStuck", "FencekeeperDecodeErrors"}));
+}
+
+// components/prometheus-rule-labels gives the PrometheusRule, and nothing
+// else, the labels kube-prometheus's ruleSelector matches; without it the
+// rule has none of them.
+TEST_F(Deploy, TheRuleLabelsComponentLabelsThePrometheusRuleForTheOperatorsSelector) {
+  testing::TempDir with_dir, without_dir;
+  const auto with = RenderWith(with_dir,
+                               "base/components/prometheus-rule, "
+                               "base/components/prometheus-rule-labels");
+  const YAML::Node* rule = Find(with, "PrometheusRule", "fencekeeper");
+  ASSERT_TRUE(rule);
+  EXPECT_EQ((*rule)["metadata"]["labels"]["prometheus"].as<std::string>(), "k8s");
+  EXPECT_EQ((*rule)["metadata"]["labels"]["role"].as<std::string>(), "alert-rules");
+  EXPECT_GT((*rule)["spec"]["groups"][0]["rules"].size(), 0u) << "the rules are kept";
+  for (const auto& d : with) {
+    if (d["kind"].as<std::string>() == "PrometheusRule") continue;
+    EXPECT_FALSE(d["metadata"]["labels"] && d["metadata"]["labels"]["role"])
+        << d["kind"] << " " << d["metadata"]["name"];
+  }
+  const auto without = RenderWith(without_dir, "base/components/prometheus-rule");
+  const YAML::Node* plain = Find(without, "PrometheusRule", "fencekeeper");
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE((*plain)["metadata"]["labels"] && (*plain)["metadata"]["labels"]["prometheus"]);
+}
+
+// deploy/dashboards ships the dashboard as a ConfigMap for Grafana's sidecar:
+// labelled grafana_dashboard, in fencekeeper's namespace, holding the JSON file
+// unchanged.
+TEST_F(Deploy, TheDashboardComponentShipsTheDashboardJsonAsAConfigMap) {
+  testing::TempDir dir;
+  const auto docs = RenderWith(dir, "base/dashboards");
+  const YAML::Node* cm = Find(docs, "ConfigMap", "fencekeeper-dashboard");
+  ASSERT_TRUE(cm);
+  EXPECT_EQ((*cm)["metadata"]["namespace"].as<std::string>(), "fencekeeper-system");
+  EXPECT_EQ((*cm)["metadata"]["labels"]["grafana_dashboard"].as<std::string>(), "1");
+  EXPECT_EQ((*cm)["data"]["fencekeeper.json"].as<std::string>(),
+            testing::ReadBytes(std::string(FK_SOURCE_DIR) + "/deploy/dashboards/fencekeeper.json"));
 }
 
 }  // namespace

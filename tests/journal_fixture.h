@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "journal/journal.h"
@@ -32,6 +33,21 @@ inline void MakeJournalFromDump(const std::string& path, const std::string& dump
   SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   db.exec(sql);
   db.exec("PRAGMA journal_mode = WAL");
+}
+
+// Each row `sql` returns, its columns joined by '|' (NULL as "NULL"): what a
+// test compares before and after an upgrade.
+inline std::vector<std::string> Rows(const std::string& path, const std::string& sql) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  SQLite::Statement q(db, sql);
+  std::vector<std::string> out;
+  while (q.executeStep()) {
+    std::string row;
+    for (int c = 0; c < q.getColumnCount(); ++c)
+      row += (c ? "|" : "") + (q.getColumn(c).isNull() ? "NULL" : q.getColumn(c).getString());
+    out.push_back(row);
+  }
+  return out;
 }
 
 }  // namespace fk::testing

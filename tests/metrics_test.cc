@@ -3,34 +3,23 @@
 // retry, an API answer, a journal append, an Event dropped.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <sstream>
-
 #include "common/version.h"
 #include "kube/fake_transport.h"
+#include "metric_sample.h"
 #include "reconciler/event_recorder.h"
 #include "reconciler/journal_metrics.h"
+#include "reconciler/leader.h"
 #include "reconciler/metrics.h"
 #include "reconciler/work_queue.h"
+#include "sim/handler.h"
+#include "sim/simulator.h"
 #include "test_support.h"
 
 namespace fk::reconciler {
 namespace {
 using namespace std::chrono_literals;
 
-// The value of one series ("name{label=\"v\"}" exactly as exposed), or NaN if
-// the scrape does not have it.
-double Sample(const std::string& scrape, const std::string& series) {
-  std::istringstream in(scrape);
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ')
-      return std::stod(line.substr(series.size() + 1));
-  }
-  return std::nan("");
-}
-
-double Sample(const Metrics& m, const std::string& series) { return Sample(m.Render(), series); }
+using fk::testing::Sample;
 
 TEST(MetricsTest, EverySeriesIsThereFromTheStartAtZero) {
   const std::string scrape = Metrics().Render();
@@ -70,8 +59,27 @@ TEST(MetricsTest, EverySeriesIsThereFromTheStartAtZero) {
           R"(fencekeeper_sandboxes{verdict="suspend"})",
           "fencekeeper_leader",
           "fencekeeper_ready",
+          // controller-runtime's and client-go's own names and label keys.
+          R"(controller_runtime_reconcile_total{controller="sandbox",result="success"})",
+          R"(controller_runtime_reconcile_total{controller="sandbox",result="error"})",
+          R"(controller_runtime_reconcile_total{controller="sandbox",result="requeue"})",
+          R"(controller_runtime_reconcile_total{controller="sandbox",result="requeue_after"})",
+          R"(controller_runtime_reconcile_errors_total{controller="sandbox"})",
+          R"(controller_runtime_reconcile_time_seconds_count{controller="sandbox"})",
+          R"(controller_runtime_active_workers{controller="sandbox"})",
+          R"(controller_runtime_max_concurrent_reconciles{controller="sandbox"})",
+          R"(workqueue_depth{name="sandbox"})",
+          R"(workqueue_adds_total{name="sandbox"})",
+          R"(workqueue_retries_total{name="sandbox"})",
+          R"(workqueue_queue_duration_seconds_count{name="sandbox"})",
+          R"(workqueue_work_duration_seconds_count{name="sandbox"})",
+          R"(workqueue_unfinished_work_seconds{name="sandbox"})",
+          R"(workqueue_longest_running_processor_seconds{name="sandbox"})",
       })
     EXPECT_EQ(Sample(scrape, series), 0) << series << "\n" << scrape;
+  // Only with leader election (a LeaderElector sets it), and no host before a request.
+  EXPECT_EQ(scrape.find("\nleader_election_master_status{"), std::string::npos) << scrape;
+  EXPECT_EQ(scrape.find("\nrest_client_requests_total{"), std::string::npos) << scrape;
   // 5 reasons x 4 outcomes, 5 verbs x 6 codes: all there before any happens.
   size_t transitions = 0, api = 0;
   for (size_t at = 0;
@@ -105,13 +113,41 @@ TEST(MetricsTest, ReconcileCountsByResultAndTimesEachOne) {
   Metrics m;
   m.Reconcile("success", 0.02);
   m.Reconcile("error", 0.5);
-  m.Reconcile("requeue", 0.001);
+  m.Reconcile("requeue_after", 0.001);  // fencekeeper's family calls it requeue
   EXPECT_EQ(Sample(m, R"(fencekeeper_reconcile_total{result="success"})"), 1);
   EXPECT_EQ(Sample(m, R"(fencekeeper_reconcile_total{result="error"})"), 1);
   EXPECT_EQ(Sample(m, R"(fencekeeper_reconcile_total{result="requeue"})"), 1);
   EXPECT_EQ(Sample(m, "fencekeeper_reconcile_errors_total"), 1);
   EXPECT_EQ(Sample(m, "fencekeeper_reconcile_duration_seconds_count"), 3);
   EXPECT_DOUBLE_EQ(Sample(m, "fencekeeper_reconcile_duration_seconds_sum"), 0.521);
+
+  const auto runtime = [&m](const std::string& family, const std::string& result = "") {
+    return Sample(m, "controller_runtime_" + family + "{controller=\"sandbox\"" +
+                         (result.empty() ? "" : ",result=\"" + result + "\"") + "}");
+  };
+  EXPECT_EQ(runtime("reconcile_total", "success"), 1);
+  EXPECT_EQ(runtime("reconcile_total", "error"), 1);
+  EXPECT_EQ(runtime("reconcile_total", "requeue_after"), 1);
+  EXPECT_EQ(runtime("reconcile_total", "requeue"), 0);
+  EXPECT_EQ(runtime("reconcile_errors_total"), 1);
+  EXPECT_EQ(runtime("reconcile_time_seconds_count"), 3);
+  EXPECT_DOUBLE_EQ(runtime("reconcile_time_seconds_sum"), 0.521);
+  m.ActiveWorkers(+1);
+  m.ActiveWorkers(+1);
+  m.ActiveWorkers(-1);
+  EXPECT_EQ(runtime("active_workers"), 1);
+  m.MaxConcurrentReconciles(4);
+  EXPECT_EQ(runtime("max_concurrent_reconciles"), 4);
+}
+
+// fencekeeper_workqueue_X and client-go's workqueue_X{name="sandbox"} say the
+// same; the value, once checked they agree.
+double Queue(const Metrics& m, const std::string& x) {
+  const std::string scrape = m.Render();
+  const double ours = Sample(scrape, "fencekeeper_workqueue_" + x);
+  const double theirs = Sample(scrape, "workqueue_" + x + "{name=\"sandbox\"}");
+  EXPECT_EQ(ours, theirs) << x;
+  return theirs;
 }
 
 TEST(MetricsTest, WorkQueueReportsAddsRetriesWaitWorkAndUnfinishedOnTheTimeSource) {
@@ -120,27 +156,69 @@ TEST(MetricsTest, WorkQueueReportsAddsRetriesWaitWorkAndUnfinishedOnTheTimeSourc
   WorkQueue q(time, 10ms, 1s, &m);
   q.Add("ns/a");
   q.Add("ns/a");  // already queued: not another add
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_adds_total"), 1);
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_depth"), 1);
+  EXPECT_EQ(Queue(m, "adds_total"), 1);
+  EXPECT_EQ(Queue(m, "depth"), 1);
   time.Advance(2s);
   ASSERT_EQ(q.TryGet(), "ns/a");
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_depth"), 0);
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_queue_duration_seconds_count"), 1);
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_queue_duration_seconds_sum"), 2);
+  EXPECT_EQ(Queue(m, "depth"), 0);
+  EXPECT_EQ(Queue(m, "queue_duration_seconds_count"), 1);
+  EXPECT_EQ(Queue(m, "queue_duration_seconds_sum"), 2);
   time.Advance(3s);
   q.ReportUnfinished();
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_unfinished_work_seconds"), 3);
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_longest_running_processor_seconds"), 3);
+  EXPECT_EQ(Queue(m, "unfinished_work_seconds"), 3);
+  EXPECT_EQ(Queue(m, "longest_running_processor_seconds"), 3);
   q.AddRateLimited("ns/a");  // failed: back after its backoff
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_retries_total"), 1);
+  EXPECT_EQ(Queue(m, "retries_total"), 1);
   q.Done("ns/a");
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_work_duration_seconds_count"), 1);
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_work_duration_seconds_sum"), 3);
+  EXPECT_EQ(Queue(m, "work_duration_seconds_count"), 1);
+  EXPECT_EQ(Queue(m, "work_duration_seconds_sum"), 3);
   q.ReportUnfinished();
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_unfinished_work_seconds"), 0);
+  EXPECT_EQ(Queue(m, "unfinished_work_seconds"), 0);
   time.Advance(1s);
   ASSERT_EQ(q.TryGet(), "ns/a");  // the retry, due: one more add
-  EXPECT_EQ(Sample(m, "fencekeeper_workqueue_adds_total"), 2);
+  EXPECT_EQ(Queue(m, "adds_total"), 2);
+}
+
+// client-go's depth counts the keys waiting, a key re-added while a worker
+// holds it included: it is waiting too, for Done.
+TEST(MetricsTest, WorkQueueDepthCountsAKeyReAddedWhileItIsWorkedOn) {
+  ManualTimeSource time;
+  Metrics m;
+  WorkQueue q(time, 10ms, 1s, &m);
+  q.Add("ns/a");
+  ASSERT_EQ(q.TryGet(), "ns/a");
+  EXPECT_EQ(Queue(m, "depth"), 0);
+  q.Add("ns/a");  // changed while being reconciled: queued for after Done
+  EXPECT_EQ(Queue(m, "depth"), 1);
+  EXPECT_EQ(Queue(m, "adds_total"), 2);
+  q.Add("ns/b");
+  EXPECT_EQ(Queue(m, "depth"), 2);
+  q.Done("ns/a");
+  EXPECT_EQ(Queue(m, "depth"), 2);  // still two waiting
+  ASSERT_TRUE(q.TryGet());
+  ASSERT_TRUE(q.TryGet());
+  EXPECT_EQ(Queue(m, "depth"), 0);
+}
+
+// unfinished_work_seconds sums the ages of the keys held now; longest is the
+// oldest: both computed when scraped, from the time source.
+TEST(MetricsTest, UnfinishedWorkSumsTheKeysInProgressAndLongestIsTheOldest) {
+  ManualTimeSource time;
+  Metrics m;
+  WorkQueue q(time, 10ms, 1s, &m);
+  q.Add("ns/a");
+  q.Add("ns/b");
+  ASSERT_EQ(q.TryGet(), "ns/a");
+  time.Advance(2s);
+  ASSERT_EQ(q.TryGet(), "ns/b");
+  time.Advance(3s);
+  q.ReportUnfinished();
+  EXPECT_EQ(Queue(m, "unfinished_work_seconds"), 5 + 3);
+  EXPECT_EQ(Queue(m, "longest_running_processor_seconds"), 5);
+  q.Done("ns/a");
+  q.ReportUnfinished();
+  EXPECT_EQ(Queue(m, "unfinished_work_seconds"), 3);
+  EXPECT_EQ(Queue(m, "longest_running_processor_seconds"), 3);
 }
 
 TEST(MetricsTest, ApiRequestsCountTheCodeAndTimeTheAnswer) {
@@ -156,7 +234,7 @@ TEST(MetricsTest, ApiRequestsCountTheCodeAndTimeTheAnswer) {
   co.time = &time;
   co.max_retries = 0;
   co.on_request = [&m](const std::string& verb, int code, double seconds) {
-    m.ApiRequest(verb, code, seconds);
+    m.ApiRequest(verb, code, seconds, "10.96.0.1:443");
   };
   auto client = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
   EXPECT_FALSE(client->Send("GET", "/api/v1/namespaces/ns/pods/p", "", "").ok());
@@ -168,6 +246,110 @@ TEST(MetricsTest, ApiRequestsCountTheCodeAndTimeTheAnswer) {
             0);
   EXPECT_EQ(Sample(m, R"(fencekeeper_api_request_duration_seconds_bucket{verb="GET",le="0.25"})"),
             1);
+  // client-go's families, by host.
+  EXPECT_EQ(
+      Sample(m, R"(rest_client_requests_total{code="500",host="10.96.0.1:443",method="GET"})"), 1);
+  EXPECT_EQ(
+      Sample(m, R"(rest_client_requests_total{code="200",host="10.96.0.1:443",method="GET"})"), 0);
+  EXPECT_EQ(
+      Sample(m, R"(rest_client_request_duration_seconds_count{host="10.96.0.1:443",verb="GET"})"),
+      1);
+  EXPECT_EQ(
+      Sample(m, R"(rest_client_request_duration_seconds_sum{host="10.96.0.1:443",verb="GET"})"),
+      0.25);
+}
+
+// rest_client_requests_total counts each answer by code and HTTP method as
+// client-go does: no answer is code "<error>", a watch is a GET (counted,
+// not timed), and a host's usual series are there from its first request.
+TEST(MetricsTest, RestClientCountsByCodeMethodAndHost) {
+  ManualTimeSource time;
+  Metrics m;
+  int status = 200;
+  auto transport = std::make_unique<kube::FakeTransport>(
+      [&](const kube::HttpRequest&) -> Result<kube::HttpResponse> {
+        if (status == 0) return Status::IOError("connection refused");
+        return kube::HttpResponse{status, "{}", "application/json", std::nullopt};
+      });
+  kube::ClusterConfig config;
+  config.server = "https://api.example:6443/";
+  const std::string host = kube::ApiHost(config.server);
+  ASSERT_EQ(host, "api.example:6443");
+  kube::ClientOptions co;
+  co.time = &time;
+  co.max_retries = 0;
+  co.on_request = [&](const std::string& verb, int code, double seconds) {
+    m.ApiRequest(verb, code, seconds, host);
+  };
+  auto client = kube::ApiClient::CreateWithTransport(config, co, std::move(transport));
+  const auto requests = [&](const std::string& code, const std::string& method) {
+    return Sample(m, "rest_client_requests_total{code=\"" + code + "\",host=\"" + host +
+                         "\",method=\"" + method + "\"}");
+  };
+  EXPECT_TRUE(client->Get("/api/v1/pods").ok());
+  EXPECT_TRUE(client->Get("/api/v1/pods").ok());
+  status = 409;
+  EXPECT_FALSE(client->MergePatch("/api/v1/namespaces/ns/pods/p", "{}").ok());
+  status = 0;
+  EXPECT_FALSE(client->MergePatch("/api/v1/namespaces/ns/pods/p", "{}").ok());
+  status = 200;
+  auto stream = client->OpenStream("/api/v1/pods?watch=1",
+                                   {[](std::string_view) {}, [](const Status&, auto) {}});
+  EXPECT_EQ(requests("200", "GET"), 3);  // two GETs and the watch
+  EXPECT_EQ(requests("409", "PATCH"), 1);
+  EXPECT_EQ(requests("<error>", "PATCH"), 1);
+  EXPECT_EQ(requests("200", "PATCH"), 0);  // there from the host's first request
+  EXPECT_EQ(requests("500", "POST"), 0);
+  EXPECT_EQ(
+      Sample(m, "rest_client_request_duration_seconds_count{host=\"" + host + "\",verb=\"GET\"}"),
+      2);  // the watch is not timed
+  EXPECT_EQ(m.Render().find("method=\"WATCH\""), std::string::npos);
+}
+
+TEST(MetricsTest, ApiHostIsTheServerUrlsHostAndPortAsWritten) {
+  EXPECT_EQ(kube::ApiHost("https://10.96.0.1:443"), "10.96.0.1:443");
+  EXPECT_EQ(kube::ApiHost("https://kubernetes.default.svc/"), "kubernetes.default.svc");
+  EXPECT_EQ(kube::ApiHost("http://127.0.0.1:8001/prefix/path"), "127.0.0.1:8001");
+  EXPECT_EQ(kube::ApiHost("https://[::1]:6443"), "[::1]:6443");
+}
+
+// leader_election_master_status{name=the Lease's name} (--leader-election-id):
+// 0 while not holding the Lease, 1 from the acquisition until leadership ends.
+TEST(MetricsTest, LeaderElectionMasterStatusIsOneExactlyWhileLeading) {
+  ManualTimeSource time;
+  sim::Simulator sim(sim::SimOptions{}, time);
+  kube::ClientOptions co;
+  co.time = &time;
+  auto client = kube::ApiClient::CreateWithTransport(
+      {}, co, std::make_unique<kube::FakeTransport>([&](const kube::HttpRequest& r) {
+        sim::ApiReply a = sim::HandleRequest(sim, {r.method, r.target, r.body, r.content_type}, "");
+        return Result<kube::HttpResponse>(
+            kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt});
+      }));
+  Metrics m;
+  LeaderOptions lo;
+  lo.name = "my-lease";
+  lo.identity = "me";
+  lo.time = &time;
+  lo.metrics = &m;
+  LeaderElector elector(*client, lo, nullptr);
+  const std::string series = R"(leader_election_master_status{name="my-lease"})";
+  EXPECT_EQ(Sample(m, series), 0) << "there, at 0, before the first attempt";
+  double while_leading = -1;
+  int checks = 0;
+  const LeaderExit exit = elector.Run(
+      [&] {
+        while_leading = Sample(m, series);
+        return Status::Ok();
+      },
+      [] {}, [&] { return ++checks > 3; },
+      [&](std::chrono::milliseconds d) {
+        time.Advance(d);
+        return true;
+      });
+  EXPECT_EQ(exit, LeaderExit::kStopped);
+  EXPECT_EQ(while_leading, 1);
+  EXPECT_EQ(Sample(m, series), 0) << "released";
 }
 
 TEST(MetricsTest, EventsCountCreatedFailedAndDropped) {

@@ -604,6 +604,9 @@ TEST_F(Processes, ASecondWriterIsRefusedWhileRunRunsAndTheFirstKeepsWorking) {
       "sqlite3 -readonly " + journal + " 'SELECT count(*) FROM sandbox_state' 2>&1");
   EXPECT_EQ(sqlite.exit_code, 0) << sqlite.out;
   EXPECT_EQ(sqlite.out, "2\n");
+  const testing::CommandResult starts = testing::RunShell(
+      "sqlite3 -readonly " + journal + " 'SELECT writer FROM writer_starts' 2>&1");
+  EXPECT_EQ(starts.out, writer + "\n") << "run recorded its start, the refused writers none";
   const std::string binary = FK_BINARY;
   const testing::CommandResult replay =
       testing::RunShell(binary + " replay --check --journal " + journal + " 2>&1");

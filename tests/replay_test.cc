@@ -491,12 +491,10 @@ class TwoJournals : public ::testing::Test {
   const std::string a_ = dir_.File("fencekeeper-0.db"), b_ = dir_.File("fencekeeper-1.db");
 };
 
-TEST_F(TwoJournals, OneTimelineInTimeOrderEachRowNamingItsJournalAndWriter) {
-  const Outcome r = Replay(Both());
-  ASSERT_EQ(r.code, kExitOk) << r.err;
-  // time, journal, writer, seq, event, subject
+// The merged timeline's rows: "time journal writer seq event" each.
+std::vector<std::string> MergedRows(const std::string& out) {
   std::vector<std::string> got;
-  std::istringstream lines(r.out.substr(r.out.find("\nTIME ") + 1));
+  std::istringstream lines(out.substr(out.find("\nTIME ") + 1));
   std::string line;
   std::getline(lines, line);  // the column header
   while (std::getline(lines, line) && !line.empty()) {
@@ -507,6 +505,14 @@ TEST_F(TwoJournals, OneTimelineInTimeOrderEachRowNamingItsJournalAndWriter) {
     row << time.substr(11, 8) << " " << journal << " " << writer << " " << seq << " " << event;
     got.push_back(row.str());
   }
+  return got;
+}
+
+TEST_F(TwoJournals, OneTimelineInTimeOrderEachRowNamingItsJournalAndWriter) {
+  const Outcome r = Replay(Both());
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  // time, journal, writer, seq, event, subject
+  const std::vector<std::string> got = MergedRows(r.out);
   const std::vector<std::string> want = {
       // clang-format off
       "00:00:00 fencekeeper-0.db - 1 fence_observed",
@@ -567,8 +573,73 @@ TEST(ReplayTimeline, TiesGoByJournalThenSeqAndAWriterIsKnownBetweenItsIntents) {
   EXPECT_EQ(WriterOf(r, e), "");
   e.seq = 35;
   EXPECT_EQ(WriterOf(r, e), "");
+  r.writer_starts = {{12, "s1"}, {30, "s2"}};  // recorded starts (schema 8) say, where they cover
+  e.seq = 25;
+  EXPECT_EQ(WriterOf(r, e), "s1");
+  e.seq = 35;
+  EXPECT_EQ(WriterOf(r, e), "s2");
+  e.seq = 11;
+  EXPECT_EQ(WriterOf(r, e), "w1") << "before the first recorded start: inferred from intents";
   EXPECT_EQ(JournalLabels({"/a/journal.db", "/b/journal.db", "/c/x.db"}),
             (std::vector<std::string>{"/a/journal.db", "/b/journal.db", "x.db"}));
+}
+
+// Journals of schema 8 record each start of `run`: every row names its
+// writer, also rows no intent brackets (a writer that suspended nothing), and
+// an intent that names another writer keeps its own.
+TEST_F(TwoJournals, RecordedStartsNameTheWriterOfEveryRow) {
+  const std::string w1(32, '1'), w2(32, '2'), w3(32, '3'), w4(32, '4'), other(32, 'f');
+  const std::string c = dir_.File("replica-0.db"), d = dir_.File("replica-1.db");
+  ManualTimeSource c_clock, d_clock;
+  int64_t w2_first = 0, w3_first = 0;
+  {
+    auto j = OpenWith(c, c_clock);
+    ASSERT_TRUE(j->RecordWriterStart(w1).ok());
+    Healthy(*j, "sb-a");
+    Suspend(*j, c_clock, "sb-a", w1);
+  }
+  {
+    auto j = OpenWith(c, c_clock);  // a restart: a new writer id
+    w2_first = j->state().last_seq + 1;
+    ASSERT_TRUE(j->RecordWriterStart(w2).ok());
+    Healthy(*j, "sb-c");
+  }
+  {
+    auto j = OpenWith(c, c_clock);
+    w3_first = j->state().last_seq + 1;
+    ASSERT_TRUE(j->RecordWriterStart(w3).ok());
+    Healthy(*j, "sb-d");
+    Suspend(*j, c_clock, "sb-d", other);  // disagrees with the table: its own id shows
+  }
+  {
+    d_clock.Advance(std::chrono::seconds(1));
+    auto j = OpenWith(d, d_clock);
+    ASSERT_TRUE(j->RecordWriterStart(w4).ok());
+    Healthy(*j, "sb-b");
+  }
+  ReplayOptions o;
+  o.journals = {c, d};
+  const Outcome r = Replay(o);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const auto rows = MergedRows(r.out);
+  ASSERT_GT(rows.size(), 12u) << r.out;
+  size_t intents = 0;
+  for (const auto& row : rows) {
+    std::istringstream cells(row);
+    std::string time, journal, writer, event;
+    int64_t seq = 0;
+    cells >> time >> journal >> writer >> seq >> event;
+    std::string want = w4;
+    if (journal == "replica-0.db") want = seq < w2_first ? w1 : seq < w3_first ? w2 : w3;
+    if (event == "suspend_intent" && seq >= w3_first) want = other, ++intents;
+    EXPECT_EQ(writer, want.substr(0, 8)) << row << "\n" << r.out;
+  }
+  EXPECT_EQ(intents, 1u);
+  o.json = true;
+  const Outcome json = Replay(o);
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  EXPECT_EQ(Occurrences(json.out, "\"writer\":\"\""), 0u) << json.out;
+  EXPECT_GT(Occurrences(json.out, "\"writer\":\"" + w2 + "\""), 0u) << json.out;
 }
 
 TEST_F(TwoJournals, JsonRowsCarryTheirJournalAndWholeWriter) {

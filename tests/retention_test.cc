@@ -111,6 +111,22 @@ TEST_F(RetentionTest, WithoutPruningEveryLifecycleStays) {
   EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'forgotten'"), 11);
 }
 
+// Retention keeps every writer start: a kept row never loses its writer,
+// even when the rows before it, and the start's own first row, are gone.
+TEST_F(RetentionTest, WriterStartsStayWhenTheRowsTheyCoverGo) {
+  auto j = Open();
+  ASSERT_TRUE(j->RecordWriterStart("w1").ok());
+  Lifecycles(*j, 0, 3);
+  const PruneOptions o = Due();
+  clock_.Advance(std::chrono::hours(1));
+  Lifecycles(*j, 3, 1);
+  auto r = j->Prune(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_GT(r->rows, 0);
+  EXPECT_EQ(Count("SELECT min(seq) FROM journal"), r->last_seq + 1);
+  EXPECT_EQ(*j->WriterStarts(), (std::map<int64_t, std::string>{{1, "w1"}}));
+}
+
 TEST_F(RetentionTest, RowsOlderThanTheCutoffGoAndAPrunedRowSaysWhat) {
   auto j = Open();
   Lifecycles(*j, 0, 10);
@@ -286,6 +302,33 @@ class ArchiveTest : public RetentionTest {
   }
   chain::Head head_;
 };
+
+// An archive names the writer of each of its rows as the journal did: it
+// carries every start at or before its last seq (replay reads an archive
+// like a journal).
+TEST_F(ArchiveTest, AnArchiveCarriesTheStartsThatNameTheWritersOfItsRows) {
+  auto j = Open();
+  for (int range = 0; range < 2; ++range) {
+    ASSERT_TRUE(j->RecordWriterStart("w" + std::to_string(range + 1)).ok());
+    Lifecycles(*j, range * 5, 5);
+    const PruneOptions o = Due(archive_);
+    clock_.Advance(std::chrono::minutes(1));
+    ASSERT_TRUE(j->Prune(o).ok());
+  }
+  ASSERT_TRUE(j->RecordWriterStart("w3").ok());  // after both ranges: in neither
+  const std::vector<std::string> files = Files();
+  ASSERT_EQ(files.size(), 2u);
+  const auto writers = [](const std::string& file) {
+    SQLite::Database db(file, SQLite::OPEN_READONLY);
+    std::vector<std::string> out;
+    SQLite::Statement q(db, "SELECT writer FROM writer_starts ORDER BY start");
+    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
+    return out;
+  };
+  EXPECT_EQ(writers(files[0]), (std::vector<std::string>{"w1"}));
+  EXPECT_EQ(writers(files[1]), (std::vector<std::string>{"w1", "w2"}));
+  EXPECT_EQ(Verify(archive_), kExitOk) << "the starts do not disturb the archive's seal";
+}
 
 TEST_F(ArchiveTest, JournalAndArchiveHoldEveryLifecycleExactlyOnce) {
   ThreeRanges();

@@ -586,6 +586,37 @@ TEST_F(HeldEventsTest, AHeldSandboxGetsOneNormalEventPerHoldEpisodeNotAgainAfter
   EXPECT_EQ(Sent("PATCH"), 0);
 }
 
+// Seed 5296 of the I16 campaign: a cache that shows an older copy of the
+// fence for a moment makes the held sandbox look healthy, then held again.
+// The sandbox itself never changed: one episode, one Event.
+TEST_F(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
+  const char* kPolicies = "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies";
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  ASSERT_EQ(Held().size(), 1u);
+  json::value older = Server(kPolicies, "openshell-sandbox-workloads");
+  older.at("metadata").as_object()["generation"] = 1;  // what it was admitted under
+  cache_.Put(MapCache::Kind::kPolicies, "ns", "openshell-sandbox-workloads",
+             std::make_shared<const json::value>(older));
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  std::string uid;
+  for (const auto& [u, r] : journal_->state().sandboxes)
+    if (r.name == "stopped") uid = u;
+  ASSERT_EQ(journal_->state().sandboxes.at(uid).decision->verdict, domain::Verdict::kHealthy);
+  SyncCache();  // the cache catches up
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(journal_->state().sandboxes.at(uid).decision->verdict, domain::Verdict::kHold);
+  EXPECT_EQ(Held().size(), 1u);
+  // The same after a restart in the middle: the hold is read back, and with it its sandbox.
+  OpenJournal();
+  Restart();
+  cache_.Put(MapCache::Kind::kPolicies, "ns", "openshell-sandbox-workloads",
+             std::make_shared<const json::value>(older));
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(Held().size(), 1u);
+}
+
 TEST_F(HeldEventsTest, ASandboxFencekeeperSuspendedItselfGetsItsWarningEventAndNoHeldEvent) {
   EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
   EXPECT_EQ(Mode("a"), "Suspended");

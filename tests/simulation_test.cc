@@ -216,6 +216,13 @@ class World : public Cluster {
       return;
     }
     in->journal = std::move(*j);
+    // As `run` does before its first append (writer_starts, schema 8).
+    if (Status s = in->journal->RecordWriterStart(in->writer); !s.ok()) {
+      if (violation_.empty())
+        violation_ = "step " + std::to_string(step_) +
+                     ": I13: the journal cannot record this writer's start: " + s.ToString();
+      return;
+    }
     last_write_refused_ = false;
     const std::string identity = in->identity;
     auto transport = std::make_unique<kube::FakeTransport>(
@@ -454,6 +461,40 @@ class World : public Cluster {
     return PatchWithFault(r, mark);
   }
 
+  // "seq verdict (note); ..." for `uid`'s decided rows in [from, to], for a violation's message.
+  std::string DecisionsOf(const std::string& uid, int64_t from, int64_t to) const {
+    std::string out;
+    (void)instance_->journal->ForEachEvent(from, to, [&](const domain::Event& e) {
+      const auto* d = std::get_if<domain::Decided>(&e.body);
+      if (d && e.uid == uid) {
+        out += std::to_string(e.seq) + " " + domain::ToString(d->decision.verdict) + " (" +
+               d->decision.note + "); ";
+      }
+      return Status::Ok();
+    });
+    return out;
+  }
+
+  // "seq kind ..." for `uid`'s rows up to `to`, for a violation's message.
+  std::string HistoryOf(const std::string& uid, int64_t to) const {
+    std::string out;
+    (void)instance_->journal->ForEachEvent(1, to, [&](const domain::Event& e) {
+      if (e.uid != uid) return Status::Ok();
+      out += std::to_string(e.seq) + " " + domain::ToString(e.kind());
+      if (const auto* d = std::get_if<domain::Decided>(&e.body))
+        out += std::string(" ") + domain::ToString(d->decision.verdict);
+      if (const auto* o = std::get_if<domain::SandboxObserved>(&e.body))
+        out += " gen " + std::to_string(o->snapshot.sandbox.generation);
+      if (const auto* o = std::get_if<domain::SuspendOutcome>(&e.body))
+        out += std::string(" ") + domain::ToString(o->outcome) + " ref " +
+               std::to_string(e.ref_seq) + " at " +
+               std::to_string(o->applied_generation.value_or(-1));
+      out += "; ";
+      return Status::Ok();
+    });
+    return out;
+  }
+
   // I16, when the API server has created an Event.
   void CheckHeldEvent(const std::string& body) {
     const json::value event = ParseLenient(body);
@@ -479,7 +520,8 @@ class World : public Cluster {
     if (observed && landed != landed_.end() && landed->second.generation == *observed &&
         JournalHolds(landed->second.mark)) {
       return Fail("I16: a FailClosedHeld Event for " + name +
-                  ", which this journal's own PATCH suspended (seq " + std::to_string(seq) + ")");
+                  ", which this journal's own PATCH suspended (seq " + std::to_string(seq) +
+                  "; its history: " + HistoryOf(uid, seq) + ")");
     }
     auto current = Server(kSandboxes, name);
     if (!current || kube::MetadataString(*current, "uid") != uid) return;
@@ -491,7 +533,8 @@ class World : public Cluster {
     auto [it, fresh] = CurrentLineage().held_episodes.try_emplace(episode, seq);
     if (!fresh) {
       Fail("I16: a second FailClosedHeld Event for " + name + " in one hold episode (seq " +
-           std::to_string(it->second) + ", then " + std::to_string(seq) + ")");
+           std::to_string(it->second) + ", then " + std::to_string(seq) +
+           "; its decisions in between: " + DecisionsOf(uid, it->second, seq) + ")");
     }
   }
 

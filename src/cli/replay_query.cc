@@ -189,6 +189,9 @@ Result<ReplayReport> ReadReplay(const journal::Journal& j, const std::string& pa
   auto base = j.BaseState();
   if (!base.ok()) return base.status();
   r.state = std::move(*base);
+  auto starts = j.WriterStarts();
+  if (!starts.ok()) return starts.status();
+  r.writer_starts = std::move(*starts);
   Status walked = j.ForEachEvent(1, std::numeric_limits<int64_t>::max(), [&](const Event& e) {
     selection.Note(e);
     if (r.journal_rows++ == 0) r.first_time = e.recorded_at;

@@ -76,9 +76,13 @@ struct ReplayReport {
   domain::JournalState state;       // folded up to the end of the window
   int64_t journal_rows = 0;         // every row in the file
   std::string first_time, last_time;
-  // The writer id of every suspend intent in the file, shown or not: the only
-  // rows that record which `run` wrote them (WriterOf in replay_timeline.h).
+  // The writer id of every suspend intent in the file, shown or not: before
+  // schema 8, the only rows that record which `run` wrote them (WriterOf in
+  // replay_timeline.h).
   std::map<int64_t, std::string> intent_writers;
+  // Each start of `run` recorded in the file, first_seq -> writer id (schema
+  // 8): when there are any, every row's writer. Empty for older journals.
+  std::map<int64_t, std::string> writer_starts;
 };
 
 // Walks the whole journal once; feeds `checker` (if any) every folded row.

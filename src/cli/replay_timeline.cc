@@ -22,6 +22,10 @@ std::vector<std::string> JournalLabels(const std::vector<std::string>& paths) {
 
 std::string WriterOf(const ReplayReport& r, const Event& e) {
   if (const auto* i = std::get_if<SuspendIntent>(&e.body)) return i->writer;
+  // The latest start at or before the row (an intent that disagrees keeps its
+  // own id, above: it is what the row itself says).
+  if (const auto after = r.writer_starts.upper_bound(e.seq); after != r.writer_starts.begin())
+    return std::prev(after)->second;
   const auto next = r.intent_writers.upper_bound(e.seq);
   if (next == r.intent_writers.end() || next == r.intent_writers.begin()) return "";
   const auto before = std::prev(next);

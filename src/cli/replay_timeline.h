@@ -41,10 +41,13 @@ struct Timeline {
 std::vector<std::string> JournalLabels(const std::vector<std::string>& paths);
 
 // The writer id of the `run` process that appended `e` to the journal `r`
-// was read from. The journal records it only in suspend intents; a process
-// holds its journal's writer lock for its whole life and draws a new id at
-// each start, so every row between two intents of one writer id is that
-// writer's. Elsewhere: "".
+// was read from. A suspend intent names its own. Since schema 8 the journal
+// records each start of `run` (writer_starts): a row is the writer's of the
+// latest start at or before its seq. Before that (older journals, and rows
+// older than the first recorded start) only intents say: a process holds its
+// journal's writer lock for its whole life and draws a new id at each start,
+// so every row between two intents of one writer id is that writer's.
+// Elsewhere: "".
 std::string WriterOf(const ReplayReport& r, const domain::Event& e);
 
 // Fills t.rows from the journals' shown rows: ordered by recorded time, ties

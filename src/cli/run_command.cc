@@ -53,8 +53,9 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.cluster = config;
   mo.client.qps = o.kube_api_qps;
   mo.client.burst = o.kube_api_burst;
-  mo.client.on_request = [&metrics](const std::string& verb, int code, double seconds) {
-    metrics.ApiRequest(verb, code, seconds);
+  mo.client.on_request = [&metrics, host = kube::ApiHost(config.server)](const std::string& verb,
+                                                                         int code, double seconds) {
+    metrics.ApiRequest(verb, code, seconds, host);
   };
   mo.controller.namespaces = o.namespaces;
   mo.controller.selector = o.selector;
@@ -192,6 +193,10 @@ int OpenAndServe(const RunSettings& o, const std::string& writer_id, const FailF
     return fail(probe.status().ToString());
   }
 
+  // Every row from here on is this writer's (docs/transitions.md#the-writer-id);
+  // recorded once the flags and config are good, so a start refused for them
+  // leaves the journal as it was.
+  if (Status s = (*journal)->RecordWriterStart(writer_id); !s.ok()) return fail(s.ToString());
   StopSignals signals;
   log::Info("fencekeeper starting")
       .Str("version", fk::Version())

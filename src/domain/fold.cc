@@ -44,6 +44,10 @@ struct Folder {
     SandboxRecord& r = RecordFor(state, e);
     r.decision = d.decision;
     r.decision_seq = e.seq;
+    // A hold over a sandbox other than the one the last episode began with begins one.
+    if (d.decision.verdict == Verdict::kHold && r.observation &&
+        r.held_sandbox != r.observation->sandbox)
+      r.held_sandbox = r.observation->sandbox;
   }
   void operator()(const Forgotten&) {
     if (auto it = state.sandboxes.find(e.uid); it != state.sandboxes.end()) {
@@ -198,15 +202,39 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
   return out;
 }
 
+void seed_held_sandbox(SandboxRecord& record) {
+  if (record.decision && record.decision->verdict == Verdict::kHold && record.observation)
+    record.held_sandbox = record.observation->sandbox;
+}
+
+namespace {
+
+// Whether the suspension a hold holds is fencekeeper's own, from this
+// episode: its Warning Event already said why.
+bool OwnSuspension(const SandboxRecord& r, const SandboxObservation& sb) {
+  const SuspendHistory& h = r.history;
+  // Applied at the observed generation or later: the spec is still ours.
+  if (h.applied_generation && *h.applied_generation >= sb.generation) return true;
+  // An intent still pending: the suspension seen may be our PATCH, landed
+  // before its outcome was journaled.
+  if (h.pending_intent_seq) return true;
+  // The decision before the hold was ours to suspend and a suspend of ours
+  // has applied: a refused intent sent again lands at a generation past the
+  // one its outcome records (simulation seed 3128).
+  return r.decision && r.decision->verdict == Verdict::kSuspend && h.applied_generation;
+}
+
+}  // namespace
+
 bool starts_hold_episode(const JournalState& state, const Evaluation& eval) {
   if (eval.decision.verdict != Verdict::kHold) return false;
   const SandboxObservation& sb = eval.snapshot.sandbox;
   auto it = state.sandboxes.find(sb.uid);
-  if (it != state.sandboxes.end() && it->second.decision &&
-      it->second.decision->verdict == Verdict::kHold)
-    return false;  // the episode goes on
-  const SuspendHistory h = history_for(state, sb.uid);
-  return !(h.applied_generation && *h.applied_generation >= sb.generation);
+  if (it == state.sandboxes.end()) return true;  // first seen held
+  const SandboxRecord& r = it->second;
+  if (r.decision && r.decision->verdict == Verdict::kHold) return false;  // the episode goes on
+  if (r.held_sandbox == sb) return false;  // the same sandbox, held again: the same episode
+  return !OwnSuspension(r, sb);
 }
 
 }  // namespace fk::domain

@@ -69,8 +69,23 @@ struct SandboxRecord {
   SuspendHistory history;
   std::optional<RefusedIntent> refused;
   std::string updated_at;
-  bool operator==(const SandboxRecord&) const = default;
+  // The sandbox object as observed when its latest hold episode began
+  // (starts_hold_episode): while it stays so, a hold decided again after a
+  // non-hold one (a cache that showed an older fence, then caught up) goes on
+  // with the same episode. Folded from the events this process saw, seeded at
+  // start from the projection when the latest decision is a hold (as
+  // FenceRecord::max_generation). Memory, not state: equality ignores it.
+  std::optional<SandboxObservation> held_sandbox;
+  bool operator==(const SandboxRecord& o) const {
+    return ns == o.ns && name == o.name && uid == o.uid && observation == o.observation &&
+           observation_seq == o.observation_seq && decision == o.decision &&
+           decision_seq == o.decision_seq && history == o.history && refused == o.refused &&
+           updated_at == o.updated_at;
+  }
 };
+
+// Seeds SandboxRecord::held_sandbox from a record loaded from the projection.
+void seed_held_sandbox(SandboxRecord& record);
 
 struct JournalState {
   using NameKey = std::pair<std::string, std::string>;  // (ns, name)
@@ -122,12 +137,16 @@ std::optional<IntentRecord> refused_to_retry(const JournalState& state, const Ev
 std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval);
 
 // Whether recording this evaluation starts a hold episode that deserves a
-// FailClosedHeld Event (docs/design.md#held-sandboxes): the decision is a hold
-// and the journal's latest decision for this uid was not (none at all counts
-// as "not"), and the suspension being held is not one fencekeeper applied
-// itself — a suspend applied at the observed generation or later means the
-// spec is still ours, and its Warning Event already said why. A restart reads
-// the hold back from the journal, so it starts no episode.
+// FailClosedHeld Event (docs/design.md#held-sandboxes): the decision is a hold;
+// the journal's latest decision for this uid was not (none at all counts as
+// "not"), and the sandbox object differs from the one its last hold episode
+// began with (a hold, a flip to healthy on a cache showing an older fence,
+// and a hold again, with the sandbox itself unchanged, is one episode); and
+// the suspension being held is not one fencekeeper applied itself — a
+// suspend applied at the observed generation or later means the spec is
+// still ours, and its Warning Event already said why; a suspend still pending
+// may be ours too (landed, its outcome not journaled yet). A restart reads the
+// hold back from the journal, so it starts no episode.
 bool starts_hold_episode(const JournalState& state, const Evaluation& eval);
 
 }  // namespace fk::domain

@@ -91,6 +91,20 @@ void InsertRows(SQLite::Database& db, const ArchiveContent& c) {
   }
 }
 
+void InsertWriterStarts(SQLite::Database& db, const std::vector<WriterStartRow>& starts) {
+  SQLite::Statement q(db,
+                      "INSERT INTO writer_starts (start, first_seq, writer, started_at) "
+                      "VALUES (?,?,?,?)");
+  for (const WriterStartRow& w : starts) {
+    q.reset();
+    q.bind(1, w.start);
+    q.bind(2, w.first_seq);
+    q.bind(3, w.writer);
+    q.bind(4, w.started_at);
+    q.exec();
+  }
+}
+
 void InsertRange(SQLite::Database& db, const ArchiveRange& r, const std::string& source,
                  const TimeSource& clock) {
   SQLite::Statement q(db,
@@ -121,6 +135,7 @@ Status Fill(const std::string& tmp, const std::string& source, const ArchiveCont
     SQLite::Transaction tx(db);
     InsertSubjects(db, c.subjects);
     InsertRows(db, c);
+    InsertWriterStarts(db, c.writer_starts);
     WriteBase(db, {}, before);
     WriteAllProjections(db, after);
     InsertRange(db, c.range, source, clock);

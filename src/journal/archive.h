@@ -48,11 +48,20 @@ struct SubjectRow {
   std::optional<std::string> base;
 };
 
+// A recorded start of `run` (writer_starts, schema 8).
+struct WriterStartRow {
+  int64_t start = 0, first_seq = 0;
+  std::string writer, started_at;
+};
+
 struct ArchiveContent {
   ArchiveRange range;
   std::vector<LegacyRow> legacy;
   std::vector<CompactRow> rows;
   std::vector<SubjectRow> subjects;
+  // The starts at or before the range's last seq: the archive names the
+  // writer of each of its rows as the journal did (the journal keeps them).
+  std::vector<WriterStartRow> writer_starts;
 };
 
 // The file name of a range: journal-<first>-<last>.sqlite, seqs zero-padded

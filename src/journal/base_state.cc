@@ -133,7 +133,8 @@ Status ReadRecord(const std::string& key, const json::object& o, JournalState& s
     s.fences[{f.ns, f.policy}] = std::move(f);
   } else if (key.starts_with("sandbox:")) {
     SandboxRecord b{r.Str("ns"), r.Str("name"),         r.Str("uid"), {}, r.Int("observation_seq"),
-                    {},          r.Int("decision_seq"), {},           {}, r.Str("updated_at")};
+                    {},          r.Int("decision_seq"), {},           {}, r.Str("updated_at"),
+                    {}};
     if (o.contains("observation")) b.observation = r.Decoded("observation", &DecodeSnapshot);
     if (o.contains("decision")) b.decision = r.Decoded("decision", &DecodeDecision);
     b.history = {r.OptInt("pending_intent_seq"), r.OptInt("applied_generation")};
@@ -145,6 +146,7 @@ Status ReadRecord(const std::string& key, const json::object& o, JournalState& s
             RefusedIntent{ReadIntent(Reader{intent->get_object(), error}),
                           rr.Payload<SuspendOutcome>("outcome", EventKind::kSuspendOutcome)};
     }
+    seed_held_sandbox(b);
     const std::string uid = b.uid;
     s.sandboxes[uid] = std::move(b);
     reindex_sandbox(s, uid, std::nullopt);

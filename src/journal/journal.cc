@@ -324,6 +324,7 @@ Result<SandboxRecord> SandboxRow(SQLite::Statement& row) {
   if (!row.getColumn(7).isNull()) r.history.pending_intent_seq = row.getColumn(7).getInt64();
   if (!row.getColumn(8).isNull()) r.history.applied_generation = row.getColumn(8).getInt64();
   r.updated_at = row.getColumn(9).getString();
+  seed_held_sandbox(r);
   return r;
 }
 

@@ -236,6 +236,17 @@ class Journal {
   // exported so that a copy of it lives off the volume (docs/journal-chain.md).
   chain::Head ChainHead() const;
 
+  // Records that the `run` process with writer id `writer` starts appending
+  // (writer_starts, schema 8): the rows from the journal's last seq + 1 on
+  // are its own until the next start. Call once the writer lock is held and
+  // before the first append.
+  Status RecordWriterStart(const std::string& writer);
+
+  // Every recorded start, first_seq -> writer id (where two starts share a
+  // first_seq, the later one: the earlier appended nothing). Empty for a
+  // journal of an older schema.
+  Result<std::map<int64_t, std::string>> WriterStarts() const;
+
  private:
   struct Impl;
   struct Member;  // one call waiting in the group-commit queue (group_commit.cc)

@@ -131,6 +131,18 @@ void TakeSubjects(SQLite::Database& db, ArchiveContent& c, std::set<int64_t>& id
   }
 }
 
+// Journals older than schema 8 have no such table; their archives get none.
+void TakeWriterStarts(SQLite::Database& db, ArchiveContent& c) {
+  if (!db.tableExists("writer_starts")) return;
+  SQLite::Statement q(db,
+                      "SELECT start, first_seq, writer, started_at FROM writer_starts "
+                      "WHERE first_seq <= ? ORDER BY start");
+  q.bind(1, c.range.last_seq);
+  while (q.executeStep())
+    c.writer_starts.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+                               q.getColumn(2).getString(), q.getColumn(3).getString()});
+}
+
 }  // namespace
 
 Result<Journal::PrunePlan> Journal::PlanPrune(const PruneOptions& options) const {
@@ -165,6 +177,7 @@ Result<Journal::PrunePlan> Journal::PlanPrune(const PruneOptions& options) const
       return plan;
     }
     TakeSubjects(db, plan.content, plan.subjects);
+    TakeWriterStarts(db, plan.content);
     JournalState after = *base;
     Status s = ForEachEventIn(db, path_, range.first_seq, range.last_seq, [&](const Event& e) {
       fold(after, e);

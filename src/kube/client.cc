@@ -51,6 +51,12 @@ std::string PathSegment(std::string_view name) { return PercentEncode(name); }
 
 std::string QueryEscape(const std::string& v) { return PercentEncode(v); }
 
+std::string ApiHost(std::string_view server) {
+  if (const size_t scheme = server.find("://"); scheme != std::string_view::npos)
+    server.remove_prefix(scheme + 3);
+  return std::string(server.substr(0, server.find('/')));
+}
+
 std::string ResourcePath(const std::string& group, const std::string& version,
                          const std::string& plural, const std::string& ns,
                          const std::string& name) {

@@ -183,4 +183,8 @@ std::string PathSegment(std::string_view name);
 // Percent-encodes a query parameter value (the same encoding).
 std::string QueryEscape(const std::string& value);
 
+// The server URL's host[:port], as written ("https://10.96.0.1:443/" gives
+// "10.96.0.1:443"): client-go's host label of rest_client_* metrics.
+std::string ApiHost(std::string_view server);
+
 }  // namespace fk::kube

@@ -14,14 +14,14 @@ std::pair<std::string, std::string> SplitKey(const std::string& key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-// controller-runtime's result label: an error is retried with backoff; a
-// requeue comes back after a delay the reconciler chose.
+// controller-runtime's result label: an error is retried with backoff;
+// requeue_after comes back after a delay the reconciler chose.
 const char* ResultLabel(ReconcileResult::Next next) {
   switch (next) {
     case ReconcileResult::Next::kRetry:
       return "error";
     case ReconcileResult::Next::kAfter:
-      return "requeue";
+      return "requeue_after";
     case ReconcileResult::Next::kDone:
       break;
   }
@@ -84,6 +84,7 @@ Controller::Controller(kube::ApiClient& client, journal::Journal& journal,
   own_cache_->Subscribe([this](CacheKind kind, const std::string& ns, const std::string& name) {
     OnChange(kind, ns, name);
   });
+  if (metrics_) metrics_->MaxConcurrentReconciles(std::max(1, options_.workers));
 }
 
 Controller::Controller(const ClusterCache& cache, kube::ApiClient& client,
@@ -99,7 +100,9 @@ Controller::Controller(const ClusterCache& cache, kube::ApiClient& client,
       reconciler_(cache_, client_, journal_, time_, events_, metrics_,
                   ReconcilerOptionsFrom(options_)),
       queue_(time_, options_.retry_base, options_.retry_max, metrics_),
-      coverage_(options_.namespaces, NamespaceExists(client_)) {}
+      coverage_(options_.namespaces, NamespaceExists(client_)) {
+  if (metrics_) metrics_->MaxConcurrentReconciles(std::max(1, options_.workers));
+}
 
 Controller::~Controller() { Stop(); }
 
@@ -255,6 +258,7 @@ std::string Controller::VerdictOf(const std::string& ns, const std::string& name
 bool Controller::ProcessNextWorkItem(bool block) {
   auto key = block ? queue_.Get() : queue_.TryGet();
   if (!key) return false;
+  if (metrics_) metrics_->ActiveWorkers(+1);
   const auto [ns, name] = SplitKey(*key);
   const MonoTime started = time_.MonotonicNow();
   const ReconcileResult result = reconciler_.Reconcile(ns, name);
@@ -275,6 +279,7 @@ bool Controller::ProcessNextWorkItem(bool block) {
       break;
   }
   queue_.Done(*key);
+  if (metrics_) metrics_->ActiveWorkers(-1);
   const size_t depth = queue_.Depth();
   // Idle: fold the WAL into the main file and truncate it (a bounded WAL:
   // docs/design.md#growth-with-changes-not-time). Never waits for readers; a

@@ -12,6 +12,7 @@
 #include "common/random_id.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
+#include "reconciler/metrics.h"
 
 namespace fk::reconciler {
 namespace json = boost::json;
@@ -83,7 +84,13 @@ LeaderElector::LeaderElector(kube::ApiClient& client, LeaderOptions options,
       options_(std::move(options)),
       journal_(journal),
       time_(options_.time ? *options_.time : RealTimeSource::Instance()),
-      fence_until_(kNoFence) {}
+      fence_until_(kNoFence) {
+  MasterStatus(false);
+}
+
+void LeaderElector::MasterStatus(bool leading) {
+  if (options_.metrics) options_.metrics->LeaderElection(options_.name, leading);
+}
 
 MonoTime::duration LeaderElector::FenceRemaining() const {
   const MonoTime::rep until = fence_until_.load();
@@ -202,6 +209,7 @@ void LeaderElector::Release() {
 }
 
 LeaderExit LeaderElector::StopLeading(const std::function<void()>& on_stopped, LeaderExit why) {
+  MasterStatus(false);
   if (why == LeaderExit::kLost) fence_until_.store(kNoFence);
   on_stopped();
   if (why == LeaderExit::kLost) {
@@ -223,6 +231,7 @@ LeaderExit LeaderElector::Run(const std::function<Status()>& on_started,
     if (!wait(options_.retry_period)) return LeaderExit::kStopped;
   }
   Journal("acquired");
+  MasterStatus(true);
   if (Status s = on_started(); !s.ok()) {
     log::Error("leader election: could not start leading").Error(s);
     return StopLeading(on_stopped, LeaderExit::kStartFailed);

@@ -28,6 +28,8 @@
 
 namespace fk::reconciler {
 
+class Metrics;
+
 // "<hostname>_<random UUID v4>": unique per process even where every process
 // is PID 1 (containers) and a restarted pod keeps its host name.
 std::string LeaderIdentity(const std::string& hostname);
@@ -45,6 +47,9 @@ struct LeaderOptions {
   // retry period, and it lets the next leader start without waiting out the
   // lease.
   Interrupt* cancel = nullptr;
+  // leader_election_master_status{name}: 0 from construction, 1 from the
+  // acquisition until leadership ends, as client-go's elector sets it.
+  Metrics* metrics = nullptr;
 };
 
 // Why Run returned.
@@ -90,6 +95,7 @@ class LeaderElector {
 
  private:
   void Journal(const std::string& state);
+  void MasterStatus(bool leading);  // the gauge, if options_.metrics
   // How long the fence still holds (<= 0: it does not).
   MonoTime::duration FenceRemaining() const;
   LeaderExit StopLeading(const std::function<void()>& on_stopped, LeaderExit why);

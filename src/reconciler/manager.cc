@@ -20,7 +20,10 @@ Manager::Manager(journal::Journal& journal, Metrics& metrics, ManagerOptions opt
   options_.client.max_idle_connections = std::max<size_t>(
       options_.client.max_idle_connections, 2 * static_cast<size_t>(options_.controller.workers));
   options_.controller.time = &time_;
-  if (options_.leader) options_.leader->time = &time_;
+  if (options_.leader) {
+    options_.leader->time = &time_;
+    options_.leader->metrics = &metrics_;  // leader_election_master_status
+  }
 }
 
 Manager::~Manager() { StopTerm(); }

@@ -1,9 +1,5 @@
 #include "reconciler/metrics.h"
 
-#include <prometheus/counter.h>
-#include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
 #include <mutex>
@@ -11,42 +7,16 @@
 #include "common/version.h"
 #include "domain/decision.h"
 #include "domain/event.h"
+#include "reconciler/metric_families.h"
 #include "reconciler/process_metrics.h"
+#include "reconciler/runtime_metrics.h"
 
 namespace fk::reconciler {
 namespace {
 
-using prometheus::Counter;
-using prometheus::Family;
-using prometheus::Gauge;
-using prometheus::Histogram;
+using namespace families;  // NOLINT(google-build-using-namespace): the builders, in this file only
 using prometheus::Labels;
 
-template <typename Builder>
-auto& Build(Builder builder, prometheus::Registry& registry, const std::string& name,
-            const std::string& help) {
-  return builder.Name(name).Help(help).Register(registry);
-}
-Family<Counter>& Counters(prometheus::Registry& r, const std::string& name,
-                          const std::string& help) {
-  return Build(prometheus::BuildCounter(), r, name, help);
-}
-Family<Gauge>& Gauges(prometheus::Registry& r, const std::string& name, const std::string& help) {
-  return Build(prometheus::BuildGauge(), r, name, help);
-}
-Family<Histogram>& Histograms(prometheus::Registry& r, const std::string& name,
-                              const std::string& help) {
-  return Build(prometheus::BuildHistogram(), r, name, help);
-}
-
-// controller-runtime's reconcile buckets, thinned: 5 ms to a minute.
-const Histogram::BucketBoundaries kReconcileBuckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                    1,     2.5,  5,     10,   30,  60};
-// client-go's workqueue buckets: 10 ns to 1000 s, by powers of ten.
-const Histogram::BucketBoundaries kQueueBuckets{1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3,
-                                                1e-2, 1e-1, 1,    10,   100,  1000};
-// client-go's rest_client_request_duration_seconds buckets.
-const Histogram::BucketBoundaries kApiBuckets{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60};
 // A durable commit: one WAL fsync, sometimes behind a batch.
 const Histogram::BucketBoundaries kJournalBuckets{0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                   0.025,  0.05,  0.1,    0.25,  1};
@@ -105,6 +75,7 @@ class Totals {
 
 struct Metrics::Impl {
   prometheus::Registry r;
+  RuntimeFamilies runtime{r, kControllerName};  // controller-runtime's and client-go's names
   Family<Counter>& reconcile = Counters(r, "fencekeeper_reconcile_total",
                                         "Reconciles by result: success, error (retried with "
                                         "backoff) or requeue (asked back after a delay)");
@@ -239,24 +210,53 @@ Metrics::Metrics() : impl_(std::make_unique<Impl>()) { impl_->PreCreate(); }
 Metrics::~Metrics() = default;
 
 void Metrics::Reconcile(const std::string& result, double seconds) {
-  impl_->reconcile.Add({{"result", result}}).Increment();
+  // fencekeeper's own family predates requeue_after and calls it requeue.
+  const std::string ours = result == "requeue_after" ? "requeue" : result;
+  impl_->reconcile.Add({{"result", ours}}).Increment();
   if (result == "error") impl_->reconcile_errors.Increment();
   impl_->reconcile_seconds.Observe(seconds);
+  impl_->runtime.Reconcile(result, seconds);
+}
+void Metrics::ActiveWorkers(int delta) { impl_->runtime.ActiveWorkers(delta); }
+void Metrics::MaxConcurrentReconciles(int workers) {
+  impl_->runtime.MaxConcurrentReconciles(workers);
 }
 
-void Metrics::QueueAdd() { impl_->queue_adds.Increment(); }
-void Metrics::QueueRetry() { impl_->queue_retries.Increment(); }
-void Metrics::QueueDepth(size_t depth) { impl_->queue_depth.Set(static_cast<double>(depth)); }
-void Metrics::QueueWait(double seconds) { impl_->queue_wait.Observe(seconds); }
-void Metrics::QueueWork(double seconds) { impl_->queue_work.Observe(seconds); }
+void Metrics::QueueAdd() {
+  impl_->queue_adds.Increment();
+  impl_->runtime.QueueAdd();
+}
+void Metrics::QueueRetry() {
+  impl_->queue_retries.Increment();
+  impl_->runtime.QueueRetry();
+}
+void Metrics::QueueDepth(size_t depth) {
+  impl_->queue_depth.Set(static_cast<double>(depth));
+  impl_->runtime.QueueDepth(depth);
+}
+void Metrics::QueueWait(double seconds) {
+  impl_->queue_wait.Observe(seconds);
+  impl_->runtime.QueueWait(seconds);
+}
+void Metrics::QueueWork(double seconds) {
+  impl_->queue_work.Observe(seconds);
+  impl_->runtime.QueueWork(seconds);
+}
 void Metrics::QueueUnfinished(double total_seconds, double longest_seconds) {
   impl_->queue_unfinished.Set(total_seconds);
   impl_->queue_longest.Set(longest_seconds);
+  impl_->runtime.QueueUnfinished(total_seconds, longest_seconds);
 }
 
-void Metrics::ApiRequest(const std::string& verb, int code, double seconds) {
+void Metrics::ApiRequest(const std::string& verb, int code, double seconds,
+                         const std::string& host) {
   impl_->api.Add({{"verb", verb}, {"code", std::to_string(code)}}).Increment();
-  if (verb != "WATCH") impl_->api_seconds.Add({{"verb", verb}}, kApiBuckets).Observe(seconds);
+  const bool timed = verb != "WATCH";
+  if (timed) impl_->api_seconds.Add({{"verb", verb}}, kApiBuckets).Observe(seconds);
+  impl_->runtime.RestRequest(timed ? verb : "GET", code, seconds, host, timed);
+}
+void Metrics::LeaderElection(const std::string& lease, bool leading) {
+  impl_->runtime.LeaderStatus(lease, leading);
 }
 
 void Metrics::Transition(const std::string& reason, const std::string& outcome) {

@@ -1,6 +1,8 @@
 // The reconciler's Prometheus metrics, named as controller-runtime and
-// client-go name theirs (prefixed fencekeeper_) plus the standard process_*
-// families. Every series an alert or a dashboard reads exists from the start
+// client-go name theirs (prefixed fencekeeper_), the same under their own
+// names and label keys (controller_runtime_*, workqueue_*, rest_client_*,
+// leader_election_master_status: runtime_metrics.h), plus the standard
+// process_* families. Every series an alert or a dashboard reads exists from the start
 // at zero: each labelled family is created with all its known label values,
 // so increase() sees the first event. prometheus-cpp stays behind this
 // interface so its headers are not included everywhere. Thread-safe.
@@ -13,14 +15,23 @@
 
 namespace fk::reconciler {
 
+// The controller's name, the value of the controller and name labels of
+// controller-runtime's and client-go's families: controller-runtime names a
+// controller after the lowercased kind it reconciles (Sandbox).
+inline constexpr const char* kControllerName = "sandbox";
+
 class Metrics {
  public:
   Metrics();
   ~Metrics();
 
-  // One reconcile: result is "success", "error" (retried with backoff) or
-  // "requeue" (asked to come back after a delay).
+  // One reconcile, with controller-runtime's result: "success", "error"
+  // (retried with backoff), "requeue_after" (asked to come back after a
+  // delay; fencekeeper_reconcile_total calls it "requeue") or "requeue".
   void Reconcile(const std::string& result, double seconds);
+  // A worker took a key (+1) or finished with it (-1).
+  void ActiveWorkers(int delta);
+  void MaxConcurrentReconciles(int workers);
 
   // The work queue (client-go's workqueue metrics).
   void QueueAdd();
@@ -32,8 +43,10 @@ class Metrics {
   void QueueUnfinished(double total_seconds, double longest_seconds);
 
   // One API request's answer (code 0: none) and how long it took; WATCH
-  // requests are counted but not timed (a watch lasts minutes).
-  void ApiRequest(const std::string& verb, int code, double seconds);
+  // requests are counted but not timed (a watch lasts minutes). `host` is
+  // the API server's host[:port] as in its URL (kube::ApiHost), client-go's
+  // host label; the first request to a host creates its usual series at zero.
+  void ApiRequest(const std::string& verb, int code, double seconds, const std::string& host);
 
   void Transition(const std::string& reason, const std::string& outcome);
   void JournalAppend(double seconds);  // one durable append (Record/RecordOutcome)
@@ -65,6 +78,9 @@ class Metrics {
   // unfenced, no-sandboxes: reconciler/coverage.h), every state given.
   void WatchedNamespaces(const std::map<std::string, int>& by_state);
   void Leader(bool leading);
+  // leader_election_master_status{name=lease}: 1 while this instance holds
+  // the Lease, 0 otherwise; there only with leader election (LeaderElector).
+  void LeaderElection(const std::string& lease, bool leading);
   void Ready(bool ready);
 
   std::string Render() const;  // Prometheus text exposition format

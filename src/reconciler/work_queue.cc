@@ -24,10 +24,12 @@ void WorkQueue::Enqueue(const std::string& key) {
   if (dirty_.contains(key)) return;
   dirty_.insert(key);
   queued_at_.emplace(key, time_.MonotonicNow());
-  if (metrics_) metrics_->QueueAdd();
+  if (metrics_) {
+    metrics_->QueueAdd();
+    metrics_->QueueDepth(dirty_.size());
+  }
   if (processing_.contains(key)) return;  // queued again by Done
   queue_.push_back(key);
-  if (metrics_) metrics_->QueueDepth(queue_.size());
   cv_.notify_one();
 }
 
@@ -118,7 +120,7 @@ std::string WorkQueue::TakeFront() {
   if (metrics_ && queued != queued_at_.end()) metrics_->QueueWait(SecondsSince(queued->second));
   if (queued != queued_at_.end()) queued_at_.erase(queued);
   taken_at_[key] = time_.MonotonicNow();
-  if (metrics_) metrics_->QueueDepth(queue_.size());
+  if (metrics_) metrics_->QueueDepth(dirty_.size());
   return key;
 }
 
@@ -129,9 +131,8 @@ void WorkQueue::Done(const std::string& key) {
     if (metrics_) metrics_->QueueWork(SecondsSince(taken->second));
     taken_at_.erase(taken);
   }
-  if (dirty_.contains(key)) {
+  if (dirty_.contains(key)) {  // re-added while it was worked on: already counted in the depth
     queue_.push_back(key);
-    if (metrics_) metrics_->QueueDepth(queue_.size());
     cv_.notify_one();
   }
 }

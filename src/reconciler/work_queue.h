@@ -4,8 +4,10 @@
 // queues it again for after Done); failed keys come back after a per-key
 // exponential backoff, capped (5 minutes by default: a key that keeps failing
 // is retried at least that often, and costs no more than that). With
-// Metrics it reports what client-go's workqueue metrics report: depth, adds,
-// retries, time queued, time worked, and the work still in progress.
+// Metrics it reports what client-go's workqueue metrics report: depth (the
+// keys waiting, a key re-added while it is worked on included), adds (a key
+// added while already waiting is no add), retries, time queued, time worked,
+// and the work still in progress (computed when scraped).
 #pragma once
 
 #include <chrono>
