@@ -98,8 +98,9 @@ std::vector<std::string> FlowRequests::Tick() {
   for (OpenShellFlow& f : flows_) {
     const std::string flow = f.type == OpenShellFlow::Type::kCreate ? "create: " : "resume: ";
     if (const std::string why = Abandoned(sim_, f); !why.empty()) {
-      Refuse(f.ns, f.name, flow + "abandoned: " + why);
-      lines.push_back(Said(f.ns, f.name, "abandoned: " + why));
+      const std::string abandoned = "abandoned: " + why;
+      Refuse(f.ns, f.name, flow + abandoned);
+      lines.push_back(Said(f.ns, f.name, abandoned));
       f.step = OpenShellFlow::kSteps;
       continue;
     }
