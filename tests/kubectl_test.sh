@@ -3,7 +3,8 @@
 # get, create -f, patch --type merge, get -o yaml, delete, get -w; and as an
 # operator looks at an incident (issue 11): the printer columns of
 # `kubectl get sandboxes`, and fencekeeper's Events on a suspended and on a
-# held sandbox in `kubectl describe sandbox` and `kubectl events --for`.
+# held sandbox in `kubectl describe sandbox` and `kubectl events --for`; and
+# docs/operations.md's resume of a held sandbox, rehearsed (issue 19).
 # Exits 77 (reported by ctest as skipped, with this message) without kubectl.
 set -eu
 if ! command -v kubectl >/dev/null 2>&1; then
@@ -46,7 +47,8 @@ grep -Eq '^stopped-1 +Suspended +1 ' "$dir/columns-alpha.out" || fail "v1alpha1 
 timeout 20 kubectl get sandboxes -n team-healthy -w > "$dir/watch.out" 2>&1 &
 watch_pid=$!
 
-k create -f "$SOURCE_DIR/deploy/examples/sandbox.yaml" > "$dir/create.out" 2>&1 || fail "kubectl create -f"
+# README's example file, created as README runs it: from the repository root.
+(cd "$SOURCE_DIR" && k create -f deploy/examples/sandbox.yaml) > "$dir/create.out" 2>&1 || fail "kubectl create -f deploy/examples/sandbox.yaml"
 grep -q 'sandbox.agents.x-k8s.io/new-sb created' "$dir/create.out" || fail "create output"
 k -n team-healthy get pod new-sb > /dev/null 2>&1 || fail "agent-sandbox emulation made no pod for a Running sandbox"
 
@@ -109,4 +111,47 @@ grep -Eq '^ +Normal +FailClosedHeld +[0-9a-z]+ +openshell.ai/fencekeeper +fence-
 grep -q 'FailClosedSuspended' "$dir/describe-held.out" && fail "stopped-1 was held, not suspended by fencekeeper"
 k -n openshell-agents get sandbox active-1 > "$dir/suspended.out" 2>&1 || fail "kubectl get sandbox active-1"
 grep -Eq '^active-1 +Suspended ' "$dir/suspended.out" || fail "active-1 not shown Suspended"
-echo "kubectl test passed: get, create -f, patch, annotate, get -o yaml, delete, get -w, printer columns, describe (suspended and held), events --for, get events"
+
+# docs/operations.md's resume, rehearsed as its "Rehearse it against the
+# simulator" block says: the edited fence restored (step 2: a new generation,
+# intact, so stopped-1 is held as fence-stale); the simulator plays OpenShell's
+# resume on request (step 3); fencekeeper's verdict goes hold -> admitting ->
+# healthy, with no new transition and no PATCH of its own (step 4).
+q() { sqlite3 -readonly "$dir/journal.db" "$1"; }
+# stopped-1's verdicts in journal order, repeats folded.
+verdicts() { q "SELECT verdict FROM decisions WHERE sandbox = 'stopped-1' ORDER BY seq" | uniq | tr '\n' ' '; }
+k -n openshell-agents patch networkpolicy openshell-sandbox-workloads --type json \
+  -p '[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":5500}]' > /dev/null 2>&1 || fail "restore the fence"
+i=0
+until [ "$(q 'SELECT count(*) FROM transitions')" = 3 ] && verdicts | grep -q 'hold $' &&
+  [ "$(q "SELECT reason FROM decisions WHERE sandbox = 'stopped-1' ORDER BY seq DESC LIMIT 1")" = fence-stale ]; do
+  i=$((i + 1)); [ $i -gt 300 ] && fail "stopped-1 not held as fence-stale after the fence was restored: $(verdicts)"
+  sleep 0.1
+done
+held=$(verdicts)
+patches() { k get --raw '/sim/requests?resource=sandboxes&name=stopped-1' | sed 's/.*"patch":\([0-9]*\).*/\1/'; }
+patches_before=$(patches)
+k -n openshell-agents annotate sandbox stopped-1 sim.fencekeeper.dev/openshell-flow=resume > /dev/null 2>&1 ||
+  fail "request the resume"
+i=0
+until [ "$(verdicts)" = "${held}admitting healthy " ]; do
+  i=$((i + 1)); [ $i -gt 100 ] && fail "verdicts of stopped-1: '$(verdicts)', want '${held}admitting healthy '"
+  sleep 0.1
+done
+# The flow's last step (bootstrap complete) comes after healthy: wait for it.
+i=0
+until [ -z "$(k -n openshell-agents get sandbox stopped-1 -o jsonpath='{.metadata.annotations.sim\.fencekeeper\.dev/openshell-flow}')" ]; do
+  i=$((i + 1)); [ $i -gt 100 ] && fail "the resume flow did not finish"
+  sleep 0.1
+done
+q 'SELECT count(*) FROM transitions' > "$dir/transitions.out"
+test "$(cat "$dir/transitions.out")" = 3 || fail "the resume made a new transition"
+test "$(verdicts)" = "${held}admitting healthy " || fail "verdicts after the flow: '$(verdicts)'"
+# kubectl's annotate and OpenShell's four PATCHes; none from fencekeeper.
+test "$(($(patches) - patches_before))" = 5 || fail "PATCHes of stopped-1 during the resume: $(($(patches) - patches_before)), want 5"
+# Step 4's check: the sandbox's fence annotations are the workload policy's uid and generation.
+policy=$(k -n openshell-agents get networkpolicy openshell-sandbox-workloads -o jsonpath='{.metadata.uid} {.metadata.generation}')
+recorded=$(k -n openshell-agents get sandbox stopped-1 -o jsonpath='{.metadata.annotations.openshell\.ai/sandbox-runtime-network-policy-uid} {.metadata.annotations.openshell\.ai/sandbox-runtime-network-policy-generation}')
+test "$policy" = "$recorded" || fail "fence annotations '$recorded', policy '$policy'"
+grep -q 'openshell openshell-agents/stopped-1: resume: bootstrap complete' "$dir/sim.out" || fail "the simulator did not say the flow's steps"
+echo "kubectl test passed: get, create -f, patch, annotate, get -o yaml, delete, get -w, printer columns, describe (suspended and held), events --for, get events, the documented resume rehearsed"

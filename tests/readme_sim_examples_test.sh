@@ -3,7 +3,8 @@
 # lines of its ```sh blocks that start with `fencekeeper sim`) is accepted as
 # written: each starts, with its --listen and --write-kubeconfig replaced by
 # a free port and a temp file, writes its kubeconfig once it listens, and
-# exits 0 on SIGTERM.
+# exits 0 on SIGTERM. Every file its `kubectl create -f FILE` lines name exists,
+# relative to the repository root as the section says to run them.
 set -eu
 dir=$(mktemp -d)
 pid=""
@@ -15,6 +16,17 @@ awk '/^## The simulator/ {on = 1; next} /^## / {on = 0} on' "$README" |
   awk '/^```/ {block = !block; next} block && /^fencekeeper sim / {print}' > "$dir/examples"
 count=$(wc -l < "$dir/examples")
 [ "$count" -ge 3 ] || { echo "FAIL: found only $count 'fencekeeper sim' examples in README.md"; exit 1; }
+
+awk '/^## The simulator/ {on = 1; next} /^## / {on = 0} on' "$README" |
+  awk '/^```/ {block = !block; next} block && /^kubectl .*create -f / {print}' > "$dir/creates"
+[ -s "$dir/creates" ] || { echo "FAIL: no 'kubectl create -f' example in README.md's simulator section"; exit 1; }
+root=$(dirname "$README")
+while IFS= read -r line; do
+  file=${line##*create -f }
+  file=${file%% *}
+  [ -f "$root/$file" ] || { echo "FAIL: README example names a missing file: $line"; exit 1; }
+  echo "ok: $file exists"
+done < "$dir/creates"
 
 n=0
 while IFS= read -r line; do

@@ -24,6 +24,7 @@
 #include "kube/objects.h"
 #include "reconciler/cluster_cache.h"
 #include "sim/handler.h"
+#include "sim/openshell_flow.h"
 #include "sim/resources.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -55,14 +56,9 @@ inline std::optional<CacheKind> KindOf(const sim::ResourceKind* k) {
   return std::nullopt;
 }
 
-// One OpenShell lifecycle flow in progress, acted out one API call per step.
-struct Flow {
-  enum class Type { kCreate, kResume } type;
-  std::string name;
-  int step = 0;
-  std::string fence_uid;  // as OpenShell read it
-  int64_t fence_generation = 0;
-};
+// One OpenShell lifecycle flow in progress, acted out one API call per step
+// by the simulator's own implementation (sim/openshell_flow.h).
+using Flow = sim::OpenShellFlow;
 
 // FK_SIM_WITHOUT=a,b: fault families and invariants switched off.
 inline bool Without(const std::string& family) {
@@ -112,7 +108,8 @@ class Cluster {
     if (status) *status = r.status;
     return ParseLenient(r.body);
   }
-  // A reply's JSON, invalid UTF-8 included (the InvalidUtf8 actor puts some in).
+  // A reply's JSON, invalid UTF-8 included (the InvalidUtf8 actor puts some
+  // in).
   static json::value ParseLenient(const std::string& body) {
     json::parse_options opts;
     opts.allow_invalid_utf8 = true;
@@ -141,9 +138,7 @@ class Cluster {
 
   json::value NewPod(const std::string& name, const char* role, bool gated) {
     json::object pod = sim::BoundaryPod(kNs, name, role).as_object();
-    if (gated)
-      pod["spec"].as_object()["schedulingGates"] =
-          json::array{{{"name", "openshell.ai/admission"}}};
+    if (gated) pod["spec"].as_object()["schedulingGates"] = sim::AdmissionGates();
     return Api("POST", kPods, json::serialize(pod));
   }
 
@@ -181,11 +176,11 @@ class Cluster {
           {"annotations", json::object{}}}},
         {"spec",
          {{"operatingMode", mode},
-          {"podTemplate",
-           {{"spec", {{"schedulingGates", json::array{{{"name", "openshell.ai/admission"}}}}}}}}}}};
+          {"podTemplate", {{"spec", {{"schedulingGates", sim::AdmissionGates()}}}}}}}};
   }
 
-  // docs/design.md#decision-table, row 1a, read straight off the server's objects.
+  // docs/design.md#decision-table, row 1a, read straight off the server's
+  // objects.
   bool InAdmittingWindow(const json::value& sandbox) {
     auto ann = [&](const char* key) { return Annotation(sandbox, key); };
     const std::string op = ann(kube::kBootstrapOperationAnnotation);
@@ -226,7 +221,8 @@ class Cluster {
     return s;
   }
 
-  // ---- the actors ------------------------------------------------------------
+  // ---- the actors
+  // ------------------------------------------------------------
 
   // The agent-sandbox controller for one sandbox: a suspended one loses its
   // workload pod; a running one gets a new pod (gated as its template says).
@@ -250,13 +246,9 @@ class Cluster {
     const std::string name = "new-" + std::to_string(++created_);
     Note("openshell: create " + name);
     json::object sb = SandboxObject(name, "Suspended");
-    auto& ann = sb["metadata"].as_object()["annotations"].as_object();
-    ann[kube::kBootstrappingAnnotation] = "true";
-    ann[kube::kBootstrapOperationAnnotation] = "create";
-    ann["openshell.ai/sandbox-runtime-bootstrap-phase"] = "preparing";
-    ann["openshell.ai/sandbox-runtime-bootstrap-started-at-ms"] = std::to_string(time_.NowMs());
+    sb["metadata"].as_object()["annotations"] = sim::BootstrapAnnotations("create", time_.NowMs());
     Api("POST", kSandboxes, json::serialize(sb));
-    flows_.push_back({Flow::Type::kCreate, name, 0, "", 0});
+    flows_.push_back({Flow::Type::kCreate, kNs, name, 0, "", 0});
   }
 
   bool StartResume(bool stale_user) {
@@ -280,83 +272,16 @@ class Cluster {
       return true;
     }
     Note("openshell: resume " + name);
-    flows_.push_back({Flow::Type::kResume, name, 0, "", 0});
+    flows_.push_back({Flow::Type::kResume, kNs, name, 0, "", 0});
     return true;
   }
 
-  static json::value Ann(const std::string& key, json::value v) {
-    return {{"metadata", {{"annotations", {{key, std::move(v)}}}}}};
-  }
-
-  // One API call of one flow (docs/design.md#openshells-create-and-resume-flows).
+  // One step of one flow (docs/design.md#openshells-create-and-resume-flows).
   void AdvanceFlow(Flow& f) {
-    const std::string path = std::string(kSandboxes) + "/" + f.name;
-    const std::string sup = "os-supervisor-" + f.name;
-    const std::string prefix =
-        "openshell: " + std::string(f.type == Flow::Type::kCreate ? "create " : "resume ") + f.name;
-    auto pod_uid = [&](const std::string& pod) {
-      auto p = Server(kPods, pod);
-      return p ? kube::MetadataString(*p, "uid") : std::string();
-    };
-    const bool create = f.type == Flow::Type::kCreate;
-    switch (f.step) {
-      case 0:  // create: the gated supervisor; resume: replace the supervisor
-        Note(prefix + ": new gated supervisor pod");
-        Api("DELETE", std::string(kPods) + "/" + sup);
-        NewPod(sup, "supervisor", true);
-        break;
-      case 1: {  // read the fence, set Running (resume: and the bootstrap annotations)
-        std::tie(f.fence_uid, f.fence_generation) = WorkloadFence();
-        Note(prefix + ": Running");
-        json::value p = {{"spec", {{"operatingMode", "Running"}}}};
-        if (!create) {
-          p = {{"spec", {{"operatingMode", "Running"}}},
-               {"metadata",
-                {{"annotations",
-                  {{kube::kBootstrappingAnnotation, "true"},
-                   {kube::kBootstrapOperationAnnotation, "restart"},
-                   {"openshell.ai/sandbox-runtime-bootstrap-phase", "preparing"},
-                   {"openshell.ai/sandbox-runtime-bootstrap-started-at-ms",
-                    std::to_string(time_.NowMs())},
-                   {kube::kSupervisorUidAnnotation, pod_uid(sup)}}}}}};
-        }
-        Patch(path, p);
-        break;
-      }
-      case 2: {  // wait for the workload pod, then record the fence and the pods (late, §5.5 step
-                 // 7)
-        const std::string pod = pod_uid(f.name);
-        if (pod.empty()) return;  // not yet: agent-sandbox has not created it
-        if (!create) std::tie(f.fence_uid, f.fence_generation) = WorkloadFence();
-        Note(prefix + ": fence and pod annotations");
-        Patch(path, {{"metadata",
-                      {{"annotations",
-                        {{kube::kFenceUidAnnotation, f.fence_uid},
-                         {kube::kFenceGenerationAnnotation, std::to_string(f.fence_generation)},
-                         {kube::kWorkloadUidAnnotation, pod},
-                         {kube::kSupervisorUidAnnotation, pod_uid(sup)}}}}}});
-        break;
-      }
-      case 3:
-        Note(prefix + ": un-gate pods");
-        Patch(std::string(kPods) + "/" + f.name, {{"spec", {{"schedulingGates", json::array{}}}}});
-        Patch(std::string(kPods) + "/" + sup, {{"spec", {{"schedulingGates", json::array{}}}}});
-        break;
-      case 4:
-        Note(prefix + ": phase released");
-        Patch(path, Ann("openshell.ai/sandbox-runtime-bootstrap-phase", "released"));
-        break;
-      case 5:
-        Note(prefix + ": bootstrap complete");
-        Patch(path, {{"metadata",
-                      {{"annotations",
-                        {{kube::kBootstrappingAnnotation, nullptr},
-                         {kube::kBootstrapOperationAnnotation, nullptr},
-                         {"openshell.ai/sandbox-runtime-bootstrap-phase", nullptr},
-                         {"openshell.ai/sandbox-runtime-bootstrap-started-at-ms", nullptr}}}}}});
-        break;
-    }
-    ++f.step;
+    const std::string did = sim::AdvanceOpenShellFlow(*sim_, f);
+    if (did.empty()) return;  // waiting for the workload pod
+    Note("openshell: " + std::string(f.type == Flow::Type::kCreate ? "create " : "resume ") +
+         f.name + ": " + did);
   }
 
   void ChangeFence() {

@@ -4,6 +4,7 @@
 // the HTTP server's request handling called in-process (sim/handler.h).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include <boost/json.hpp>
@@ -12,6 +13,7 @@
 #include "sim/patch.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "test_support.h"
 
 namespace fk::sim {
 namespace {
@@ -460,6 +462,32 @@ TEST(YamlToJson, QuotedScalarsStayStrings) {
 
 namespace fk::sim {
 namespace {
+
+// README's simulator section runs `kubectl create -f deploy/examples/sandbox.yaml`
+// against the incident scenario: the file exists, reads as YAML, and the
+// simulator accepts it as kubectl sends it (JSON, POST to its namespace).
+TEST(Scenario, TheReadmeExampleSandboxIsAccepted) {
+  auto sc = ParseScenarioFile("incident-3525");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  Simulator sim(sc->options);
+  ASSERT_TRUE(ApplyScenario(sim, *sc).ok());
+  const std::string path = std::string(FK_SOURCE_DIR) + "/deploy/examples/sandbox.yaml";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing";
+  const std::string text = testing::ReadBytes(path);
+  auto object = YamlToJson(text);
+  ASSERT_TRUE(object.ok()) << object.status().ToString();
+  const json::value& meta = object->at("metadata");
+  const std::string ns(meta.at("namespace").as_string());
+  const std::string name(meta.at("name").as_string());
+  const ApiReply created = HandleRequest(
+      sim,
+      ApiRequest{"POST", "/apis/agents.x-k8s.io/v1beta1/namespaces/" + ns + "/sandboxes",
+                 json::serialize(*object), "application/json"},
+      "sim");
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_TRUE(sim.store().Get(*FindKind("", "pods"), ns, name).ok())
+      << "a Running sandbox gets its workload pod";
+}
 
 TEST(Scenario, BuiltInScenariosLoadByName) {
   auto sc = ParseScenarioFile("incident-3525");

@@ -3,6 +3,7 @@
 
 #include <condition_variable>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "cli/commands.h"
 #include "common/duration.h"
 #include "sim/fault_spec.h"
+#include "sim/flow_requests.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
 
@@ -174,6 +176,15 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
   out << "\n" << std::flush;
   {
     PeriodicFaults periodic(simulator, scenario.options);
+    // OpenShell's flows on request (sim.fencekeeper.dev/openshell-flow), each
+    // step said on stdout.
+    std::map<std::string, int> boundary_ports;
+    for (const sim::ScenarioNamespace& ns : scenario.namespaces)
+      boundary_ports[ns.name] = ns.boundary_port;
+    sim::FlowTicker flows(simulator, std::move(boundary_ports),
+                          scenario.options.openshell_flow_step, [&](const std::string& line) {
+                            out << "fencekeeper sim: openshell " << line << "\n" << std::flush;
+                          });
     int sig = 0;
     sigwait(&stop, &sig);
   }

@@ -331,8 +331,8 @@ ApiReply Control(Simulator& sim, const ApiRequest& req, const Target& t, bool* h
   if (what == "requests" && req.method == "GET") {
     json::object counts;
     for (const char* verb : {"get", "list", "watch", "create", "update", "patch", "delete"}) {
-      counts[verb] =
-          sim.RequestCount(verb, t.Query("resource").empty() ? "*" : t.Query("resource"));
+      counts[verb] = sim.RequestCount(verb, t.Query("resource").empty() ? "*" : t.Query("resource"),
+                                      t.Query("name").empty() ? "*" : t.Query("name"));
     }
     return Json(200, counts);
   }

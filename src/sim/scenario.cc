@@ -120,13 +120,14 @@ Status ParseOptions(const YAML::Node& v, const Reader& r, SimOptions& options) {
   for (const auto& o : v) {
     const std::string ok = o.first.as<std::string>();
     if (ok == "latency" || ok == "bookmarkInterval" || ok == "dropWatchesEvery" ||
-        ok == "expireHistoryEvery") {
+        ok == "expireHistoryEvery" || ok == "openshellFlowStep") {
       auto d = ParseDuration(o.second.as<std::string>());
       if (!d) return r.Error("options." + ok, "not a duration like 250ms or 2s");
-      (ok == "latency"            ? options.latency
-       : ok == "bookmarkInterval" ? options.bookmark_interval
-       : ok == "dropWatchesEvery" ? options.drop_watches_every
-                                  : options.expire_history_every) = *d;
+      (ok == "latency"             ? options.latency
+       : ok == "bookmarkInterval"  ? options.bookmark_interval
+       : ok == "dropWatchesEvery"  ? options.drop_watches_every
+       : ok == "openshellFlowStep" ? options.openshell_flow_step
+                                   : options.expire_history_every) = *d;
     } else if (ok == "dropWatchAfterEvents") {
       options.drop_watch_after_events = o.second.as<int>();
     } else if (ok == "historyLimit") {

@@ -33,22 +33,36 @@ json::object Condition(const char* type, const char* status, const char* reason,
           {"lastTransitionTime", now}};
 }
 
-// The pod agent-sandbox creates for a running sandbox, owned by it.
+// The scheduling gates of a sandbox's pod template (OpenShell's template
+// carries its admission gate), which the pod made from it starts with.
+json::value TemplateGates(const json::value& sandbox) {
+  const json::object* spec = ObjectField(sandbox, "spec");
+  const json::object* pod_spec = ObjectField(ObjectField(spec, "podTemplate"), "spec");
+  const json::value* gates = pod_spec ? pod_spec->if_contains("schedulingGates") : nullptr;
+  return gates && gates->is_array() && !gates->as_array().empty() ? *gates : json::value();
+}
+
+// The pod agent-sandbox creates for a running sandbox, owned by it, gated as
+// its template says.
 json::value WorkloadPod(const std::string& ns, const std::string& pod_name,
-                        const std::string& sandbox, const std::string& sandbox_uid) {
-  return json::object{
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", pod_name},
-        {"namespace", ns},
-        {"labels", {{"openshell.ai/boundary-role", "workload"}}},
-        {"ownerReferences", json::array{{{"apiVersion", "agents.x-k8s.io/v1beta1"},
-                                         {"kind", "Sandbox"},
-                                         {"name", sandbox},
-                                         {"uid", sandbox_uid},
-                                         {"controller", true}}}}}},
-      {"spec", {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}};
+                        const json::value& sandbox) {
+  const std::string name = kube::MetadataString(sandbox, "name");
+  const std::string uid = kube::MetadataString(sandbox, "uid");
+  json::object spec{{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}};
+  if (json::value gates = TemplateGates(sandbox); !gates.is_null())
+    spec["schedulingGates"] = std::move(gates);
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata",
+                       {{"name", pod_name},
+                        {"namespace", ns},
+                        {"labels", {{"openshell.ai/boundary-role", "workload"}}},
+                        {"ownerReferences", json::array{{{"apiVersion", "agents.x-k8s.io/v1beta1"},
+                                                         {"kind", "Sandbox"},
+                                                         {"name", name},
+                                                         {"uid", uid},
+                                                         {"controller", true}}}}}},
+                      {"spec", std::move(spec)}};
 }
 
 json::array SandboxConditions(bool suspended, int64_t generation, const std::string& now) {
@@ -114,7 +128,7 @@ void Simulator::EmulateAgentSandbox(const StoredEvent& e) {
   if (suspended && pod_exists) {
     store_.Delete(*pods, ns, pod_name, std::nullopt, std::nullopt);
   } else if (!suspended && !pod_exists) {
-    store_.Create(*pods, ns, WorkloadPod(ns, pod_name, name, StringAt(meta, "uid")));
+    store_.Create(*pods, ns, WorkloadPod(ns, pod_name, e.object));
   }
   // Status, written only when it differs (so this hook converges).
   const json::value* g = meta->if_contains("generation");

@@ -46,6 +46,9 @@ struct SimOptions {
   // For `fencekeeper sim`: periodic faults (0 = never).
   std::chrono::milliseconds drop_watches_every{0};
   std::chrono::milliseconds expire_history_every{0};
+  // For `fencekeeper sim`: the time between two steps of an OpenShell flow
+  // played on request (sim/flow_requests.h).
+  std::chrono::milliseconds openshell_flow_step{300};
 };
 
 class Simulator {
