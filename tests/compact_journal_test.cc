@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "domain/decision.h"
+#include "domain/fold.h"
 #include "journal/codec.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "domain/fold.h"
 #include "fault_vfs.h"
 #include "journal/journal.h"
 #include "journal_fixture.h"

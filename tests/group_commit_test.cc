@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "domain/fold.h"
 #include "fault_vfs.h"
 #include "journal/journal.h"
 #include "test_support.h"
@@ -44,10 +45,11 @@ class GroupCommitTest : public ::testing::Test {
  protected:
   GroupCommitTest() : clock_(std::chrono::system_clock::from_time_t(1'800'000'000)) {}
 
-  void Open(const std::string& vfs = "") {
+  void Open(const std::string& vfs = "", size_t max_batch_calls = 128) {
     OpenOptions o;
     o.clock = &clock_;
     o.vfs = vfs;
+    o.max_batch_calls = max_batch_calls;
     o.refuse_writes = [this] { return OnWrite(); };
     auto j = Journal::Open(path_, o);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
@@ -158,6 +160,30 @@ TEST_F(GroupCommitTest, ABatchPlansEachCallAgainstTheCallsAheadOfIt) {
   journal_.reset();
   Open();
   EXPECT_TRUE(journal_->state() == before);
+}
+
+// A batch takes at most max_batch_calls calls: eight calls queued behind a
+// held one commit as 3 + 3 + 2, in queue order, each planned against the
+// ones before it.
+TEST_F(GroupCommitTest, ABatchTakesAtMostTheCapAndTheRestFollow) {
+  Open("", 3);
+  constexpr int kCalls = 8;
+  FirstThenBatch([&] { ASSERT_TRUE(journal_->Record(HealthyEvaluation("first", "other")).ok()); },
+                 StaleRecords(kCalls, "stale-"));
+  ASSERT_EQ(results_.size(), size_t{kCalls});
+  for (const auto& [name, r] : results_) {
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().ToString();
+    EXPECT_TRUE(r->intent_seq) << name;
+  }
+  const JournalStats stats = journal_->stats();
+  EXPECT_EQ(stats.largest_batch, 3u);
+  EXPECT_EQ(stats.commits, 4u) << "the first call, then 3 + 3 + 2";
+  EXPECT_EQ(stats.calls, uint64_t{kCalls + 1});
+  EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'suspend_intent'"), kCalls);
+  EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'fence_observed' AND "
+                  "namespace = 'agents'"),
+            2)
+      << "planned against the batches before: the fence once";
 }
 
 // N threads x M intents for distinct sandboxes, with a checkpointer and a

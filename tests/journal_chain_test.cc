@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "domain/fold.h"
 #include "journal/chain.h"
 #include "journal/journal.h"
 #include "journal_fixture.h"

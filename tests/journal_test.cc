@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "common/utf8.h"
+#include "domain/fold.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
 #include "replay_check.h"

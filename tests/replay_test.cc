@@ -12,6 +12,7 @@
 #include "cli/replay_describe.h"
 #include "cli/replay_query.h"
 #include "cli/replay_timeline.h"
+#include "domain/fold.h"
 #include "journal/archive.h"
 #include "journal/journal.h"
 #include "journal_fixture.h"

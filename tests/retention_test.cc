@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "domain/fold.h"
 #include "journal/archive.h"
 #include "journal/journal.h"
 #include "journal/verify.h"

@@ -73,6 +73,7 @@
 #include <set>
 #include <tuple>
 
+#include "domain/fold.h"
 #include "journal/backup.h"
 #include "journal/journal.h"
 #include "journal/writer_lock.h"

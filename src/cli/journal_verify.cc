@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "domain/fold.h"
 #include "domain/journal_state.h"
 #include "journal/archive.h"
 #include "journal/journal.h"

@@ -1,5 +1,7 @@
 #include "cli/replay_check.h"
 
+#include "domain/fold.h"
+
 namespace fk::cli {
 using namespace fk::domain;
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/duration.h"
+#include "domain/fold.h"
 #include "journal/journal.h"
 
 namespace fk::cli {

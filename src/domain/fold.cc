@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "domain/journal_state.h"
+#include "domain/fold.h"
 
 namespace fk::domain {
 namespace {
@@ -86,30 +86,7 @@ struct Folder {
   }
 };
 
-Event Subject(const SandboxObservation& sb, EventBody body) {
-  Event e;
-  e.ns = sb.ns;
-  e.name = sb.name;
-  e.uid = sb.uid;
-  e.body = std::move(body);
-  return e;
-}
-
-// A policy (uid) observed at a lower generation than one recorded for it.
-bool OlderCopy(const PolicyObservation& seen, const FenceRecord& recorded) {
-  if (!seen.present) return false;
-  auto it = recorded.max_generation.find(seen.uid);
-  return it != recorded.max_generation.end() && seen.generation < it->second;
-}
-
 }  // namespace
-
-bool SameObjects(const Snapshot& a, const Snapshot& b) {
-  // Compare everything but the time, so a field added later is compared too.
-  Snapshot b_at_a_time = b;
-  b_at_a_time.observed_at_ms = a.observed_at_ms;
-  return a == b_at_a_time;
-}
 
 void reindex_sandbox(JournalState& state, const std::string& uid,
                      const std::optional<JournalState::NameKey>& before) {
@@ -134,107 +111,9 @@ SuspendHistory history_for(const JournalState& state, const std::string& sandbox
   return it == state.sandboxes.end() ? SuspendHistory{} : it->second.history;
 }
 
-std::optional<IntentRecord> refused_to_retry(const JournalState& state, const Evaluation& eval) {
-  if (eval.decision.action != Action::kPatchSuspend) return std::nullopt;
-  const SandboxObservation& sb = eval.snapshot.sandbox;
-  auto it = state.sandboxes.find(sb.uid);
-  if (it == state.sandboxes.end() || !it->second.refused) return std::nullopt;
-  const SandboxRecord& rec = it->second;
-  const SuspendIntent& refused = rec.refused->intent.intent;
-  // The note is not compared: it may mention times (see plan_events).
-  const bool same =
-      rec.observation && SameObjects(*rec.observation, eval.snapshot) && rec.decision &&
-      rec.decision->SameOutcome(eval.decision) && refused.reason == eval.decision.reason &&
-      refused.observed_generation == sb.generation &&
-      refused.resource_version == eval.resource_version && refused.api_version == sb.api_version;
-  if (!same) return std::nullopt;
-  return rec.refused->intent;
-}
-
-std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval) {
-  std::vector<Event> out;
-  const SandboxObservation& sb = eval.snapshot.sandbox;
-
-  const std::pair<const char*, const PolicyObservation*> policies[] = {
-      {kWorkloadPolicyName, &eval.snapshot.workload_fence},
-      {kSupervisorPolicyName, &eval.snapshot.supervisor_fence},
-  };
-  for (const auto& [policy, obs] : policies) {
-    auto it = state.fences.find({sb.ns, policy});
-    const bool known = it != state.fences.end();
-    // A policy never seen and still absent is not news; anything else that
-    // differs from the last record is — unless it is older than the record:
-    // generations only grow, so a pass that read the same policy at a lower
-    // generation (a worker whose snapshot predates another's commit) holds a
-    // stale copy, and the recorded fence never goes backwards.
-    if ((known && it->second.observation == *obs) || (!known && !obs->present)) continue;
-    if (known && OlderCopy(*obs, it->second)) continue;
-    Event e;
-    e.ns = sb.ns;
-    e.name = policy;
-    e.body = FenceObserved{policy, *obs};
-    out.push_back(std::move(e));
-  }
-
-  // A refusal that persists appends nothing: the refused intent is sent again.
-  if (refused_to_retry(state, eval)) return out;
-  const bool patch = eval.decision.action == Action::kPatchSuspend;
-  auto it = state.sandboxes.find(sb.uid);
-  const SandboxRecord* rec = it == state.sandboxes.end() ? nullptr : &it->second;
-  // The observation time is not a change by itself, and neither is a note
-  // (it may say how long ago a bootstrap started). A decision that changes
-  // only because time passed (an admitting sandbox whose grace ended) is a
-  // change: then the observation is recorded again, carrying the new time, so
-  // replay re-decides it at that time.
-  const bool observation_changed =
-      !rec || !rec->observation || !SameObjects(*rec->observation, eval.snapshot);
-  const bool decision_changed =
-      !rec || !rec->decision || !rec->decision->SameOutcome(eval.decision);
-  if (observation_changed || decision_changed || patch) {
-    out.push_back(Subject(sb, SandboxObserved{eval.snapshot}));
-    out.push_back(Subject(sb, Decided{eval.decision}));
-  }
-  if (patch) {
-    out.push_back(
-        Subject(sb, SuspendIntent{eval.decision.reason, sb.generation, eval.resource_version,
-                                  sb.api_version, eval.decision.note, eval.writer}));
-  }
-  return out;
-}
-
 void seed_held_sandbox(SandboxRecord& record) {
   if (record.decision && record.decision->verdict == Verdict::kHold && record.observation)
     record.held_sandbox = record.observation->sandbox;
-}
-
-namespace {
-
-// Whether the suspension a hold holds is fencekeeper's own, from this
-// episode: its Warning Event already said why.
-bool OwnSuspension(const SandboxRecord& r, const SandboxObservation& sb) {
-  const SuspendHistory& h = r.history;
-  // Applied at the observed generation or later: the spec is still ours.
-  if (h.applied_generation && *h.applied_generation >= sb.generation) return true;
-  // An intent still pending: the suspension seen may be our PATCH, landed
-  // before its outcome was journaled.
-  if (h.pending_intent_seq) return true;
-  // The decision before the hold was ours to suspend and a suspend of ours
-  // has applied: a refused intent sent again lands at a generation past the
-  // one its outcome records (simulation seed 3128).
-  return r.decision && r.decision->verdict == Verdict::kSuspend && h.applied_generation;
-}
-
-}  // namespace
-
-bool starts_hold_episode(const JournalState& state, const Evaluation& eval) {
-  if (eval.decision.verdict != Verdict::kHold) return false;
-  const SandboxObservation& sb = eval.snapshot.sandbox;
-  auto it = state.sandboxes.find(sb.uid);
-  if (it == state.sandboxes.end()) return true;  // first seen held
-  const SandboxRecord& r = it->second;
-  if (r.decision && r.decision->verdict == Verdict::kHold) return false;  // the episode goes on
-  if (r.held_sandbox == sb) return false;  // the same sandbox, held again: the same episode
-  return !OwnSuspension(r, sb);
 }
 
 }  // namespace fk::domain

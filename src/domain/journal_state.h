@@ -1,11 +1,6 @@
-// State folded from journal events, and the pure planning of which events an
-// evaluation must append.
-//
-// fold() is the single definition of what the events mean: the journal runs
-// it to keep its projection tables, the reconciler reads the result, and
-// replay re-runs it from the first event. plan_events() is where "the journal
-// grows with changes, not with time" is decided: an evaluation whose inputs
-// and decision are unchanged plans nothing.
+// The state folded from journal events (domain/fold.h folds it;
+// domain/plan.h plans what to append against it): the fences, the sandboxes
+// and the intents still waiting for an outcome.
 #pragma once
 
 #include <cstdint>
@@ -84,9 +79,6 @@ struct SandboxRecord {
   }
 };
 
-// Seeds SandboxRecord::held_sandbox from a record loaded from the projection.
-void seed_held_sandbox(SandboxRecord& record);
-
 struct JournalState {
   using NameKey = std::pair<std::string, std::string>;  // (ns, name)
   std::map<NameKey, FenceRecord> fences;                // (ns, policy)
@@ -98,55 +90,5 @@ struct JournalState {
   int64_t last_seq = 0;
   bool operator==(const JournalState&) const = default;
 };
-
-// Keeps uids_by_name in step with `sandboxes` for one uid: call after the
-// record was added, renamed or erased; `before` is its (ns, name) before
-// (nullopt if it was not there).
-void reindex_sandbox(JournalState& state, const std::string& uid,
-                     const std::optional<JournalState::NameKey>& before);
-
-// Applies one event. Events must arrive in seq order. A `forgotten` event
-// removes the sandbox (its uid) from every map.
-void fold(JournalState& state, const Event& event);
-
-// The journal's record of past suspends for a sandbox UID (empty if unknown).
-SuspendHistory history_for(const JournalState& state, const std::string& sandbox_uid);
-
-// One evaluation of one sandbox: the snapshot decided on, the decision, and
-// the resourceVersion a PATCH would carry.
-struct Evaluation {
-  Snapshot snapshot;
-  Decision decision;
-  std::string resource_version;
-  std::string writer = {};  // the writer id an intent issued by this evaluation carries
-};
-
-// The refused intent an evaluation re-drives instead of recording a new one:
-// set when the evaluation is to PATCH, its observation and decision are the
-// recorded ones, and the intent it would record equals the refused one
-// (reason, observed generation, precondition, API version).
-std::optional<IntentRecord> refused_to_retry(const JournalState& state, const Evaluation& eval);
-
-// The events (without seq/time) that record this evaluation: changed fence
-// observations, the sandbox observation and decision if either changed, and
-// the intent when the decision is to PATCH — unless refused_to_retry() names
-// an intent to send again. Empty when nothing changed.
-// "Changed" ignores the snapshot's observed_at_ms (SameObjects) and the
-// decision's note (SameOutcome): time passing alone records nothing, unless
-// it changes the decision.
-std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval);
-
-// Whether recording this evaluation starts a hold episode that deserves a
-// FailClosedHeld Event (docs/design.md#held-sandboxes): the decision is a hold;
-// the journal's latest decision for this uid was not (none at all counts as
-// "not"), and the sandbox object differs from the one its last hold episode
-// began with (a hold, a flip to healthy on a cache showing an older fence,
-// and a hold again, with the sandbox itself unchanged, is one episode); and
-// the suspension being held is not one fencekeeper applied itself — a
-// suspend applied at the observed generation or later means the spec is
-// still ours, and its Warning Event already said why; a suspend still pending
-// may be ours too (landed, its outcome not journaled yet). A restart reads the
-// hold back from the journal, so it starts no episode.
-bool starts_hold_episode(const JournalState& state, const Evaluation& eval);
 
 }  // namespace fk::domain

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <map>
 
+#include "domain/fold.h"
 #include "journal/codec.h"
 
 namespace fk::journal {

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "domain/fold.h"
+
 namespace fk::journal {
 using namespace fk::domain;
 

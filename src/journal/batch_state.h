@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "domain/journal_state.h"
+#include "domain/plan.h"
 
 namespace fk::journal {
 

@@ -146,9 +146,11 @@ Status Journal::Submit(Member& member) {
   member.cv.wait(lock, [&] { return member.done || queue_.front() == &member; });
   if (member.done) return member.status;  // an earlier leader committed it
 
-  // This member leads: it commits itself and every member queued behind it.
-  // Members arriving meanwhile queue for the next batch.
-  const std::vector<Member*> batch(queue_.begin(), queue_.end());
+  // This member leads: it commits itself and the members queued behind it,
+  // up to the cap. The others, and members arriving meanwhile, queue for the
+  // next batch.
+  const size_t n = std::min(queue_.size(), max_batch_calls_);
+  const std::vector<Member*> batch(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
   lock.unlock();
   BatchOutcome outcome;
   try {

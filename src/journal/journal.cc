@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 
+#include "domain/fold.h"
 #include "journal/base_state.h"
 #include "journal/batch_state.h"
 #include "journal/codec.h"
@@ -250,6 +251,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path,
   }
   std::unique_ptr<Journal> journal(new Journal(path, std::move(impl)));
   journal->refuse_writes_ = options.refuse_writes;
+  journal->max_batch_calls_ = std::max<size_t>(1, options.max_batch_calls);
   journal->volume_space_ =
       options.volume_space ? options.volume_space
                            : std::function<Result<VolumeSpace>()>([path] { return SpaceOf(path); });
@@ -537,13 +539,12 @@ Result<RefusedIntent> Journal::LoadRefused(int64_t seq, const JournalState& base
   return RefusedIntent{(*found)->intent, *(*found)->latest};
 }
 
-// An outcome may settle a pending intent or follow a refused one that was
-// sent again.
-static bool OutcomeHasIntent(const JournalState& state, const Event& e) {
-  if (state.pending_intents.contains(e.ref_seq)) return true;
-  auto it = state.sandboxes.find(e.uid);
-  return it != state.sandboxes.end() && it->second.refused &&
-         it->second.refused->intent.seq == e.ref_seq;
+// `outcome` with its text as BoundEventText leaves it in the row.
+static SuspendOutcome AsStored(const SuspendOutcome& outcome) {
+  Event e;
+  e.body = outcome;
+  BoundEventText(e);
+  return std::get<SuspendOutcome>(e.body);
 }
 
 Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
@@ -551,7 +552,7 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   Member member([&](BatchState& batch) -> Result<std::vector<Event>> {
     const JournalState& state = batch.For(events);
     for (const Event& e : events) {
-      if (e.kind() == EventKind::kSuspendOutcome && !OutcomeHasIntent(state, e)) {
+      if (e.kind() == EventKind::kSuspendOutcome && !outcome_has_intent(state, e)) {
         return Status::InvalidArgument("outcome for seq " + std::to_string(e.ref_seq) +
                                        ", which is neither a pending nor a refused intent");
       }
@@ -594,86 +595,22 @@ Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
   return r;
 }
 
-// The refused intent `intent_seq` of some sandbox, if it is one.
-static const RefusedIntent* FindRefused(const JournalState& state, int64_t intent_seq) {
-  for (const auto& [uid, r] : state.sandboxes) {
-    if (r.refused && r.refused->intent.seq == intent_seq) return &*r.refused;
-  }
-  return nullptr;
-}
-
-// The event recording `outcome` of `intent_seq`; none when it repeats the
-// refusal already recorded for that intent.
-static Result<std::vector<Event>> PlanOutcome(const JournalState& state, int64_t intent_seq,
-                                              const SuspendOutcome& outcome,
-                                              const IntentRecord* known) {
-  const IntentRecord* intent = nullptr;
-  if (auto it = state.pending_intents.find(intent_seq); it != state.pending_intents.end()) {
-    intent = &it->second;
-  } else if (const RefusedIntent* refused = FindRefused(state, intent_seq)) {
-    // The same refusal again appends nothing; the text is compared as it
-    // would be stored.
-    SuspendOutcome bounded = outcome;
-    bounded.detail = BoundText(bounded.detail);
-    if (bounded == refused->outcome) return std::vector<Event>{};
-    intent = &refused->intent;
-  } else if (known && known->seq == intent_seq && outcome.outcome == Outcome::kApplied) {
-    intent = known;  // settled otherwise, but an object carries it: applied after all
-  } else {
-    return Status::InvalidArgument("journal seq " + std::to_string(intent_seq) +
-                                   " is neither a pending nor a refused intent");
-  }
-  Event e;
-  e.ns = intent->ns;
-  e.name = intent->name;
-  e.uid = intent->uid;
-  e.ref_seq = intent_seq;
-  e.body = outcome;
-  std::vector<Event> events;
-  events.push_back(std::move(e));
-  return events;
-}
-
 Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome,
                                        const IntentRecord* known) {
+  // Planned as it will be stored, so that a refusal repeated word for word
+  // compares equal to the one recorded (and appends nothing).
+  const SuspendOutcome stored = AsStored(outcome);
   Member member([&](BatchState& batch) {
     const JournalState& state = known ? batch.ForSandbox(known->uid) : batch.ForIntent(intent_seq);
-    return PlanOutcome(state, intent_seq, outcome, known);
+    return plan_outcome(state, intent_seq, stored, known);
   });
   if (Status s = Submit(member); !s.ok()) return s;
   return member.events.empty() ? int64_t{0} : member.events.front().seq;
 }
 
-// `superseded` for each pending intent of sandbox `uid`, then `forgotten`.
-static std::vector<Event> PlanForget(const JournalState& state, const std::string& uid,
-                                     const std::string& detail) {
-  auto it = state.sandboxes.find(uid);
-  if (it == state.sandboxes.end()) return {};
-  const SandboxRecord& r = it->second;
-  std::vector<Event> events;
-  auto subject = [&](EventBody body, int64_t ref_seq) {
-    Event e;
-    e.ns = r.ns;
-    e.name = r.name;
-    e.uid = uid;
-    e.ref_seq = ref_seq;
-    e.body = std::move(body);
-    events.push_back(std::move(e));
-  };
-  // A PATCH of a pending intent carries the old object's resourceVersion, so
-  // it can never land on a sandbox that is gone or re-created: superseded.
-  for (const auto& [seq, intent] : state.pending_intents) {
-    if (intent.uid == uid)
-      subject(SuspendOutcome{Outcome::kSuperseded, std::nullopt, "sandbox deleted: " + detail},
-              seq);
-  }
-  subject(Forgotten{detail}, 0);
-  return events;
-}
-
 Result<size_t> Journal::Forget(const std::string& uid, const std::string& detail) {
   Member member([&](BatchState& batch) -> Result<std::vector<Event>> {
-    return PlanForget(batch.ForSandbox(uid), uid, detail);
+    return plan_forget(batch.ForSandbox(uid), uid, detail);
   });
   if (Status s = Submit(member); !s.ok()) return s;
   return member.events.size();

@@ -41,6 +41,7 @@
 #include "common/status.h"
 #include "domain/event.h"
 #include "domain/journal_state.h"
+#include "domain/plan.h"
 #include "journal/chain.h"
 #include "journal/space.h"
 
@@ -70,6 +71,10 @@ struct OpenOptions {
   int64_t reserve_bytes = 0;
   // The free space of the journal's volume (tests inject one); default statvfs.
   std::function<Result<VolumeSpace>()> volume_space;
+  // At most this many calls are committed in one group-commit batch; the
+  // rest form the next one. Bounds one transaction's size and the time its
+  // first caller waits (LevelDB caps a group likewise).
+  size_t max_batch_calls = 128;
 };
 
 // What a file on disk is, found without changing a byte of it.
@@ -271,6 +276,7 @@ class Journal {
   std::string path_;
   std::unique_ptr<Impl> impl_;
   std::function<bool()> refuse_writes_;
+  size_t max_batch_calls_ = 128;
   std::unique_ptr<SpaceReserve> reserve_;  // under db_mu_
   std::function<Result<VolumeSpace>()> volume_space_;
   std::atomic<bool> shedding_{false};

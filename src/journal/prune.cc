@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "domain/fold.h"
 #include "journal/archive.h"
 #include "journal/base_state.h"
 #include "journal/compact.h"

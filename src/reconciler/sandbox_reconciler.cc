@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "domain/decision.h"
+#include "domain/fold.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
 

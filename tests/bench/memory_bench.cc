@@ -25,7 +25,9 @@
 #include <vector>
 
 #include "domain/decision.h"
+#include "domain/fold.h"
 #include "domain/journal_state.h"
+#include "domain/plan.h"
 #include "kube/client.h"
 #include "map_cache.h"
 #include "test_support.h"

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "domain/fold.h"
 #include "journal/journal.h"
 #include "reconciler/retention.h"
 
