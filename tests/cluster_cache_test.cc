@@ -3,7 +3,9 @@
 // a pod event is answered from.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -139,6 +141,101 @@ TEST(PodIndex, APodEventReadsOnlyTheSandboxesThatNameIt) {
   EXPECT_EQ(on_pod("custom"), (Touched{0, {}}));
   EXPECT_EQ(on_pod("os-supervisor-id-9"), (Touched{0, {}}));
   EXPECT_EQ(cache.pod_index_size(), 2u * (kSandboxes - 1));
+}
+
+// ---- the pod index itself ---------------------------------------------------------
+
+// A cached sandbox naming `workload` ("" = its own name) and `supervisor`.
+std::shared_ptr<const CachedSandbox> Naming(const std::string& workload,
+                                            const std::string& supervisor = "") {
+  auto sb = std::make_shared<CachedSandbox>();
+  sb->compact.workload_pod_name = workload;
+  sb->compact.supervisor_pod_name = supervisor;
+  return sb;
+}
+
+TEST(PodIndex, FollowsEachSandboxsPodsThroughChangesAndDeletion) {
+  reconciler::PodIndex index;
+  auto a = Naming("", "os-supervisor-a");
+  index.Update("ns", "a", nullptr, a.get());
+  EXPECT_EQ(index.Candidates("ns", "a"), std::vector<std::string>{"a"});  // by its own name
+  EXPECT_EQ(index.Candidates("ns", "os-supervisor-a"), std::vector<std::string>{"a"});
+  EXPECT_TRUE(index.Candidates("other", "a").empty());  // per namespace
+  EXPECT_EQ(index.size(), 2u);
+  // Another sandbox naming the same pod: both are candidates; either leaving
+  // takes only its own entry.
+  auto b = Naming("a");
+  index.Update("ns", "b", nullptr, b.get());
+  auto both = index.Candidates("ns", "a");
+  std::sort(both.begin(), both.end());
+  EXPECT_EQ(both, (std::vector<std::string>{"a", "b"}));
+  index.Update("ns", "b", b.get(), nullptr);
+  EXPECT_EQ(index.Candidates("ns", "a"), std::vector<std::string>{"a"});
+  // The workload pod renamed by annotation: the old name leaves the index.
+  auto renamed = Naming("custom", "os-supervisor-a");
+  index.Update("ns", "a", a.get(), renamed.get());
+  EXPECT_TRUE(index.Candidates("ns", "a").empty());
+  EXPECT_EQ(index.Candidates("ns", "custom"), std::vector<std::string>{"a"});
+  EXPECT_EQ(index.size(), 2u);
+  index.Update("ns", "a", renamed.get(), nullptr);
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_TRUE(index.Candidates("ns", "custom").empty());
+}
+
+TEST(PodIndex, ASandboxThatDoesNotParseNamesNoPod) {
+  reconciler::PodIndex index;
+  auto broken = std::make_shared<CachedSandbox>();
+  broken->error = "spec.operatingMode is missing";
+  index.Update("ns", "a", nullptr, broken.get());
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_TRUE(index.Candidates("ns", "a").empty());
+  // Parsing again later: indexed from then on; broken again: gone.
+  auto fixed = Naming("");
+  index.Update("ns", "a", broken.get(), fixed.get());
+  EXPECT_EQ(index.Candidates("ns", "a"), std::vector<std::string>{"a"});
+  index.Update("ns", "a", fixed.get(), broken.get());
+  EXPECT_EQ(index.size(), 0u);
+}
+
+// SandboxesNamingPod checks each candidate against the cached sandbox (an
+// index entry is only a hint) and names each sandbox once.
+TEST(PodIndex, SandboxesNamingPodKeepsOnlyCandidatesTheCachedSandboxConfirms) {
+  class Sandboxes final : public reconciler::ClusterCache {
+   public:
+    reconciler::SandboxPtr Sandbox(const std::string& ns, const std::string& name) const override {
+      auto it = sandboxes.find({ns, name});
+      return it == sandboxes.end() ? nullptr : it->second;
+    }
+    std::vector<reconciler::ObjectKey> SandboxKeys(const std::string&) const override { return {}; }
+    reconciler::PolicyPtr Policy(const std::string&, const std::string&) const override {
+      return nullptr;
+    }
+    reconciler::PodPtr Pod(const std::string&, const std::string&) const override {
+      return nullptr;
+    }
+    std::map<std::string, size_t> CountByNamespace(reconciler::CacheKind) const override {
+      return {};
+    }
+    bool Synced() const override { return true; }
+
+    std::map<reconciler::ObjectKey, reconciler::SandboxPtr> sandboxes;
+    reconciler::PodIndex index;
+
+   private:
+    const reconciler::PodIndex& pod_index() const override { return index; }
+  } cache;
+  // "a" names pod "p" twice over (workload and supervisor): named once.
+  auto a = Naming("p", "p");
+  cache.sandboxes[{"ns", "a"}] = a;
+  cache.index.Update("ns", "a", nullptr, a.get());
+  EXPECT_EQ(cache.SandboxesNamingPod("ns", "p"), std::vector<std::string>{"a"});
+  // The index still says "b" names "p", but the cached "b" names another pod
+  // now, and "c" is not cached at all: neither is named.
+  cache.index.Update("ns", "b", nullptr, Naming("p").get());
+  cache.sandboxes[{"ns", "b"}] = Naming("q");
+  cache.index.Update("ns", "c", nullptr, Naming("p").get());
+  EXPECT_EQ(cache.SandboxesNamingPod("ns", "p"), std::vector<std::string>{"a"});
+  EXPECT_TRUE(cache.SandboxesNamingPod("ns", "nobody").empty());
 }
 
 }  // namespace
