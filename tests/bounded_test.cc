@@ -5,11 +5,11 @@
 
 #include <boost/json.hpp>
 
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
 #include "map_cache.h"
 #include "reconciler/controller.h"
-#include "sim/handler.h"
 #include "sim/scenario.h"
 #include "test_support.h"
 
@@ -53,17 +53,8 @@ class StartupResolution : public ::testing::Test {
     auto j = journal::Journal::Open(dir_.File("journal.db"), jo);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
-    const std::pair<MapCache::Kind, std::string> kinds[] = {
-        {MapCache::Kind::kSandboxes, kSandboxes},
-        {MapCache::Kind::kPods, "/api/v1/namespaces/ns/pods"},
-        {MapCache::Kind::kPolicies, "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies"}};
-    for (const auto& [kind, path] : kinds) {
-      const json::value list =
-          json::parse(sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim").body);
-      for (const auto& item : list.at("items").as_array())
-        cache_.Put(kind, "ns", kube::MetadataString(item, "name"),
-                   std::make_shared<const json::value>(item));
-    }
+    cache_.FillFrom("ns",
+                    [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
   }
 
   // A process: a client over a FakeTransport into the simulator, where every
@@ -71,22 +62,20 @@ class StartupResolution : public ::testing::Test {
   // the client allowed, and no answer comes.
   void Start() {
     controller_.reset();
-    auto transport = std::make_unique<kube::FakeTransport>([this](const kube::HttpRequest& r) {
-      if (throttle_b_ && r.target.find("/sandboxes/b") != std::string::npos) {
-        return Result<kube::HttpResponse>(kube::HttpResponse{
-            429, R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":429})",
-            "application/json", 3600});
-      }
-      if (r.target.find("/sandboxes/a") != std::string::npos) {
-        ++hung_a_;
-        time_.Advance(transport_->requests().back().timeout);
-        return Result<kube::HttpResponse>(Status::IOError("no answer (hung)"));
-      }
-      sim::ApiReply a =
-          sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
-      return Result<kube::HttpResponse>(
-          kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt});
-    });
+    auto transport = fk::testing::InProcessTransport(
+        *sim_, [this](const kube::HttpRequest& r, const fk::testing::Forward& forward) {
+          if (throttle_b_ && r.target.find("/sandboxes/b") != std::string::npos) {
+            return Result<kube::HttpResponse>(kube::HttpResponse{
+                429, R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":429})",
+                "application/json", 3600});
+          }
+          if (r.target.find("/sandboxes/a") != std::string::npos) {
+            ++hung_a_;
+            time_.Advance(transport_->requests().back().timeout);
+            return Result<kube::HttpResponse>(Status::IOError("no answer (hung)"));
+          }
+          return forward();
+        });
     transport_ = transport.get();
     kube::ClientOptions co;
     co.time = &time_;
@@ -113,9 +102,7 @@ class StartupResolution : public ::testing::Test {
   }
 
   std::string Mode(const std::string& name) {
-    const json::value o = json::parse(
-        sim::HandleRequest(*sim_, {"GET", std::string(kSandboxes) + "/" + name, "", ""}, "sim")
-            .body);
+    const json::value o = fk::testing::SimGet(*sim_, std::string(kSandboxes) + "/" + name);
     return kube::StringField(kube::ObjectField(o, "spec"), "operatingMode").value_or("");
   }
   bool OthersSuspended() { return Mode("b") == "Suspended" && Mode("c") == "Suspended"; }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <set>
 
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
 #include "map_cache.h"
@@ -72,8 +73,10 @@ class SandboxReconcilerTest : public ::testing::Test {
   // A new process on the same journal and cluster.
   void Restart() {
     reconciler_.reset();
-    auto transport = std::make_unique<kube::FakeTransport>(
-        [this](const kube::HttpRequest& r) { return Handle(r); });
+    auto transport = fk::testing::InProcessTransport(
+        *sim_, [this](const kube::HttpRequest& r, const fk::testing::Forward& forward) {
+          return Handle(r, forward);
+        });
     transport_ = transport.get();
     kube::ClientOptions co;
     co.time = &time_;
@@ -90,13 +93,12 @@ class SandboxReconcilerTest : public ::testing::Test {
     SyncCache();
   }
 
-  Result<kube::HttpResponse> Handle(const kube::HttpRequest& r) {
+  Result<kube::HttpResponse> Handle(const kube::HttpRequest& r,
+                                    const fk::testing::Forward& forward) {
     if (before_) {
       if (Reply x = before_(r)) return *x;
     }
-    sim::ApiReply a =
-        sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
-    kube::HttpResponse reply{a.status, a.body, a.content_type, std::nullopt};
+    const kube::HttpResponse reply = *forward();  // the simulator always answers
     if (after_) {
       if (Reply x = after_(r, reply)) return *x;
     }
@@ -115,19 +117,10 @@ class SandboxReconcilerTest : public ::testing::Test {
 
   // The cache catches up with the server.
   void SyncCache() {
-    const std::pair<MapCache::Kind, const char*> kinds[] = {
-        {MapCache::Kind::kSandboxes, kSandboxes},
-        {MapCache::Kind::kPods, kPods},
-        {MapCache::Kind::kPolicies, "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies"}};
-    for (const auto& [kind, path] : kinds) {
+    for (auto kind : {MapCache::Kind::kSandboxes, MapCache::Kind::kPods, MapCache::Kind::kPolicies})
       cache_.Clear(kind);
-      sim::ApiReply a = sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim");
-      const json::value list = json::parse(a.body);
-      for (const auto& item : list.at("items").as_array()) {
-        cache_.Put(kind, "ns", kube::MetadataString(item, "name"),
-                   std::make_shared<const json::value>(item));
-      }
-    }
+    cache_.FillFrom("ns",
+                    [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
   }
 
   int Sent(const std::string& method, const std::string& target_part = "/sandboxes/") const {

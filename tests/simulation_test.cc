@@ -73,6 +73,7 @@
 #include <set>
 #include <tuple>
 
+#include "in_process_cluster.h"
 #include "journal/backup.h"
 #include "journal/journal.h"
 #include "journal/writer_lock.h"
@@ -370,7 +371,7 @@ class World : public Cluster {
           return Status::IOError("connection reset (injected)");
       }
     }
-    return Reply(sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim"));
+    return fk::testing::SimAnswer(*sim_, r);
   }
 
   // The journal's new events: intents attributed to the writer that has it
@@ -412,11 +413,7 @@ class World : public Cluster {
 
   // ---- what fencekeeper sends: faults and invariants -----------------------
 
-  Result<kube::HttpResponse> Reply(const sim::ApiReply& r) {
-    return kube::HttpResponse{
-        r.status, r.body, r.content_type,
-        r.retry_after_seconds ? std::optional<int>(r.retry_after_seconds) : std::nullopt};
-  }
+  Result<kube::HttpResponse> Reply(const sim::ApiReply& r) { return fk::testing::FromSim(r); }
   Result<kube::HttpResponse> ServerError(int status) {
     return kube::HttpResponse{status,
                               R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":)" +
@@ -450,8 +447,7 @@ class World : public Cluster {
                         : ServerError(503);
     }
     if (!sandbox_patch) {
-      sim::ApiReply reply =
-          sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+      sim::ApiReply reply = sim::HandleRequest(*sim_, fk::testing::ToSim(r), "sim");
       if (lease && (reply.status == 200 || reply.status == 201) && r.method != "GET")
         last_renewal_[identity] = time_.MonotonicNow();
       if (event && r.method == "POST" && reply.status == 201) CheckHeldEvent(r.body);
@@ -631,8 +627,7 @@ class World : public Cluster {
       default:
         break;
     }
-    sim::ApiReply reply =
-        sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+    sim::ApiReply reply = sim::HandleRequest(*sim_, fk::testing::ToSim(r), "sim");
     if (reply.status == 200) {
       const json::value v = ParseLenient(reply.body);
       const std::string uid = kube::MetadataString(v, "uid");
