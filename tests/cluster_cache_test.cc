@@ -76,7 +76,7 @@ TEST_F(ClientTest, TheInformerCacheKeepsCompactStructsOfTheFencesSandboxesAndPod
   sim_->store().Mutate(
       *sandboxes, "ns", "a",
       [](json::value& v) -> std::optional<sim::ApiFailure> {
-        v.at("metadata").at("annotations").as_object()["agents.x-k8s.io/pod-name"] = "a-2";
+        v.at("metadata").at("annotations").as_object()[kPodNameAnnotation] = "a-2";
         return std::nullopt;
       },
       false);

@@ -17,6 +17,7 @@
 #include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
+#include "kube/objects.h"
 #include "map_cache.h"
 #include "reconciler/sandbox_reconciler.h"
 #include "sim/handler.h"
@@ -91,10 +92,8 @@ class JournalGrowthTest : public ::testing::Test {
     std::vector<int64_t> seqs;
     for (const std::string& body : patch_bodies_) {
       const json::value v = json::parse(body);
-      seqs.push_back(std::stoll(std::string(v.at("metadata")
-                                                .at("annotations")
-                                                .at("openshell.ai/fail-closed-journal-seq")
-                                                .as_string())));
+      seqs.push_back(std::stoll(
+          std::string(v.at("metadata").at("annotations").at(kube::kSeqAnnotation).as_string())));
     }
     return seqs;
   }
@@ -184,9 +183,9 @@ TEST_P(PersistentRefusal, AppendsABoundedNumberOfRowsInTenMinutes) {
   ASSERT_EQ(patch_bodies_.size(), 121u);
   const int64_t intent = Rows("SELECT seq FROM transitions");
   for (const std::string& body : patch_bodies_) {
-    EXPECT_NE(
-        body.find("\"openshell.ai/fail-closed-journal-seq\":\"" + std::to_string(intent) + "\""),
-        std::string::npos)
+    EXPECT_NE(body.find(std::string("\"") + kube::kSeqAnnotation + "\":\"" +
+                        std::to_string(intent) + "\""),
+              std::string::npos)
         << body;
   }
   // The refusal ends: the same intent is applied, one more row.

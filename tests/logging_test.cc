@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "in_process_cluster.h"
 #include "kube/fake_transport.h"
+#include "kube/objects.h"
 #include "map_cache.h"
 #include "reconciler/sandbox_reconciler.h"
 #include "sim/handler.h"
@@ -338,10 +339,10 @@ TEST_F(ReconcileLogs, DebugSaysEachReconcilesVerdictWithItsReconcileId) {
   EXPECT_EQ(w.Get("reason"), "fence-stale");
   // The seq the PATCH wrote on the sandbox.
   const json::value a =
-      fk::testing::SimGet(*sim_, "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/a");
+      fk::testing::SimGet(*sim_, std::string(fk::testing::kNsSandboxesPath) + "/a");
   EXPECT_EQ(w.Get("seq"),
             kube::StringField(kube::ObjectField(kube::ObjectField(a, "metadata"), "annotations"),
-                              "openshell.ai/fail-closed-journal-seq"));
+                              kube::kSeqAnnotation));
   EXPECT_EQ(w.Get("fence_from"), "1");
   EXPECT_EQ(w.Get("fence_to"), "2");
 }

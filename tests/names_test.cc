@@ -150,7 +150,7 @@ TEST(HostileNames, APodNameAnnotationIsNeverPutIntoAPath) {
   auto sc = sim::ParseScenario("namespaces: [{name: ns, sandboxes: [{name: a, mode: Running}]}]\n",
                                "test");
   ASSERT_TRUE(sc.ok() && sim::ApplyScenario(sim, *sc).ok());
-  const std::string sandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+  const std::string sandboxes = fk::testing::kNsSandboxesPath;
   sim::HandleRequest(sim,
                      {"PATCH", sandboxes + "/a",
                       R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":

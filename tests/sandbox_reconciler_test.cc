@@ -13,6 +13,7 @@
 #include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
+#include "kube/objects.h"
 #include "map_cache.h"
 #include "sim/handler.h"
 #include "sim/scenario.h"
@@ -25,7 +26,7 @@ using namespace std::chrono_literals;
 using Next = ReconcileResult::Next;
 using fk::testing::MapCache;
 
-constexpr const char* kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+constexpr const char* kSandboxes = fk::testing::kNsSandboxesPath;
 constexpr const char* kPods = "/api/v1/namespaces/ns/pods";
 
 // One running sandbox "a" admitted under fence generation 1 while the fence
@@ -325,11 +326,11 @@ TEST_F(SandboxReconcilerTest, LaggingPodCacheNeverSuspendsAHealthySandbox) {
       "sim");
   const std::string pod_uid = kube::MetadataString(json::parse(pod.body), "uid");
   SyncCache();
-  ServerPatch(std::string(kSandboxes) + "/a",
-              {{"metadata",
-                {{"annotations",
-                  {{"openshell.ai/sandbox-runtime-network-policy-generation", "2"},
-                   {"openshell.ai/sandbox-runtime-workload-uid", pod_uid}}}}}});
+  ServerPatch(
+      std::string(kSandboxes) + "/a",
+      {{"metadata",
+        {{"annotations",
+          {{kube::kFenceGenerationAnnotation, "2"}, {kube::kWorkloadUidAnnotation, pod_uid}}}}}});
   cache_.Put(MapCache::Kind::kSandboxes, "ns", "a",
              std::make_shared<const json::value>(Server(kSandboxes, "a")));
   cache_.Put(MapCache::Kind::kPods, "ns", "a", nullptr);  // the pod cache lags behind
@@ -381,7 +382,7 @@ TEST_F(SandboxReconcilerTest, AnotherJournalsSeqOnTheObjectIsNotTakenForOurs) {
   const json::value suspended = Server(kSandboxes, "a");
   const std::string seq_a =
       kube::StringField(kube::ObjectField(kube::ObjectField(suspended, "metadata"), "annotations"),
-                        "openshell.ai/fail-closed-journal-seq")
+                        kube::kSeqAnnotation)
           .value_or("");
   ServerPatch(std::string(kSandboxes) + "/a",
               json::parse(R"({"spec":{"operatingMode":"Running"}})"));
@@ -534,7 +535,7 @@ class HeldEventsTest : public SandboxReconcilerTest {
   // sandbox's admission record names the fence as it is now.
   void ReadmitStopped() {
     const json::value fence = Server("/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies",
-                                     "openshell-sandbox-workloads");
+                                     domain::kWorkloadPolicyName);
     json::object annotations;
     annotations[kube::kFenceGenerationAnnotation] =
         std::to_string(fence.at("metadata").at("generation").as_int64());
@@ -586,9 +587,9 @@ TEST_F(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
   const char* kPolicies = "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies";
   EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
   ASSERT_EQ(Held().size(), 1u);
-  json::value older = Server(kPolicies, "openshell-sandbox-workloads");
+  json::value older = Server(kPolicies, domain::kWorkloadPolicyName);
   older.at("metadata").as_object()["generation"] = 1;  // what it was admitted under
-  cache_.Put(MapCache::Kind::kPolicies, "ns", "openshell-sandbox-workloads",
+  cache_.Put(MapCache::Kind::kPolicies, "ns", domain::kWorkloadPolicyName,
              std::make_shared<const json::value>(older));
   EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
   std::string uid;
@@ -602,7 +603,7 @@ TEST_F(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
   // The same after a restart in the middle: the hold is read back, and with it its sandbox.
   OpenJournal();
   Restart();
-  cache_.Put(MapCache::Kind::kPolicies, "ns", "openshell-sandbox-workloads",
+  cache_.Put(MapCache::Kind::kPolicies, "ns", domain::kWorkloadPolicyName,
              std::make_shared<const json::value>(older));
   EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
   SyncCache();

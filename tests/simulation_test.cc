@@ -274,7 +274,7 @@ class World : public Cluster {
       in->informer_client = kube::ApiClient::CreateWithTransport(cfg, ico, std::move(it));
       reconciler::CacheScope scope;
       scope.namespaces = {kNs};
-      scope.selector = "openshell.ai/managed-by=openshell";
+      scope.selector = reconciler::ControllerOptions{}.selector;
       scope.informer.time = &steps->time();
       scope.informer.page_size = 1 + static_cast<int>(rng_() % 3);
       in->informer_cache = std::make_unique<reconciler::InformerCache>(*in->informer_client, scope);
@@ -549,7 +549,7 @@ class World : public Cluster {
     DrainOnce();
     for (const auto& name : SandboxNames()) {
       auto sb = Server(kSandboxes, name);
-      if (!sb || Annotation(*sb, kSeqAnnotation).empty()) continue;
+      if (!sb || Annotation(*sb, kube::kSeqAnnotation).empty()) continue;
       Note("prologue: user resumes " + name + " (annotations stay)");
       Patch(std::string(kSandboxes) + "/" + name, {{"spec", {{"operatingMode", "Running"}}}});
     }
@@ -648,7 +648,7 @@ class World : public Cluster {
   Mark CheckPatch(const std::string& identity, const kube::HttpRequest& r) {
     boost::system::error_code ec;
     json::value body = json::parse(r.body, ec);
-    const std::string seq_text = ec ? "" : Annotation(body, kSeqAnnotation);
+    const std::string seq_text = ec ? "" : Annotation(body, kube::kSeqAnnotation);
     const std::string rv = ec ? "" : kube::MetadataString(body, "resourceVersion");
     const std::string name = r.target.substr(std::string(kSandboxes).size() + 1);
     Note("  PATCH " + name + " seq " + seq_text + " rv " + rv + " by " + identity);
@@ -1008,8 +1008,8 @@ class World : public Cluster {
       if (!sb) continue;
       const std::string uid = kube::MetadataString(*sb, "uid");
       uids.insert(uid);
-      carried[uid] =
-          ObjectMark(Annotation(*sb, kSeqAnnotation), Annotation(*sb, kube::kWriterAnnotation));
+      carried[uid] = ObjectMark(Annotation(*sb, kube::kSeqAnnotation),
+                                Annotation(*sb, kube::kWriterAnnotation));
       const domain::Snapshot snap = Truth(*sb);
       const domain::Decision truth = domain::decide(snap);
       if (truth.verdict == domain::Verdict::kSuspend && snap.sandbox.should_run) {

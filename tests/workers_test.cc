@@ -106,8 +106,8 @@ class WorkersTest : public ::testing::Test {
     };
     client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
     for (const char* collection :
-         {"/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes",
-          "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies", "/api/v1/namespaces/ns/pods"})
+         {fk::testing::kNsSandboxesPath, "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies",
+          "/api/v1/namespaces/ns/pods"})
       Fill(collection);
     ControllerOptions o;
     o.time = &time_;
