@@ -375,7 +375,9 @@ TEST_F(EndToEnd, FaultsEarlyOnStillEndWithOneAppliedTransitionEach) {
         << n;
   }
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'pending'"), 0);
-  EXPECT_GE(Count("SELECT count(*) FROM transitions WHERE outcome = 'failed'"), 0);
+  // A 503 is no refusal: the PATCH's result is unknown, the sandbox is read
+  // back and the same intent sent again, so no transition ends as failed.
+  EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'failed'"), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
 }
 
