@@ -204,7 +204,7 @@ TEST_F(AuditQueries, TimeFromFenceChangeToSuspension) {
   auto rows = Audit(Journal(), "fence_change_to_suspension.sql").rows;
   ASSERT_EQ(rows.size(), 3u);
   for (auto& r : rows) {
-    EXPECT_EQ(r["fence"], "openshell-sandbox-workloads");
+    EXPECT_EQ(r["fence"], domain::kWorkloadPolicyName);
     EXPECT_EQ(r["fence_generation"], "2");
     EXPECT_EQ(r["episode_began_with"], "fence change");
     EXPECT_EQ(r["resumed_at"], "");

@@ -1,18 +1,15 @@
-// Issue 9, "bounded everything": the per-key backoff saturates at 5 minutes,
-// a Retry-After of an hour waits a minute, an Interrupt's hooks cut calls
-// short, and one sandbox whose pending intent cannot be resolved (its reads
+// Issue 9, "bounded everything": an Interrupt's hooks cut calls short, and
+// one sandbox whose pending intent cannot be resolved (its reads
 // hang) does not hold up the others at start-up. Manual time throughout.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
-#include "common/backoff.h"
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
 #include "map_cache.h"
 #include "reconciler/controller.h"
-#include "reconciler/work_queue.h"
-#include "sim/handler.h"
 #include "sim/scenario.h"
 #include "test_support.h"
 
@@ -21,54 +18,6 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using fk::testing::MapCache;
-
-// The delay AddRateLimited chose for `key`, on a manual clock.
-std::chrono::milliseconds NextDelay(WorkQueue& q, ManualTimeSource& time) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(*q.NextDue() - time.MonotonicNow());
-}
-
-// Takes the key once it is due (advancing the clock to it), as a worker would.
-void TakeWhenDue(WorkQueue& q, ManualTimeSource& time, const std::string& key) {
-  time.Advance(NextDelay(q, time));
-  ASSERT_EQ(q.TryGet(), key);
-  q.Done(key);
-}
-
-// docs/design.md#growth-with-changes-not-time: a key that keeps failing (a
-// refused PATCH) is retried with a backoff that grows to 5 minutes and stays there — with the
-// controller's defaults, which were capped at 60 s (a refused PATCH every minute, forever).
-TEST(Bounded, ThePerKeyBackoffSaturatesAtFiveMinutes) {
-  ManualTimeSource time;
-  const ControllerOptions defaults;
-  WorkQueue q(time, defaults.retry_base, defaults.retry_max);
-  std::vector<std::chrono::milliseconds> delays;
-  for (int i = 0; i < 16; ++i) {
-    q.AddRateLimited("ns/a");
-    delays.push_back(NextDelay(q, time));
-    TakeWhenDue(q, time, "ns/a");
-  }
-  const std::vector<std::chrono::milliseconds> expected = {
-      50ms,    100ms,   200ms,   400ms,    800ms,    1600ms,   3200ms,   6400ms,
-      12800ms, 25600ms, 51200ms, 102400ms, 204800ms, 300000ms, 300000ms, 300000ms};
-  EXPECT_EQ(delays, expected);
-  q.Forget("ns/a");  // a success starts over
-  q.AddRateLimited("ns/a");
-  EXPECT_EQ(NextDelay(q, time), 50ms);
-}
-
-// A server's Retry-After is honoured when longer than the backoff, but never
-// more than a minute; a shorter one does not shorten the backoff.
-TEST(Bounded, ARetryAfterOfAnHourRequeuesAfterAMinute) {
-  ManualTimeSource time;
-  WorkQueue q(time, 50ms, 300s);
-  q.AddRateLimited("ns/a", 3600);
-  EXPECT_EQ(NextDelay(q, time), 60s);
-  TakeWhenDue(q, time, "ns/a");
-  q.AddRateLimited("ns/a", 2);
-  EXPECT_EQ(NextDelay(q, time), 2s);
-  EXPECT_EQ(RetryAfterDelay(-5), 0ms);
-  EXPECT_EQ(RetryAfterDelay(61), 60s);
-}
 
 TEST(Bounded, AnInterruptRunsItsHooksOnceAndAtOnceWhenAlreadyFired) {
   Interrupt stop;
@@ -104,17 +53,8 @@ class StartupResolution : public ::testing::Test {
     auto j = journal::Journal::Open(dir_.File("journal.db"), jo);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
-    const std::pair<MapCache::Kind, std::string> kinds[] = {
-        {MapCache::Kind::kSandboxes, kSandboxes},
-        {MapCache::Kind::kPods, "/api/v1/namespaces/ns/pods"},
-        {MapCache::Kind::kPolicies, "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies"}};
-    for (const auto& [kind, path] : kinds) {
-      const json::value list =
-          json::parse(sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim").body);
-      for (const auto& item : list.at("items").as_array())
-        cache_.Put(kind, "ns", kube::MetadataString(item, "name"),
-                   std::make_shared<const json::value>(item));
-    }
+    cache_.FillFrom("ns",
+                    [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
   }
 
   // A process: a client over a FakeTransport into the simulator, where every
@@ -122,22 +62,20 @@ class StartupResolution : public ::testing::Test {
   // the client allowed, and no answer comes.
   void Start() {
     controller_.reset();
-    auto transport = std::make_unique<kube::FakeTransport>([this](const kube::HttpRequest& r) {
-      if (throttle_b_ && r.target.find("/sandboxes/b") != std::string::npos) {
-        return Result<kube::HttpResponse>(kube::HttpResponse{
-            429, R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":429})",
-            "application/json", 3600});
-      }
-      if (r.target.find("/sandboxes/a") != std::string::npos) {
-        ++hung_a_;
-        time_.Advance(transport_->requests().back().timeout);
-        return Result<kube::HttpResponse>(Status::IOError("no answer (hung)"));
-      }
-      sim::ApiReply a =
-          sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
-      return Result<kube::HttpResponse>(
-          kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt});
-    });
+    auto transport = fk::testing::InProcessTransport(
+        *sim_, [this](const kube::HttpRequest& r, const fk::testing::Forward& forward) {
+          if (throttle_b_ && r.target.find("/sandboxes/b") != std::string::npos) {
+            return Result<kube::HttpResponse>(kube::HttpResponse{
+                429, R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":429})",
+                "application/json", 3600});
+          }
+          if (r.target.find("/sandboxes/a") != std::string::npos) {
+            ++hung_a_;
+            time_.Advance(transport_->requests().back().timeout);
+            return Result<kube::HttpResponse>(Status::IOError("no answer (hung)"));
+          }
+          return forward();
+        });
     transport_ = transport.get();
     kube::ClientOptions co;
     co.time = &time_;
@@ -164,9 +102,7 @@ class StartupResolution : public ::testing::Test {
   }
 
   std::string Mode(const std::string& name) {
-    const json::value o = json::parse(
-        sim::HandleRequest(*sim_, {"GET", std::string(kSandboxes) + "/" + name, "", ""}, "sim")
-            .body);
+    const json::value o = fk::testing::SimGet(*sim_, std::string(kSandboxes) + "/" + name);
     return kube::StringField(kube::ObjectField(o, "spec"), "operatingMode").value_or("");
   }
   bool OthersSuspended() { return Mode("b") == "Suspended" && Mode("c") == "Suspended"; }

@@ -5,11 +5,11 @@
 
 #include <boost/json.hpp>
 
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "map_cache.h"
 #include "metric_sample.h"
 #include "reconciler/controller.h"
-#include "sim/handler.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 #include "test_support.h"
@@ -34,9 +34,8 @@ class ControllerTest : public ::testing::Test {
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
     client_ = MakeClient();
-    cache_.FillFrom("ns", [this](const std::string& path) {
-      return boost::json::parse(sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim").body);
-    });
+    cache_.FillFrom("ns",
+                    [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
     o.time = &time_;
     o.create_events = false;
     controller_ = std::make_unique<Controller>(cache_, *client_, *journal_, o, &metrics_, nullptr);
@@ -44,12 +43,10 @@ class ControllerTest : public ::testing::Test {
 
   // A controller stops its client: each gets one of its own.
   std::unique_ptr<kube::ApiClient> MakeClient() {
-    auto transport = std::make_unique<kube::FakeTransport>(
-        [this](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+    auto transport = fk::testing::InProcessTransport(
+        *sim_, [this](const kube::HttpRequest& r, const fk::testing::Forward& forward) {
           if (during_request_) during_request_(r);
-          sim::ApiReply a =
-              sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
-          return kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt};
+          return forward();
         });
     transport_ = transport.get();
     kube::ClientOptions co;

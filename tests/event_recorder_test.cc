@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <functional>
 #include <set>
 
 #include "domain/dns_names.h"
@@ -24,11 +25,14 @@ struct Recorder {
   std::optional<MonoTime> fence;  // what the fence says now
   std::unique_ptr<EventRecorder> events;
 
+  // What the API server answers each POST (201 Created unless a test says otherwise).
+  std::function<kube::HttpResponse()> answer = [] {
+    return kube::HttpResponse{201, "{}", "application/json", std::nullopt};
+  };
+
   explicit Recorder(int senders = 0) {
     auto t = std::make_unique<kube::FakeTransport>(
-        [](const kube::HttpRequest&) -> Result<kube::HttpResponse> {
-          return kube::HttpResponse{201, "{}", "application/json", std::nullopt};
-        });
+        [this](const kube::HttpRequest&) -> Result<kube::HttpResponse> { return answer(); });
     transport = t.get();
     kube::ClientOptions co;
     co.time = &time;
@@ -74,6 +78,101 @@ TEST(EventRecorderTest, SendersHoldEventsWhileTheFenceIsDownAndDropThemCountedAt
   EXPECT_EQ(r.Posts(), 0);
   EXPECT_EQ(r.events->stats().dropped, 6);
   EXPECT_EQ(r.events->stats().created + r.events->stats().failed, 0);
+}
+
+// One Event, one POST to the events of its namespace, with the body of
+// docs/design.md#events; every Event gets a name of its own.
+TEST(EventRecorderTest, AnEventIsPostedToItsNamespacesEventsOnceWithItsBody) {
+  Recorder r;
+  r.fence = r.time.MonotonicNow() + 10s;
+  r.events->Publish(kEvent);
+  r.events->Publish(kEvent);
+  r.events->SendQueued();
+  ASSERT_EQ(r.Posts(), 2);
+  std::set<std::string> names;
+  for (const auto& request : r.transport->requests()) {
+    EXPECT_EQ(request.target, "/apis/events.k8s.io/v1/namespaces/ns/events");
+    const json::value e = json::parse(request.body);
+    EXPECT_EQ(e.at("metadata").at("namespace").as_string(), "ns");
+    EXPECT_EQ(e.at("reportingInstance").as_string(), "test");
+    EXPECT_EQ(e.at("note").as_string(), "fence-stale: why (journal seq 7)");
+    const json::value& regarding = e.at("regarding");
+    EXPECT_EQ(regarding.at("apiVersion").as_string(), "agents.x-k8s.io/v1beta1");
+    EXPECT_EQ(regarding.at("kind").as_string(), "Sandbox");
+    EXPECT_EQ(regarding.at("namespace").as_string(), "ns");
+    EXPECT_EQ(regarding.at("name").as_string(), "sb");
+    names.insert(std::string(e.at("metadata").at("name").as_string()));
+  }
+  EXPECT_EQ(names.size(), 2u);
+  EXPECT_EQ(r.events->stats().created, 2);
+}
+
+// One attempt and at most one retry; an answer that the Event exists already
+// is not retried either.
+TEST(EventRecorderTest, AFailedPostIsRetriedOnceAndAnExistingEventIsNotRetried) {
+  Recorder r;
+  r.fence = r.time.MonotonicNow() + 10s;
+  r.answer = [] {
+    return kube::HttpResponse{503, R"({"kind":"Status","code":503})", "application/json", {}};
+  };
+  r.events->Publish(kEvent);
+  r.events->SendQueued();
+  EXPECT_EQ(r.Posts(), 2);
+  EXPECT_EQ(r.events->stats().failed, 1);
+  EXPECT_EQ(r.events->stats().created, 0);
+  r.answer = [] {
+    return kube::HttpResponse{
+        409, R"({"kind":"Status","reason":"AlreadyExists","code":409})", "application/json", {}};
+  };
+  r.events->Publish(kEvent);
+  r.events->SendQueued();
+  EXPECT_EQ(r.Posts(), 3);
+  r.events->SendQueued();  // settled, not queued again
+  EXPECT_EQ(r.Posts(), 3);
+}
+
+// The fence that falls between the attempt and its retry: the retry is not
+// sent, and the Event has failed (it is not queued again).
+TEST(EventRecorderTest, ARetryIsNotSentOnceTheFenceIsDown) {
+  Recorder r;
+  r.fence = r.time.MonotonicNow() + 10s;
+  r.answer = [&r] {
+    r.fence.reset();
+    return kube::HttpResponse{503, R"({"kind":"Status","code":503})", "application/json", {}};
+  };
+  r.events->Publish(kEvent);
+  r.events->SendQueued();
+  EXPECT_EQ(r.Posts(), 1);
+  EXPECT_EQ(r.events->stats().failed, 1);
+  r.fence = r.time.MonotonicNow() + 10s;
+  r.events->SendQueued();
+  EXPECT_EQ(r.Posts(), 1);
+}
+
+TEST(EventRecorderTest, AFullOrStoppedRecorderDropsAndCountsWhatItIsGiven) {
+  Recorder r;  // holds 4
+  for (int i = 0; i < 5; ++i) r.events->Publish(kEvent);
+  EXPECT_EQ(r.events->stats().dropped, 1);
+  r.events->Stop();
+  EXPECT_EQ(r.events->stats().dropped, 5);
+  r.events->Publish(kEvent);
+  EXPECT_EQ(r.events->stats().dropped, 6);
+  r.fence = r.time.MonotonicNow() + 10s;
+  r.events->SendQueued();
+  EXPECT_EQ(r.Posts(), 0);
+}
+
+// A namespace that cannot be put in a path: no request, and the Event failed.
+TEST(EventRecorderTest, AnEventWhoseNamespaceIsNoNameFailsWithoutARequest) {
+  Recorder r;
+  r.fence = r.time.MonotonicNow() + 10s;
+  FailClosedEvent odd = kEvent;
+  odd.ns = "../kube-system";
+  r.events->Publish(odd);
+  r.events->SendQueued();
+  EXPECT_EQ(r.Posts(), 0);
+  EXPECT_TRUE(r.transport->requests().empty());
+  EXPECT_EQ(r.events->stats().failed, 1);
 }
 
 // docs/design.md#held-sandboxes: a hold is Normal (nothing went wrong now),

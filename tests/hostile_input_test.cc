@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "in_process_cluster.h"
 #include "journal/journal.h"
 #include "kube/client.h"
 #include "kube/fake_transport.h"
@@ -352,18 +353,10 @@ class Streams {
   std::map<std::string, std::vector<std::shared_ptr<DrivenStream>>> open_;
 };
 
-kube::HttpResponse FromSim(const sim::ApiReply& a) {
-  kube::HttpResponse h;
-  h.status = a.status;
-  h.body = a.body;
-  h.content_type = a.content_type;
-  if (a.retry_after_seconds > 0) h.retry_after_seconds = a.retry_after_seconds;
-  return h;
-}
+using fk::testing::FromSim;
 
 sim::ApiReply AskSim(sim::Simulator& sim, const kube::HttpRequest& r) {
-  return sim::HandleRequest(sim, sim::ApiRequest{r.method, r.target, r.body, r.content_type},
-                            "fake.invalid:443");
+  return sim::HandleRequest(sim, fk::testing::ToSim(r), "fake.invalid:443");
 }
 
 bool IsList(const std::string& target, const std::string& plural) {
@@ -455,11 +448,7 @@ TEST(InformerPaging, ListsInPagesAndRestartsWhenTheContinueTokenExpires) {
 
 // The simulator's answer, Accept header included (a metadata-only list).
 sim::ApiReply AskSimAccepting(sim::Simulator& sim, const kube::HttpRequest& r) {
-  std::string accept;
-  for (const auto& [k, v] : r.headers)
-    if (k == "Accept") accept = v;
-  return sim::HandleRequest(sim, {r.method, r.target, r.body, r.content_type, accept},
-                            "fake.invalid:443");
+  return sim::HandleRequest(sim, fk::testing::ToSim(r, /*with_accept=*/true), "fake.invalid:443");
 }
 
 // The `limit` of each sandbox list request, in order (-1 for a metadata-only one).

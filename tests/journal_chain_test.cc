@@ -213,7 +213,7 @@ TEST_F(JournalVerifyTest, AnIntactJournalVerifiesAndPrintsItsHeadWritingNothing)
   };
   const auto listed = files();
   const Verified v = Verify(head_.ToString());
-  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_EQ(v.exit_code, cli::kExitOk) << v.err;
   EXPECT_NE(v.out.find("head " + head_.ToString() + "\n"), std::string::npos) << v.out;
   EXPECT_EQ(fk::testing::ReadBytes(path_), before);
   EXPECT_EQ(files(), listed);
@@ -224,7 +224,7 @@ TEST_F(JournalVerifyTest, AnEditedRowIsAMismatchAtItsSeq) {
   const int64_t fifth = SeqAt(4);
   Tamper("UPDATE journal SET body = json_set(body, '$.zz', 1) WHERE seq = " + kFifth);
   const Verified v = Verify();
-  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.exit_code, cli::kExitCheckFailed);
   EXPECT_NE(v.err.find("mismatch at seq " + std::to_string(fifth) + ":"), std::string::npos)
       << v.err;
   EXPECT_NE(v.err.find(path_), std::string::npos) << "names the file: " << v.err;
@@ -235,7 +235,7 @@ TEST_F(JournalVerifyTest, ADeletedRowIsAMismatchAtTheRowAfterIt) {
   const int64_t sixth = SeqAt(5);
   Tamper("DELETE FROM journal WHERE seq = " + kFifth);
   const Verified v = Verify();
-  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.exit_code, cli::kExitCheckFailed);
   EXPECT_NE(v.err.find("mismatch at seq " + std::to_string(sixth) + ":"), std::string::npos)
       << v.err;
 }
@@ -251,9 +251,9 @@ TEST_F(JournalVerifyTest, ATruncatedTailIsSeenAgainstTheHeadAnAuditorKept) {
     head_ = j->ChainHead();
   }
   fk::testing::WriteBytes(path_, earlier);
-  EXPECT_EQ(Verify().exit_code, 0) << "the chain alone cannot see a cut tail";
+  EXPECT_EQ(Verify().exit_code, cli::kExitOk) << "the chain alone cannot see a cut tail";
   const Verified v = Verify(head_.ToString());
-  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.exit_code, cli::kExitCheckFailed);
   EXPECT_NE(v.err.find("tail is gone"), std::string::npos) << v.err;
 }
 
@@ -261,7 +261,7 @@ TEST_F(JournalVerifyTest, ARewrittenChainIsSeenAgainstTheHeadAnAuditorKept) {
   WriteIntact();
   const std::string other(64, 'a');
   const Verified v = Verify(std::to_string(head_.seq) + ":" + other);
-  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.exit_code, cli::kExitCheckFailed);
   EXPECT_NE(v.err.find("not " + other), std::string::npos) << v.err;
 }
 
@@ -269,17 +269,17 @@ TEST_F(JournalVerifyTest, ProjectionsThatNoLongerMatchTheEventsAreAMismatch) {
   WriteIntact();
   Tamper("DELETE FROM sandbox_projection WHERE sandbox_uid = 'uid-2'");
   const Verified v = Verify();
-  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.exit_code, cli::kExitCheckFailed);
   EXPECT_NE(v.err.find("projection"), std::string::npos) << v.err;
 }
 
 TEST_F(JournalVerifyTest, UnusableInputExitsTwo) {
   fk::testing::WriteBytes(path_, "not a journal at all, not even SQLite");
-  EXPECT_EQ(Verify().exit_code, 2);
+  EXPECT_EQ(Verify().exit_code, cli::kExitUnusable);
   std::filesystem::remove(path_);
   WriteIntact();
   const Verified v = Verify("12:xyz");
-  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.exit_code, cli::kExitUnusable);
   EXPECT_NE(v.err.find("--expect-head"), std::string::npos) << v.err;
 }
 

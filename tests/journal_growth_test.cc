@@ -14,8 +14,10 @@
 
 #include "cli/commands.h"
 #include "fault_vfs.h"
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
+#include "kube/objects.h"
 #include "map_cache.h"
 #include "reconciler/sandbox_reconciler.h"
 #include "sim/handler.h"
@@ -55,14 +57,14 @@ class JournalGrowthTest : public ::testing::Test {
     auto j = journal::Journal::Open(path_, jo);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
-    auto transport = std::make_unique<kube::FakeTransport>(
-        [this](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+    auto transport = fk::testing::InProcessTransport(
+        *sim_,
+        [this](const kube::HttpRequest& r,
+               const fk::testing::Forward& forward) -> Result<kube::HttpResponse> {
           if (r.method == "PATCH") patch_bodies_.push_back(r.body);
           if (r.method == "PATCH" && on_patch_) on_patch_();
           if (r.method == "PATCH" && refusal_) return *refusal_;
-          sim::ApiReply a =
-              sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
-          return kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt};
+          return forward();
         });
     kube::ClientOptions co;
     co.time = &time_;
@@ -78,8 +80,7 @@ class JournalGrowthTest : public ::testing::Test {
   // The cache of one kind catches up with the server.
   void Refresh(Kind kind, const std::string& collection) {
     cache_.Clear(kind);
-    const json::value list =
-        json::parse(sim::HandleRequest(*sim_, {"GET", collection, "", ""}, "sim").body);
+    const json::value list = fk::testing::SimGet(*sim_, collection);
     for (const auto& item : list.at("items").as_array()) {
       cache_.Put(kind, "ns", kube::MetadataString(item, "name"),
                  std::make_shared<const json::value>(item));
@@ -91,10 +92,8 @@ class JournalGrowthTest : public ::testing::Test {
     std::vector<int64_t> seqs;
     for (const std::string& body : patch_bodies_) {
       const json::value v = json::parse(body);
-      seqs.push_back(std::stoll(std::string(v.at("metadata")
-                                                .at("annotations")
-                                                .at("openshell.ai/fail-closed-journal-seq")
-                                                .as_string())));
+      seqs.push_back(std::stoll(
+          std::string(v.at("metadata").at("annotations").at(kube::kSeqAnnotation).as_string())));
     }
     return seqs;
   }
@@ -184,9 +183,9 @@ TEST_P(PersistentRefusal, AppendsABoundedNumberOfRowsInTenMinutes) {
   ASSERT_EQ(patch_bodies_.size(), 121u);
   const int64_t intent = Rows("SELECT seq FROM transitions");
   for (const std::string& body : patch_bodies_) {
-    EXPECT_NE(
-        body.find("\"openshell.ai/fail-closed-journal-seq\":\"" + std::to_string(intent) + "\""),
-        std::string::npos)
+    EXPECT_NE(body.find(std::string("\"") + kube::kSeqAnnotation + "\":\"" +
+                        std::to_string(intent) + "\""),
+              std::string::npos)
         << body;
   }
   // The refusal ends: the same intent is applied, one more row.

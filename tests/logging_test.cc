@@ -17,7 +17,9 @@
 #include <stdexcept>
 
 #include "common/log.h"
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
+#include "kube/objects.h"
 #include "map_cache.h"
 #include "reconciler/sandbox_reconciler.h"
 #include "sim/handler.h"
@@ -273,12 +275,7 @@ namespaces:
     auto j = journal::Journal::Open(dir_.File("journal.db"), jo);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
-    auto transport = std::make_unique<kube::FakeTransport>([this](const kube::HttpRequest& r) {
-      sim::ApiReply a =
-          sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
-      return Result<kube::HttpResponse>(
-          kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt});
-    });
+    auto transport = fk::testing::InProcessTransport(*sim_);
     transport_ = transport.get();
     kube::ClientOptions co;
     co.time = &time_;
@@ -292,9 +289,8 @@ namespaces:
 
   // The cache catches up with the simulator.
   void FillCache() {
-    cache_.FillFrom("ns", [this](const std::string& path) {
-      return json::parse(sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim").body);
-    });
+    cache_.FillFrom("ns",
+                    [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
   }
 
   // Reconciles a, b, a, b: one suspend and three quiet passes.
@@ -342,13 +338,11 @@ TEST_F(ReconcileLogs, DebugSaysEachReconcilesVerdictWithItsReconcileId) {
   EXPECT_FALSE(w.Get("uid").value_or("").empty());
   EXPECT_EQ(w.Get("reason"), "fence-stale");
   // The seq the PATCH wrote on the sandbox.
-  const json::value a = json::parse(
-      sim::HandleRequest(
-          *sim_, {"GET", "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/a", "", ""}, "sim")
-          .body);
+  const json::value a =
+      fk::testing::SimGet(*sim_, std::string(fk::testing::kNsSandboxesPath) + "/a");
   EXPECT_EQ(w.Get("seq"),
             kube::StringField(kube::ObjectField(kube::ObjectField(a, "metadata"), "annotations"),
-                              "openshell.ai/fail-closed-journal-seq"));
+                              kube::kSeqAnnotation));
   EXPECT_EQ(w.Get("fence_from"), "1");
   EXPECT_EQ(w.Get("fence_to"), "2");
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/version.h"
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "metric_sample.h"
 #include "reconciler/event_recorder.h"
@@ -11,7 +12,6 @@
 #include "reconciler/leader.h"
 #include "reconciler/metrics.h"
 #include "reconciler/work_queue.h"
-#include "sim/handler.h"
 #include "sim/simulator.h"
 #include "test_support.h"
 
@@ -321,11 +321,7 @@ TEST(MetricsTest, LeaderElectionMasterStatusIsOneExactlyWhileLeading) {
   kube::ClientOptions co;
   co.time = &time;
   auto client = kube::ApiClient::CreateWithTransport(
-      {}, co, std::make_unique<kube::FakeTransport>([&](const kube::HttpRequest& r) {
-        sim::ApiReply a = sim::HandleRequest(sim, {r.method, r.target, r.body, r.content_type}, "");
-        return Result<kube::HttpResponse>(
-            kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt});
-      }));
+      {}, co, fk::testing::InProcessTransport(sim, {}, /*host=*/""));
   Metrics m;
   LeaderOptions lo;
   lo.name = "my-lease";

@@ -8,6 +8,7 @@
 
 #include "domain/dns_names.h"
 #include "domain/label_selector.h"
+#include "in_process_cluster.h"
 #include "kube/client.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
@@ -149,7 +150,7 @@ TEST(HostileNames, APodNameAnnotationIsNeverPutIntoAPath) {
   auto sc = sim::ParseScenario("namespaces: [{name: ns, sandboxes: [{name: a, mode: Running}]}]\n",
                                "test");
   ASSERT_TRUE(sc.ok() && sim::ApplyScenario(sim, *sc).ok());
-  const std::string sandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+  const std::string sandboxes = fk::testing::kNsSandboxesPath;
   sim::HandleRequest(sim,
                      {"PATCH", sandboxes + "/a",
                       R"({"metadata":{"annotations":{"agents.x-k8s.io/pod-name":
@@ -157,27 +158,13 @@ TEST(HostileNames, APodNameAnnotationIsNeverPutIntoAPath) {
                       "application/merge-patch+json"},
                      "sim");
   fk::testing::MapCache cache;
-  const std::pair<fk::testing::MapCache::Kind, std::string> kinds[] = {
-      {reconciler::CacheKind::kSandboxes, sandboxes},
-      {reconciler::CacheKind::kPods, "/api/v1/namespaces/ns/pods"},
-      {reconciler::CacheKind::kPolicies,
-       "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies"}};
-  for (const auto& [kind, path] : kinds) {
-    const auto list =
-        boost::json::parse(sim::HandleRequest(sim, {"GET", path, "", ""}, "sim").body);
-    for (const auto& item : list.at("items").as_array())
-      cache.Put(kind, "ns", kube::MetadataString(item, "name"),
-                std::make_shared<const boost::json::value>(item));
-  }
+  cache.FillFrom("ns", [&](const std::string& path) { return fk::testing::SimGet(sim, path); });
   fk::testing::TempDir dir;
   journal::OpenOptions jo;
   jo.clock = &time;
   auto journal = journal::Journal::Open(dir.File("journal.db"), jo);
   ASSERT_TRUE(journal.ok());
-  auto transport = std::make_unique<kube::FakeTransport>([&](const kube::HttpRequest& r) {
-    sim::ApiReply a = sim::HandleRequest(sim, {r.method, r.target, r.body, r.content_type}, "sim");
-    return Result<kube::HttpResponse>(kube::HttpResponse{a.status, a.body, a.content_type, {}});
-  });
+  auto transport = fk::testing::InProcessTransport(sim);
   kube::FakeTransport* wire = transport.get();
   kube::ClientOptions co;
   co.time = &time;

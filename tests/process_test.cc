@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/commands.h"
 #include "hanging_server.h"
 #include "journal/journal.h"
 #include "journal/writer_lock.h"
@@ -309,7 +310,7 @@ TEST_F(Processes, RefusesAForeignJournalWithExitTwoWithinSeconds) {
   const std::string foreign = dir_.File("foreign.db");
   testing::WriteBytes(foreign, "definitely not a journal");
   Process p(RunArgs(foreign), dir_.File("run.log"));
-  EXPECT_EQ(p.Wait(10s), 2);
+  EXPECT_EQ(p.Wait(10s), cli::kExitUnusable);
   EXPECT_EQ(testing::ReadBytes(foreign), "definitely not a journal");
   EXPECT_NE(testing::ReadBytes(dir_.File("run.log")).find(foreign), std::string::npos);
 }
@@ -332,7 +333,7 @@ TEST_F(Processes, AFailedStartLeavesNoJournalFileItCreated) {
   std::filesystem::create_directory(jdir);
   Process bad_config({"run", "--journal", jdir + "/j.db", "--kubeconfig", dir_.File("missing")},
                      dir_.File("config.log"));
-  EXPECT_EQ(bad_config.Wait(10s), 2);
+  EXPECT_EQ(bad_config.Wait(10s), cli::kExitUnusable);
   EXPECT_NE(testing::ReadBytes(dir_.File("config.log")).find("cannot start"), std::string::npos);
   EXPECT_EQ(JournalFiles(jdir), std::vector<std::string>{});
   // A journal that was there before stays, byte for byte, with its files.
@@ -343,7 +344,7 @@ TEST_F(Processes, AFailedStartLeavesNoJournalFileItCreated) {
   const std::string bytes = testing::ReadBytes(jdir + "/j.db");
   Process again({"run", "--journal", jdir + "/j.db", "--kubeconfig", dir_.File("missing")},
                 dir_.File("again.log"));
-  EXPECT_EQ(again.Wait(10s), 2);
+  EXPECT_EQ(again.Wait(10s), cli::kExitUnusable);
   EXPECT_EQ(JournalFiles(jdir), kept);
   EXPECT_EQ(testing::ReadBytes(jdir + "/j.db"), bytes);
 }
@@ -356,9 +357,9 @@ TEST_F(Processes, APortInUseIsSaidPlainlyWithExitTwo) {
   const std::string jdir = dir_.File("volume");
   std::filesystem::create_directory(jdir);
   Process run(RunArgs(jdir + "/j.db", {"--http-addr", busy}), dir_.File("run.log"));
-  EXPECT_EQ(run.Wait(10s), 2);
+  EXPECT_EQ(run.Wait(10s), cli::kExitUnusable);
   Process sim({"sim", "--listen", busy}, dir_.File("sim.log"));
-  EXPECT_EQ(sim.Wait(10s), 2);
+  EXPECT_EQ(sim.Wait(10s), cli::kExitUnusable);
   for (const char* log : {"run.log", "sim.log"}) {
     const std::string text = testing::ReadBytes(dir_.File(log));
     EXPECT_NE(text.find("cannot listen on " + busy + ": address already in use"), std::string::npos)

@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <set>
 
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "kube/json_fields.h"
+#include "kube/objects.h"
 #include "map_cache.h"
 #include "sim/handler.h"
 #include "sim/scenario.h"
@@ -24,7 +26,7 @@ using namespace std::chrono_literals;
 using Next = ReconcileResult::Next;
 using fk::testing::MapCache;
 
-constexpr const char* kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+constexpr const char* kSandboxes = fk::testing::kNsSandboxesPath;
 constexpr const char* kPods = "/api/v1/namespaces/ns/pods";
 
 // One running sandbox "a" admitted under fence generation 1 while the fence
@@ -72,8 +74,10 @@ class SandboxReconcilerTest : public ::testing::Test {
   // A new process on the same journal and cluster.
   void Restart() {
     reconciler_.reset();
-    auto transport = std::make_unique<kube::FakeTransport>(
-        [this](const kube::HttpRequest& r) { return Handle(r); });
+    auto transport = fk::testing::InProcessTransport(
+        *sim_, [this](const kube::HttpRequest& r, const fk::testing::Forward& forward) {
+          return Handle(r, forward);
+        });
     transport_ = transport.get();
     kube::ClientOptions co;
     co.time = &time_;
@@ -90,13 +94,12 @@ class SandboxReconcilerTest : public ::testing::Test {
     SyncCache();
   }
 
-  Result<kube::HttpResponse> Handle(const kube::HttpRequest& r) {
+  Result<kube::HttpResponse> Handle(const kube::HttpRequest& r,
+                                    const fk::testing::Forward& forward) {
     if (before_) {
       if (Reply x = before_(r)) return *x;
     }
-    sim::ApiReply a =
-        sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
-    kube::HttpResponse reply{a.status, a.body, a.content_type, std::nullopt};
+    const kube::HttpResponse reply = *forward();  // the simulator always answers
     if (after_) {
       if (Reply x = after_(r, reply)) return *x;
     }
@@ -115,19 +118,10 @@ class SandboxReconcilerTest : public ::testing::Test {
 
   // The cache catches up with the server.
   void SyncCache() {
-    const std::pair<MapCache::Kind, const char*> kinds[] = {
-        {MapCache::Kind::kSandboxes, kSandboxes},
-        {MapCache::Kind::kPods, kPods},
-        {MapCache::Kind::kPolicies, "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies"}};
-    for (const auto& [kind, path] : kinds) {
+    for (auto kind : {MapCache::Kind::kSandboxes, MapCache::Kind::kPods, MapCache::Kind::kPolicies})
       cache_.Clear(kind);
-      sim::ApiReply a = sim::HandleRequest(*sim_, {"GET", path, "", ""}, "sim");
-      const json::value list = json::parse(a.body);
-      for (const auto& item : list.at("items").as_array()) {
-        cache_.Put(kind, "ns", kube::MetadataString(item, "name"),
-                   std::make_shared<const json::value>(item));
-      }
-    }
+    cache_.FillFrom("ns",
+                    [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
   }
 
   int Sent(const std::string& method, const std::string& target_part = "/sandboxes/") const {
@@ -332,11 +326,11 @@ TEST_F(SandboxReconcilerTest, LaggingPodCacheNeverSuspendsAHealthySandbox) {
       "sim");
   const std::string pod_uid = kube::MetadataString(json::parse(pod.body), "uid");
   SyncCache();
-  ServerPatch(std::string(kSandboxes) + "/a",
-              {{"metadata",
-                {{"annotations",
-                  {{"openshell.ai/sandbox-runtime-network-policy-generation", "2"},
-                   {"openshell.ai/sandbox-runtime-workload-uid", pod_uid}}}}}});
+  ServerPatch(
+      std::string(kSandboxes) + "/a",
+      {{"metadata",
+        {{"annotations",
+          {{kube::kFenceGenerationAnnotation, "2"}, {kube::kWorkloadUidAnnotation, pod_uid}}}}}});
   cache_.Put(MapCache::Kind::kSandboxes, "ns", "a",
              std::make_shared<const json::value>(Server(kSandboxes, "a")));
   cache_.Put(MapCache::Kind::kPods, "ns", "a", nullptr);  // the pod cache lags behind
@@ -388,7 +382,7 @@ TEST_F(SandboxReconcilerTest, AnotherJournalsSeqOnTheObjectIsNotTakenForOurs) {
   const json::value suspended = Server(kSandboxes, "a");
   const std::string seq_a =
       kube::StringField(kube::ObjectField(kube::ObjectField(suspended, "metadata"), "annotations"),
-                        "openshell.ai/fail-closed-journal-seq")
+                        kube::kSeqAnnotation)
           .value_or("");
   ServerPatch(std::string(kSandboxes) + "/a",
               json::parse(R"({"spec":{"operatingMode":"Running"}})"));
@@ -541,7 +535,7 @@ class HeldEventsTest : public SandboxReconcilerTest {
   // sandbox's admission record names the fence as it is now.
   void ReadmitStopped() {
     const json::value fence = Server("/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies",
-                                     "openshell-sandbox-workloads");
+                                     domain::kWorkloadPolicyName);
     json::object annotations;
     annotations[kube::kFenceGenerationAnnotation] =
         std::to_string(fence.at("metadata").at("generation").as_int64());
@@ -593,9 +587,9 @@ TEST_F(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
   const char* kPolicies = "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies";
   EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
   ASSERT_EQ(Held().size(), 1u);
-  json::value older = Server(kPolicies, "openshell-sandbox-workloads");
+  json::value older = Server(kPolicies, domain::kWorkloadPolicyName);
   older.at("metadata").as_object()["generation"] = 1;  // what it was admitted under
-  cache_.Put(MapCache::Kind::kPolicies, "ns", "openshell-sandbox-workloads",
+  cache_.Put(MapCache::Kind::kPolicies, "ns", domain::kWorkloadPolicyName,
              std::make_shared<const json::value>(older));
   EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
   std::string uid;
@@ -609,7 +603,7 @@ TEST_F(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
   // The same after a restart in the middle: the hold is read back, and with it its sandbox.
   OpenJournal();
   Restart();
-  cache_.Put(MapCache::Kind::kPolicies, "ns", "openshell-sandbox-workloads",
+  cache_.Put(MapCache::Kind::kPolicies, "ns", domain::kWorkloadPolicyName,
              std::make_shared<const json::value>(older));
   EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
   SyncCache();

@@ -36,11 +36,9 @@ using namespace std::chrono_literals;
 using reconciler::CacheKind;
 
 constexpr const char* kNs = "agents";
-constexpr const char* kSeqAnnotation = "openshell.ai/fail-closed-journal-seq";
 constexpr const char* kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/agents/sandboxes";
 constexpr const char* kPods = "/api/v1/namespaces/agents/pods";
 constexpr const char* kPolicies = "/apis/networking.k8s.io/v1/namespaces/agents/networkpolicies";
-constexpr int64_t kGraceMs = 5 * 60 * 1000;
 constexpr auto kLeaseDuration = 15s;
 constexpr auto kRenewDeadline = 10s;
 
@@ -143,7 +141,7 @@ class Cluster {
   }
 
   std::pair<std::string, int64_t> WorkloadFence() {
-    auto p = Server(kPolicies, "openshell-sandbox-workloads");
+    auto p = Server(kPolicies, domain::kWorkloadPolicyName);
     if (!p) return {"", 0};
     return {kube::MetadataString(*p, "uid"), p->at("metadata").at("generation").as_int64()};
   }
@@ -172,7 +170,7 @@ class Cluster {
         {"metadata",
          {{"name", name},
           {"namespace", kNs},
-          {"labels", {{"openshell.ai/managed-by", "openshell"}, {"openshell.ai/sandbox-id", name}}},
+          {"labels", {{"openshell.ai/managed-by", "openshell"}, {kube::kSandboxIdLabel, name}}},
           {"annotations", json::object{}}}},
         {"spec",
          {{"operatingMode", mode},
@@ -184,13 +182,13 @@ class Cluster {
   bool InAdmittingWindow(const json::value& sandbox) {
     auto ann = [&](const char* key) { return Annotation(sandbox, key); };
     const std::string op = ann(kube::kBootstrapOperationAnnotation);
-    const std::string started = ann("openshell.ai/sandbox-runtime-bootstrap-started-at-ms");
+    const std::string started = ann(kube::kBootstrapStartedAtAnnotation);
     if (ann(kube::kBootstrappingAnnotation) != "true" || (op != "create" && op != "restart") ||
-        ann("openshell.ai/sandbox-runtime-bootstrap-phase") != "preparing" || started.empty() ||
+        ann(kube::kBootstrapPhaseAnnotation) != "preparing" || started.empty() ||
         started.find_first_not_of("0123456789") != std::string::npos || started.size() > 15) {
       return false;
     }
-    if (std::llabs(time_.NowMs() - std::stoll(started)) >= kGraceMs) return false;
+    if (std::llabs(time_.NowMs() - std::stoll(started)) >= domain::kBootstrapGraceMs) return false;
     std::string pod_name = ann(kube::kPodNameAnnotation);
     if (pod_name.empty()) pod_name = kube::MetadataString(sandbox, "name");
     auto pod = Server(kPods, pod_name);
@@ -208,8 +206,8 @@ class Cluster {
     if (!parsed.ok()) return s;
     s.sandbox = parsed->observation;
     s.observed_at_ms = time_.NowMs();
-    auto policy = Server(kPolicies, "openshell-sandbox-workloads");
-    auto sup_policy = Server(kPolicies, "openshell-sandbox-supervisors");
+    auto policy = Server(kPolicies, domain::kWorkloadPolicyName);
+    auto sup_policy = Server(kPolicies, domain::kSupervisorPolicyName);
     s.workload_fence =
         *kube::ParsePolicy(policy ? &*policy : nullptr, kube::PolicyRole::kWorkload, 5500);
     s.supervisor_fence = *kube::ParsePolicy(sup_policy ? &*sup_policy : nullptr,
@@ -340,8 +338,8 @@ class Cluster {
     if (!Server(kSandboxes, name)) return;
     const sim::ResourceKind* kind = sim::FindKind("agents.x-k8s.io", "sandboxes");
     const bool phase = rng_() % 2;
-    const std::string key = phase ? "openshell.ai/sandbox-runtime-bootstrap-phase"
-                                  : kube::kBootstrapOperationAnnotation;
+    const std::string key =
+        phase ? kube::kBootstrapPhaseAnnotation : kube::kBootstrapOperationAnnotation;
     Note("user: invalid UTF-8 in " + name + "'s " + key);
     sim_->store().Mutate(
         *kind, kNs, name,

@@ -66,7 +66,7 @@ class FlowRequestsTest : public ::testing::Test {
   std::string Fence(const char* field) {
     const json::value p = sim_->store()
                               .Get(*FindKind("networking.k8s.io", "networkpolicies"), kNs,
-                                   "openshell-sandbox-workloads")
+                                   domain::kWorkloadPolicyName)
                               .object;
     return field == std::string("uid")
                ? kube::MetadataString(p, "uid")
@@ -166,7 +166,7 @@ TEST_F(FlowRequestsTest, ACreateRequestAdmitsTheReadmeExampleSandbox) {
   sb = Sandbox(name, ns);
   const json::value fence =
       sim_->store()
-          .Get(*FindKind("networking.k8s.io", "networkpolicies"), ns, "openshell-sandbox-workloads")
+          .Get(*FindKind("networking.k8s.io", "networkpolicies"), ns, domain::kWorkloadPolicyName)
           .object;
   EXPECT_EQ(Ann(sb, kube::kFenceUidAnnotation), kube::MetadataString(fence, "uid"));
   EXPECT_EQ(Ann(sb, kube::kFenceGenerationAnnotation), "1");
@@ -199,8 +199,9 @@ TEST_F(FlowRequestsTest, RefusalsAreSaidOnTheSandboxAndChangeNothingElse) {
   const ApiReply edited =
       HandleRequest(*sim_,
                     {"PATCH",
-                     "/apis/networking.k8s.io/v1/namespaces/openshell-agents/networkpolicies/"
-                     "openshell-sandbox-workloads",
+                     std::string("/apis/networking.k8s.io/v1/namespaces/openshell-agents/"
+                                 "networkpolicies/") +
+                         domain::kWorkloadPolicyName,
                      R"([{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":5501}])",
                      "application/json-patch+json"},
                     "sim");

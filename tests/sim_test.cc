@@ -9,6 +9,8 @@
 
 #include <boost/json.hpp>
 
+#include "domain/event.h"
+#include "kube/objects.h"
 #include "sim/handler.h"
 #include "sim/patch.h"
 #include "sim/scenario.h"
@@ -390,14 +392,12 @@ TEST(Scenario, IncidentFileBuildsTheCluster) {
   EXPECT_EQ(sim.store().List(*sandboxes, "team-healthy", Selector(), Selector()).items.size(), 2u);
   Outcome active = sim.store().Get(*sandboxes, "openshell-agents", "active-1");
   Outcome fence = sim.store().Get(*FindKind("networking.k8s.io", "networkpolicies"),
-                                  "openshell-agents", "openshell-sandbox-workloads");
+                                  "openshell-agents", domain::kWorkloadPolicyName);
   const auto& ann = active.object.at("metadata").at("annotations");
-  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-network-policy-uid"),
-            fence.object.at("metadata").at("uid"));
-  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-network-policy-generation"), "1");
+  EXPECT_EQ(ann.at(kube::kFenceUidAnnotation), fence.object.at("metadata").at("uid"));
+  EXPECT_EQ(ann.at(kube::kFenceGenerationAnnotation), "1");
   Outcome pod = sim.store().Get(*FindKind("", "pods"), "openshell-agents", "active-1");
-  EXPECT_EQ(ann.at("openshell.ai/sandbox-runtime-workload-uid"),
-            pod.object.at("metadata").at("uid"));
+  EXPECT_EQ(ann.at(kube::kWorkloadUidAnnotation), pod.object.at("metadata").at("uid"));
 }
 
 // A benchmark fleet: `generate` names N running sandboxes, `podBytes` grows
@@ -436,7 +436,7 @@ faults: [{verb: list, status: 429, retryAfterSeconds: 2}]
   Simulator sim(sc->options);
   ASSERT_TRUE(ApplyScenario(sim, *sc).ok());
   Outcome fence = sim.store().Get(*FindKind("networking.k8s.io", "networkpolicies"), "n",
-                                  "openshell-sandbox-workloads");
+                                  domain::kWorkloadPolicyName);
   EXPECT_EQ(fence.object.at("metadata").at("generation"), 4);
   EXPECT_EQ(fence.object.at("spec").at("ingress").at(0).at("ports").at(0).at("port"),
             5500);  // intact again

@@ -74,6 +74,7 @@
 #include <tuple>
 
 #include "domain/fold.h"
+#include "in_process_cluster.h"
 #include "journal/backup.h"
 #include "journal/journal.h"
 #include "journal/writer_lock.h"
@@ -274,7 +275,7 @@ class World : public Cluster {
       in->informer_client = kube::ApiClient::CreateWithTransport(cfg, ico, std::move(it));
       reconciler::CacheScope scope;
       scope.namespaces = {kNs};
-      scope.selector = "openshell.ai/managed-by=openshell";
+      scope.selector = reconciler::ControllerOptions{}.selector;
       scope.informer.time = &steps->time();
       scope.informer.page_size = 1 + static_cast<int>(rng_() % 3);
       in->informer_cache = std::make_unique<reconciler::InformerCache>(*in->informer_client, scope);
@@ -371,7 +372,7 @@ class World : public Cluster {
           return Status::IOError("connection reset (injected)");
       }
     }
-    return Reply(sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim"));
+    return fk::testing::SimAnswer(*sim_, r);
   }
 
   // The journal's new events: intents attributed to the writer that has it
@@ -413,11 +414,7 @@ class World : public Cluster {
 
   // ---- what fencekeeper sends: faults and invariants -----------------------
 
-  Result<kube::HttpResponse> Reply(const sim::ApiReply& r) {
-    return kube::HttpResponse{
-        r.status, r.body, r.content_type,
-        r.retry_after_seconds ? std::optional<int>(r.retry_after_seconds) : std::nullopt};
-  }
+  Result<kube::HttpResponse> Reply(const sim::ApiReply& r) { return fk::testing::FromSim(r); }
   Result<kube::HttpResponse> ServerError(int status) {
     return kube::HttpResponse{status,
                               R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":)" +
@@ -451,8 +448,7 @@ class World : public Cluster {
                         : ServerError(503);
     }
     if (!sandbox_patch) {
-      sim::ApiReply reply =
-          sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+      sim::ApiReply reply = sim::HandleRequest(*sim_, fk::testing::ToSim(r), "sim");
       if (lease && (reply.status == 200 || reply.status == 201) && r.method != "GET")
         last_renewal_[identity] = time_.MonotonicNow();
       if (event && r.method == "POST" && reply.status == 201) CheckHeldEvent(r.body);
@@ -554,7 +550,7 @@ class World : public Cluster {
     DrainOnce();
     for (const auto& name : SandboxNames()) {
       auto sb = Server(kSandboxes, name);
-      if (!sb || Annotation(*sb, kSeqAnnotation).empty()) continue;
+      if (!sb || Annotation(*sb, kube::kSeqAnnotation).empty()) continue;
       Note("prologue: user resumes " + name + " (annotations stay)");
       Patch(std::string(kSandboxes) + "/" + name, {{"spec", {{"operatingMode", "Running"}}}});
     }
@@ -632,8 +628,7 @@ class World : public Cluster {
       default:
         break;
     }
-    sim::ApiReply reply =
-        sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+    sim::ApiReply reply = sim::HandleRequest(*sim_, fk::testing::ToSim(r), "sim");
     if (reply.status == 200) {
       const json::value v = ParseLenient(reply.body);
       const std::string uid = kube::MetadataString(v, "uid");
@@ -654,7 +649,7 @@ class World : public Cluster {
   Mark CheckPatch(const std::string& identity, const kube::HttpRequest& r) {
     boost::system::error_code ec;
     json::value body = json::parse(r.body, ec);
-    const std::string seq_text = ec ? "" : Annotation(body, kSeqAnnotation);
+    const std::string seq_text = ec ? "" : Annotation(body, kube::kSeqAnnotation);
     const std::string rv = ec ? "" : kube::MetadataString(body, "resourceVersion");
     const std::string name = r.target.substr(std::string(kSandboxes).size() + 1);
     Note("  PATCH " + name + " seq " + seq_text + " rv " + rv + " by " + identity);
@@ -1014,8 +1009,8 @@ class World : public Cluster {
       if (!sb) continue;
       const std::string uid = kube::MetadataString(*sb, "uid");
       uids.insert(uid);
-      carried[uid] =
-          ObjectMark(Annotation(*sb, kSeqAnnotation), Annotation(*sb, kube::kWriterAnnotation));
+      carried[uid] = ObjectMark(Annotation(*sb, kube::kSeqAnnotation),
+                                Annotation(*sb, kube::kWriterAnnotation));
       const domain::Snapshot snap = Truth(*sb);
       const domain::Decision truth = domain::decide(snap);
       if (truth.verdict == domain::Verdict::kSuspend && snap.sandbox.should_run) {

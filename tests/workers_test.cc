@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "in_process_cluster.h"
 #include "kube/fake_transport.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
@@ -91,13 +92,12 @@ class WorkersTest : public ::testing::Test {
     auto j = journal::Journal::Open(dir_.File("journal.db"));
     ASSERT_TRUE(j.ok()) << j.status().ToString();
     journal_ = std::move(*j);
-    auto transport = std::make_unique<kube::FakeTransport>(
-        [this, gate](const kube::HttpRequest& r) -> Result<kube::HttpResponse> {
+    auto transport = fk::testing::InProcessTransport(
+        *sim_, [gate](const kube::HttpRequest& r, const fk::testing::Forward& forward) {
           if (r.method == "PATCH") gate->Enter(r.target);
-          sim::ApiReply a =
-              sim::HandleRequest(*sim_, {r.method, r.target, r.body, r.content_type}, "sim");
+          Result<kube::HttpResponse> answer = forward();
           if (r.method == "PATCH") gate->Leave(r.target);
-          return kube::HttpResponse{a.status, a.body, a.content_type, std::nullopt};
+          return answer;
         });
     kube::ClientOptions co;
     co.time = &time_;
@@ -106,8 +106,8 @@ class WorkersTest : public ::testing::Test {
     };
     client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
     for (const char* collection :
-         {"/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes",
-          "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies", "/api/v1/namespaces/ns/pods"})
+         {fk::testing::kNsSandboxesPath, "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies",
+          "/api/v1/namespaces/ns/pods"})
       Fill(collection);
     ControllerOptions o;
     o.time = &time_;

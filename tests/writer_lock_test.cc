@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "cli/commands.h"
 #include "common/host_name.h"
 #include "journal/journal.h"
 #include "test_support.h"
@@ -69,7 +70,7 @@ TEST_F(WriterLockTest, SurvivesOtherDescriptorsOfTheFilesBeingClosed) {
   ::close(fd);
   const testing::CommandResult other =
       testing::RunShell(std::string(FK_BINARY) + " migrate --journal " + journal_ + " 2>&1");
-  EXPECT_EQ(other.exit_code, 2) << other.out;
+  EXPECT_EQ(other.exit_code, cli::kExitUnusable) << other.out;
   EXPECT_NE(other.out.find("writer holder"), std::string::npos) << other.out;
 }
 
