@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "domain/decision.h"
+#include "domain/fold.h"
 #include "domain/journal_state.h"
 #include "journal/batch_state.h"
 #include "test_support.h"
