@@ -17,6 +17,11 @@ CREATE TABLE schema_migrations (
   applied_at TEXT    NOT NULL
 ) STRICT;
 
+-- events_v1: the rows written before schema 5, kept as schema 1 created them
+-- (its kind comment is that of schema 1 and SQLite keeps it verbatim). The
+-- kinds are eight today (src/domain/event.h): fence_observed,
+-- sandbox_observed, decided, suspend_intent, suspend_outcome, leadership,
+-- forgotten, pruned; the `events` view names each.
 CREATE TABLE "events_v1" (
   seq         INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after a rollback
   recorded_at TEXT    NOT NULL,                   -- RFC 3339 UTC

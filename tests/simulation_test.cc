@@ -883,7 +883,7 @@ class World : public Cluster {
   void CopyJournal() {
     Scan();
     std::filesystem::remove(copy_path_);
-    auto report = journal::BackupJournal(JournalPath(), copy_path_);
+    auto report = journal::BackupJournal(JournalPath(), copy_path_, time_);
     if (!report.ok()) return Fail("backup failed: " + report.status().ToString());
     copy_ = Copy{replica_, report->last_seq, CurrentLineage().CopyUpTo(report->last_seq)};
     Note("backup: the journal is copied at seq " + std::to_string(report->last_seq));

@@ -95,11 +95,6 @@ std::vector<std::chrono::milliseconds> ManualTimeSource::sleeps() const {
   return sleeps_;
 }
 
-void ManualTimeSource::ClearSleeps() {
-  std::lock_guard lock(mu_);
-  sleeps_.clear();
-}
-
 std::string FormatRfc3339(WallTime t) {
   using namespace std::chrono;
   const auto ms = duration_cast<milliseconds>(t.time_since_epoch()).count();

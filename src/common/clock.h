@@ -99,7 +99,6 @@ class ManualTimeSource final : public TimeSource {
 
   void Advance(std::chrono::milliseconds d);
   std::vector<std::chrono::milliseconds> sleeps() const;
-  void ClearSleeps();
 
  private:
   mutable std::mutex mu_;

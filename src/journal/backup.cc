@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
 #include "journal/journal.h"
 #include "journal/migrations.h"
@@ -41,7 +40,7 @@ void RemoveDestination(const std::string& destination) {
 
 // Copies every page of `source` into `destination` and leaves the copy in
 // rollback mode. SQLite failures throw SQLite::Exception.
-Status CopyPages(const std::string& source, const std::string& destination) {
+Status CopyPages(const std::string& source, const std::string& destination, TimeSource& time) {
   // Read by ReadOnlyUri's rule: nothing is written beside the source.
   SQLite::Database src(ReadOnlyUri(source), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
   src.setBusyTimeout(5000);
@@ -52,7 +51,8 @@ Status CopyPages(const std::string& source, const std::string& destination) {
     const int rc = backup.executeStep(-1);
     if (rc == SQLITE_DONE) break;
     if ((rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && attempt < 50) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      Interrupt never;  // a backup is short and not cancelled midway
+      time.SleepFor(std::chrono::milliseconds(20), never);
       continue;
     }
     return Status::IOError("backup of '" + source + "' did not complete (SQLite code " +
@@ -86,9 +86,10 @@ Result<BackupReport> VerifyBackup(const std::string& destination) {
   return r;
 }
 
-Result<BackupReport> CopyAndVerify(const std::string& source, const std::string& destination) {
+Result<BackupReport> CopyAndVerify(const std::string& source, const std::string& destination,
+                                   TimeSource& time) {
   try {
-    if (Status s = CopyPages(source, destination); !s.ok()) return s;
+    if (Status s = CopyPages(source, destination, time); !s.ok()) return s;
     return VerifyBackup(destination);
   } catch (const SQLite::Exception& e) {
     return Status::IOError("backup of '" + source + "' to '" + destination +
@@ -98,13 +99,14 @@ Result<BackupReport> CopyAndVerify(const std::string& source, const std::string&
 
 }  // namespace
 
-Result<BackupReport> BackupJournal(const std::string& source, const std::string& destination) {
+Result<BackupReport> BackupJournal(const std::string& source, const std::string& destination,
+                                   TimeSource& time) {
   auto info = InspectJournalFile(source);
   if (!info.ok()) return info.status();
   if (!info->exists || info->empty)
     return Status::NotFound("journal '" + source + "' does not exist or is empty");
   if (Status s = CreateDestination(destination); !s.ok()) return s;
-  auto report = CopyAndVerify(source, destination);
+  auto report = CopyAndVerify(source, destination, time);
   // A failed backup leaves nothing behind that could be mistaken for one.
   if (!report.ok()) RemoveDestination(destination);
   return report;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace fk::journal {
@@ -19,7 +20,9 @@ struct BackupReport {
 };
 
 // Refuses a source that is not a fencekeeper journal and a destination that
-// already exists. On any failure the partial destination is removed.
-Result<BackupReport> BackupJournal(const std::string& source, const std::string& destination);
+// already exists. On any failure the partial destination is removed. A copy
+// step that finds the source busy is retried after a short wait on `time`.
+Result<BackupReport> BackupJournal(const std::string& source, const std::string& destination,
+                                   TimeSource& time = RealTimeSource::Instance());
 
 }  // namespace fk::journal

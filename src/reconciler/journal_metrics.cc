@@ -25,6 +25,8 @@ std::pair<int64_t, size_t> OldestPending(const journal::Journal& journal) {
 
 double AgeOf(const journal::Journal& journal, int64_t seq, WallTime now) {
   std::optional<double> recorded;
+  // A read error leaves `recorded` empty: the age gauge reads 0 until the
+  // next scrape, and the journal's own failures are reported elsewhere.
   (void)journal.ForEachEvent(seq, seq, [&](const domain::Event& e) {
     recorded = ParseJournalTime(e.recorded_at);
     return Status::Ok();

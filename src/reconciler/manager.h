@@ -54,7 +54,6 @@ class Manager {
   bool Ready() const;
   // The same, check by check, for /readyz?verbose.
   std::vector<ReadinessCheck> ReadinessChecks() const;
-  bool Leading() const { return leading_.load(); }
   // For /metrics: the Prometheus text, refreshed.
   std::string RenderMetrics();
 

@@ -59,11 +59,6 @@ class Simulator {
   const TimeSource& clock() const { return clock_; }
   const SimOptions& options() const { return options_; }
 
-  // Loads a scenario (YAML, format in README "Simulator scenarios") into the
-  // store and the fault plan.
-  Status LoadScenarioFile(const std::string& path);
-  Status LoadScenario(const std::string& yaml_text);
-
   // Faults.
   void AddFault(FaultRule rule);
   void ClearFaults();
