@@ -272,18 +272,23 @@ TEST(HungServer, ACancelEndsATlsHandshakeThatNeverCompletes) {
   auto r = (*transport)->RoundTrip({"GET", "/api", "", "", {}}, 30s, &cancel);
   firer.join();
   EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kCancelled) << r.status().ToString();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
 
   std::atomic<bool> ended{false};
-  auto stream =
-      (*transport)
-          ->OpenStream({"GET", "/watch", "", "", {}},
-                       {[](std::string_view) {},
-                        [&](const Status&, std::optional<HttpResponse>) { ended = true; }});
+  std::atomic<Code> end_code{Code::kOk};
+  auto stream = (*transport)
+                    ->OpenStream({"GET", "/watch", "", "", {}},
+                                 {[](std::string_view) {},
+                                  [&](const Status& s, std::optional<HttpResponse>) {
+                                    end_code = s.code();
+                                    ended = true;
+                                  }});
   ASSERT_TRUE(Eventually([&] { return hung.connections() >= 2; }));
   const auto cancelled_at = std::chrono::steady_clock::now();
   stream->Cancel();
   ASSERT_TRUE(Eventually([&] { return ended.load(); }, 5s));
+  EXPECT_EQ(end_code.load(), Code::kCancelled) << "a cancel is not a failure of the stream";
   EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, 5s);
 }
 

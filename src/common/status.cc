@@ -18,6 +18,10 @@ const char* CodeName(Code code) {
       return "I/O error";
     case Code::kBusy:
       return "Busy";
+    case Code::kCancelled:
+      return "Cancelled";
+    case Code::kUnavailable:
+      return "Unavailable";
     case Code::kInternal:
       return "Internal error";
   }

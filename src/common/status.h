@@ -18,6 +18,8 @@ enum class Code {
   kCorruption,       // stored data does not parse or contradicts itself
   kIOError,          // the disk or the OS failed (full disk, permissions, I/O error)
   kBusy,             // another writer holds a lock longer than we wait
+  kCancelled,        // abandoned on request: a cancel fired or the process is stopping
+  kUnavailable,      // a peer (the API server) did not answer as asked; retrying may succeed
   kInternal,         // a bug: an invariant did not hold
 };
 
@@ -33,6 +35,8 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string m) { return {Code::kCorruption, std::move(m)}; }
   static Status IOError(std::string m) { return {Code::kIOError, std::move(m)}; }
   static Status Busy(std::string m) { return {Code::kBusy, std::move(m)}; }
+  static Status Cancelled(std::string m) { return {Code::kCancelled, std::move(m)}; }
+  static Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
 
   bool ok() const { return code_ == Code::kOk; }

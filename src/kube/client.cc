@@ -325,7 +325,7 @@ Result<std::string> ApiClient::DiscoverSandboxVersion(const CallOptions& call) {
     return Status::NotFound("the Sandbox API (agents.x-k8s.io) is not served by " + config_.server +
                             "; is agent-sandbox installed?");
   }
-  if (!r.ok()) return Status::IOError("discovering agents.x-k8s.io: " + r.error.ToString());
+  if (!r.ok()) return Status::Unavailable("discovering agents.x-k8s.io: " + r.error.ToString());
   auto parsed = ParseJson(r.body, "discovery");
   if (!parsed.ok() || !(*parsed)->is_object())
     return Status::Corruption("discovery of agents.x-k8s.io returned something that is not JSON");

@@ -132,9 +132,15 @@ std::string Millis(std::chrono::milliseconds d) { return std::to_string(d.count(
 struct Abort {
   tcp::resolver* resolver = nullptr;
   Conn* conn = nullptr;
-  std::string reason;  // set once fired
+  std::string reason;      // set once fired
+  bool by_caller = false;  // fired by the caller's cancel, not by a deadline
 
   bool aborted() const { return !reason.empty(); }
+  void Cancel() {
+    if (aborted()) return;
+    by_caller = true;
+    Fire("cancelled");
+  }
   void Fire(std::string why) {
     if (aborted()) return;
     reason = std::move(why);
@@ -302,8 +308,11 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     auto timer = ArmDeadline(deadline, abort, "timeout: no answer within " + Millis(timeout));
     co_await Attempts(req, deadline, *abort, answer);
     timer->cancel();
-    if (!answer->status.ok() && abort->aborted())
-      answer->status = Status::IOError(answer->status.message() + " (" + abort->reason + ")");
+    if (!answer->status.ok() && abort->aborted()) {
+      std::string why = answer->status.message() + " (" + abort->reason + ")";
+      answer->status =
+          abort->by_caller ? Status::Cancelled(std::move(why)) : Status::IOError(std::move(why));
+    }
   }
 
   net::awaitable<void> Attempts(const HttpRequest& req, Clock::time_point deadline, Abort& abort,
@@ -409,7 +418,10 @@ struct StreamState : HttpTransport::Stream, std::enable_shared_from_this<StreamS
       std::lock_guard lock(mu);
       if (ended) return;
     }
-    if (callbacks.on_end) callbacks.on_end(s, std::move(non_ok));
+    // Cancelled at whatever stage (connecting, the handshake, reading): the
+    // caller asked for it, so it is not a failure of the stream.
+    const Status end = cancelled && !s.ok() ? Status::Cancelled("stream cancelled") : s;
+    if (callbacks.on_end) callbacks.on_end(end, std::move(non_ok));
     std::lock_guard lock(mu);
     ended = true;
     cv.notify_all();
@@ -446,7 +458,7 @@ namespace {
 // Ends a stream whose connection is closed, saying why.
 void EndStream(StreamState& state, const std::string& target, boost::system::error_code ec) {
   if (state.cancelled) {
-    state.End(Status::Busy("stream cancelled"), std::nullopt);
+    state.End(Status::Cancelled("stream cancelled"), std::nullopt);
   } else if (state.abort->aborted()) {
     state.End(Status::IOError("stream " + target + " failed: " + state.abort->reason),
               std::nullopt);
@@ -613,8 +625,7 @@ Result<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request,
   // seen by its first stage. Destroyed before we return: it never outlives us.
   Interrupt::Hook hook;
   if (cancel) {
-    hook = cancel->OnFire(
-        [impl, abort] { net::post(impl->io, [abort] { abort->Fire("cancelled"); }); });
+    hook = cancel->OnFire([impl, abort] { net::post(impl->io, [abort] { abort->Cancel(); }); });
   }
   net::co_spawn(impl->io, impl->Do(request, timeout, abort, answer.get()),
                 [answer, &done](const std::exception_ptr& e) {

@@ -258,7 +258,7 @@ Result<ListPage> Informer::SkipOversizedItem(const std::string& token) {
   constexpr const char* kMetadataOnly =
       "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
   ApiResponse r = GetPage(token, 1, kMetadataOnly);
-  if (!r.ok()) return Status::IOError("listing failed: " + r.error.ToString());
+  if (!r.ok()) return Status::Unavailable("listing failed: " + r.error.ToString());
   auto page = DecodeListPage(r.body);
   if (!page.ok()) return Status::Corruption("listing failed: " + page.status().message());
   for (DecodedObject& item : page->items) {
@@ -284,7 +284,7 @@ Result<ListPage> Informer::FetchPage(const std::string& token, int* limit, ApiRe
         .Str("informer", Name())
         .Int("limit", *limit);
   }
-  if (!r->ok()) return Status::IOError("listing failed: " + r->error.ToString());
+  if (!r->ok()) return Status::Unavailable("listing failed: " + r->error.ToString());
   auto page = DecodeListPage(r->body, options_.transform);
   if (!page.ok()) {
     std::lock_guard lock(mu_);
@@ -305,7 +305,7 @@ Result<Informer::Listing> Informer::FetchAllPages() {
   std::string token;
   int limit = std::max(1, options_.page_size);
   for (int restarts = 0;;) {
-    if (stopping()) return Status::IOError("stopping");
+    if (stopping()) return Status::Cancelled("stopping");
     ApiResponse r;
     auto page = FetchPage(token, &limit, &r);
     if (!r.ok() && r.error.code == 410 && !token.empty() && restarts < kMaxRestarts) {
