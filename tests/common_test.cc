@@ -2,7 +2,9 @@
 // durations, backoff delays and timestamp formatting.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "common/backoff.h"
 #include "common/clock.h"
@@ -71,6 +73,35 @@ TEST(Clock, MicroTimeHasSixFractionalDigits) {
       std::chrono::system_clock::from_time_t(1'800'000'000) + std::chrono::microseconds(123456);
   EXPECT_EQ(FormatMicroTime(t), "2027-01-15T08:00:00.123456Z");
   EXPECT_EQ(FormatRfc3339(t), "2027-01-15T08:00:00.123Z");
+}
+
+// SleepFor moves a manual clock (the caller is the one driving it);
+// WaitUntil waits for someone else to, and an interrupt ends it early.
+TEST(Clock, AManualWaitUntilWaitsForTheClockAndNeverMovesIt) {
+  using std::chrono::seconds;
+  ManualTimeSource time;
+  Interrupt never;
+  ASSERT_TRUE(time.SleepFor(seconds(5), never));
+  EXPECT_EQ(time.MonotonicNow().time_since_epoch(), seconds(5));
+
+  std::atomic<int> waited{-1};
+  const MonoTime due = time.MonotonicNow() + seconds(30);
+  std::thread waiter([&] { waited = time.WaitUntil(due, never) ? 1 : 0; });
+  time.Advance(seconds(29));
+  EXPECT_EQ(waited.load(), -1);  // 1 s short: still waiting
+  time.Advance(seconds(1));
+  waiter.join();
+  EXPECT_EQ(waited.load(), 1);
+  EXPECT_EQ(time.MonotonicNow().time_since_epoch(), seconds(35));
+  EXPECT_TRUE(time.WaitUntil(due, never));  // already there: at once
+
+  Interrupt stop;
+  std::thread stopped([&] { waited = time.WaitUntil(due + std::chrono::hours(1), stop) ? 1 : 0; });
+  stop.Fire();
+  stopped.join();
+  EXPECT_EQ(waited.load(), 0);
+  EXPECT_FALSE(time.WaitUntil(due + std::chrono::hours(1), stop));  // already fired: at once
+  EXPECT_EQ(time.MonotonicNow().time_since_epoch(), seconds(35));
 }
 
 }  // namespace

@@ -151,6 +151,27 @@ TEST_F(ControllerTest, TheVerdictGaugeAtStartForgetsASandboxDeletedWhileDown) {
   EXPECT_EQ(ScrapedSandboxes(), 2);
 }
 
+// The resync loop runs on its own thread: on a manual clock it waits for the
+// test to move the clock and never moves it itself. It did (SleepFor moves a
+// manual clock): it spun, 30 s a turn, and a worker's pass ran out of its
+// 30 s budget before its PATCH was sent (WorkersTest failed so under load).
+TEST_F(ControllerTest, TheResyncLoopWaitsForAManualClockAndNeverMovesIt) {
+  ControllerOptions o;
+  o.resync = 30s;
+  Start(kTwoHealthyOneStale, {}, o);
+  controller_->Start();
+  controller_->EnqueueAll();
+  ASSERT_TRUE(fk::testing::Eventually([&] { return controller_->stats().applied == 1; }));
+  const MonoTime before = time_.MonotonicNow();
+  EXPECT_EQ(controller_->stats().resync_passes, 0);
+  time_.Advance(30s);
+  ASSERT_TRUE(fk::testing::Eventually([&] { return controller_->stats().resync_passes == 1; }));
+  ASSERT_TRUE(fk::testing::Eventually([&] { return controller_->queue().Depth() == 0; }));
+  controller_->Stop();
+  EXPECT_EQ(controller_->stats().resync_passes, 1);  // the loop spinning: thousands
+  EXPECT_EQ(time_.MonotonicNow() - before, 30s);     // only the test moved it
+}
+
 constexpr const char* kOneStale = R"(
 namespaces:
   - name: ns

@@ -85,9 +85,24 @@ bool ManualTimeSource::SleepFor(std::chrono::milliseconds d, Interrupt& interrup
   return true;
 }
 
+bool ManualTimeSource::WaitUntil(MonoTime deadline, Interrupt& interrupt) {
+  // The hook is made and destroyed outside mu_: Fire holds the interrupt's
+  // hook lock while the callback takes mu_, so the other order would deadlock.
+  bool fired = false;
+  const Interrupt::Hook wake = interrupt.OnFire([&] {
+    std::lock_guard woken(mu_);
+    fired = true;
+    advanced_.notify_all();
+  });
+  std::unique_lock lock(mu_);
+  advanced_.wait(lock, [&] { return fired || MonoTime(elapsed_) >= deadline; });
+  return !fired;
+}
+
 void ManualTimeSource::Advance(std::chrono::milliseconds d) {
   std::lock_guard lock(mu_);
   elapsed_ += d;
+  advanced_.notify_all();
 }
 
 std::vector<std::chrono::milliseconds> ManualTimeSource::sleeps() const {

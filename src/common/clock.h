@@ -71,6 +71,19 @@ class TimeSource {
   virtual MonoTime MonotonicNow() const = 0;  // durations, deadlines, backoff
   // Waits `d`, or less if `interrupt` fires first; true when the whole time passed.
   virtual bool SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) = 0;
+  // A background loop's timer (the resync loop): waits until this clock
+  // reads `deadline`, or less if `interrupt` fires first; true when it got
+  // there. Unlike SleepFor it only ever waits for the clock and never moves
+  // it: a manual clock's WaitUntil blocks until someone else advances it, so
+  // a loop on its own thread cannot race a test's clock forward (one did: a
+  // resync loop spinning on SleepFor moved a manual clock 30 s a turn and ran
+  // reconcile passes out of their budget). A deadline, not a duration, so the
+  // caller fixes when the wait ends, whenever the waiting thread gets to run.
+  virtual bool WaitUntil(MonoTime deadline, Interrupt& interrupt) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - MonotonicNow());
+    if (left.count() <= 0) return !interrupt.fired();
+    return SleepFor(left, interrupt);
+  }
 
   int64_t NowMs() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Now().time_since_epoch()).count();
@@ -96,12 +109,14 @@ class ManualTimeSource final : public TimeSource {
   WallTime Now() const override;
   MonoTime MonotonicNow() const override;
   bool SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) override;
+  bool WaitUntil(MonoTime deadline, Interrupt& interrupt) override;
 
   void Advance(std::chrono::milliseconds d);
   std::vector<std::chrono::milliseconds> sleeps() const;
 
  private:
   mutable std::mutex mu_;
+  std::condition_variable advanced_;  // wakes WaitUntil
   std::chrono::milliseconds elapsed_{0};
   WallTime start_;
   std::vector<std::chrono::milliseconds> sleeps_;

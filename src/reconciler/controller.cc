@@ -198,7 +198,8 @@ void Controller::Start() {
   if (own_cache_) own_cache_->Start();
   for (int i = 0; i < std::max(1, options_.workers); ++i)
     workers_.emplace_back([this, i] { Worker(/*first=*/i == 0); });
-  resyncer_ = std::thread([this] { Resyncer(); });
+  resyncer_ =
+      std::thread([this, first = time_.MonotonicNow() + options_.resync] { Resyncer(first); });
 }
 
 void Controller::Stop() {
@@ -217,8 +218,14 @@ void Controller::Stop() {
   if (own_events_) own_events_->Stop();
 }
 
-void Controller::Resyncer() {
-  while (time_.SleepFor(options_.resync, stop_)) {
+void Controller::Resyncer(MonoTime first) {
+  // Due times fixed from Start, and waited for without moving the clock
+  // (TimeSource::WaitUntil): a manual clock's resyncs happen where its
+  // driver puts them, however the thread is scheduled. A pass that overran
+  // its period is followed by one more at once, not by a burst.
+  const auto period = std::max(options_.resync, std::chrono::milliseconds(1));
+  for (MonoTime due = first; time_.WaitUntil(due, stop_);
+       due = std::max(due + period, time_.MonotonicNow())) {
     if (!Synced()) continue;
     EnqueueAll();  // every cached sandbox again, from the caches: no API request
     coverage_.Update(cache_);

@@ -111,7 +111,7 @@ class Controller {
 
  private:
   void Worker(bool first);
-  void Resyncer();
+  void Resyncer(MonoTime first);  // a pass at `first` and every `resync` after it
   void EnqueueNamespace(const std::string& ns);
   void OnPod(const std::string& ns, const std::string& name);
   std::string VerdictOf(const std::string& ns, const std::string& name) const;
