@@ -209,6 +209,29 @@ TEST_F(InformerTest, ExpiredResourceVersionLeadsToARelistThatMatchesTheServer) {
   }));
 }
 
+// The backoff's jitter is injected: two informers seeded alike wait alike
+// through the same failures, and another seed waits otherwise.
+TEST_F(InformerTest, ASeededJitterReplaysTheSameBackoffs) {
+  const auto waits = [&](uint32_t seed) {
+    ManualTimeSource time;
+    InformerOptions o = io_;
+    o.time = &time;
+    o.jitter_seed = seed;
+    o.initial_backoff = 100ms;
+    o.max_backoff = 10s;
+    sim_->AddFault({"list", "sandboxes", 403, 0, false, "", 4});  // not retried by the client
+    Informer informer(*client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, o);
+    informer.Start();
+    EXPECT_TRUE(informer.WaitForSync(10s));
+    informer.Stop();
+    return time.sleeps();
+  };
+  const auto first = waits(7);
+  ASSERT_EQ(first.size(), 4u);
+  EXPECT_EQ(waits(7), first);
+  EXPECT_NE(waits(8), first);
+}
+
 TEST_F(InformerTest, GarbageOnTheWatchStreamIsSkippedAndCounted) {
   informer_->Start();
   ASSERT_TRUE(informer_->WaitForSync(10s));

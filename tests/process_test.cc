@@ -194,10 +194,17 @@ class Processes : public testing::SimFixture {
     return {code.value_or(-1), took};
   }
   // Answers like the simulator, except what `hang` says to leave unanswered
-  // (and every watch: the simulator streams those only over its own server).
+  // (and every watch: the simulator streams those only over its own server;
+  // a streaming list is refused as by a server with the WatchList gate off,
+  // so `run` lists by pages).
   testing::HangingServer::Handler SimExcept(
       std::function<bool(const testing::HangingRequest&)> hang) {
     return [this, hang](const testing::HangingRequest& r) -> std::optional<testing::HangingReply> {
+      if (r.target.find("sendInitialEvents=") != std::string::npos)
+        return testing::HangingReply{422,
+                                     R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
+                                     R"("reason":"Invalid","code":422})",
+                                     "application/json", ""};
       if (r.target.find("watch=") != std::string::npos || hang(r)) return std::nullopt;
       const sim::ApiReply a =
           sim::HandleRequest(*sim_, {r.method, r.target, r.body, "application/json"}, "sim");
@@ -265,6 +272,38 @@ TEST_F(Processes, SigkillDuringARolloutNeverDoublesAPatchOrLeavesAnIntentPending
       db.execAndGet("SELECT count(DISTINCT sandbox) FROM transitions WHERE outcome = 'applied'")
           .getInt(),
       50);
+}
+
+// `run` lists by streaming lists; where the API server refuses them (its
+// WatchList gate off) it lists by pages, and --streaming-lists=false always
+// does. Either way the stale sandbox is suspended.
+TEST_F(Processes, RunListsByStreamingListsOrByPagesWhereTheServerRefusesThem) {
+  struct Case {
+    sim::WatchListGate gate;
+    std::vector<std::string> flags;
+    int lists_each;  // LIST requests per kind
+  };
+  const std::vector<Case> cases = {{sim::WatchListGate::kOn, {}, 0},
+                                   {sim::WatchListGate::kOff, {}, 1},
+                                   {sim::WatchListGate::kOn, {"--streaming-lists=false"}, 1}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    StartSimFromYaml(
+        "namespaces:\n  - name: n\n    fence: {generation: 2}\n    sandboxes:\n"
+        "      - {name: a, mode: Running, admittedFenceGeneration: 1}\n",
+        [&](sim::Scenario& sc) { sc.options.watch_list = c.gate; });
+    ASSERT_TRUE(sim::WriteKubeconfig(kubeconfig_, server_->url()).ok());
+    const std::string log = dir_.File("run" + std::to_string(i) + ".log");
+    Process run(RunArgs(dir_.File("j" + std::to_string(i) + ".db"), c.flags), log);
+    ASSERT_TRUE(Eventually([&] { return Suspended("n") == 1; }))
+        << i << ": " << testing::ReadBytes(log);
+    for (const char* kind : {"sandboxes", "networkpolicies", "pods"})
+      EXPECT_EQ(sim_->RequestCount("list", kind), c.lists_each) << i << " " << kind;
+    EXPECT_EQ(run.Kill(SIGTERM), 0);
+    const bool refused =
+        testing::ReadBytes(log).find("listing by pages from now on") != std::string::npos;
+    EXPECT_EQ(refused, c.gate == sim::WatchListGate::kOff) << i;
+  }
 }
 
 TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {

@@ -23,6 +23,7 @@ class SimFixture : public ::testing::Test {
                     const std::function<void(sim::Scenario&)>& adjust = {}) {
     ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
     if (adjust) adjust(*scenario);
+    server_.reset();  // a second start: the old server serves the old simulator, so it goes first
     sim_ = std::make_unique<sim::Simulator>(scenario->options);
     ASSERT_TRUE(sim::ApplyScenario(*sim_, *scenario).ok());
     server_ = std::make_unique<sim::Server>(*sim_, sim::ServerOptions{});

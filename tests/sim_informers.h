@@ -242,7 +242,7 @@ inline std::unique_ptr<kube::Transport::Stream> SteppedInformers::OpenStream(
     return SteppedInformersEnded();
   }
   const sim::WatchCall& call = std::get<sim::WatchCall>(dispatched);
-  auto parsed = sim::ParseWatchParams(call.target, call.route);
+  auto parsed = sim::ParseWatchParams(call.target, call.route, sim_.options().watch_list);
   if (auto* refused = std::get_if<sim::ApiReply>(&parsed)) {
     cb.on_end(Status::Ok(), kube::HttpResponse{refused->status, refused->body,
                                                refused->content_type, std::nullopt});

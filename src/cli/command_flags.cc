@@ -133,6 +133,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   rn->add_option("--selector", options.selector, "Sandbox label selector")->capture_default_str();
   rn->add_option("--resync", options.resync, "Re-evaluate every cached sandbox this often")
       ->capture_default_str();
+  rn->add_option("--streaming-lists", options.streaming_lists,
+                 "List by streaming lists (watch with sendInitialEvents), falling back to pages "
+                 "where the API server does not serve them")
+      ->capture_default_str();
   rn->add_option("--boundary-port", options.boundary_port, "TCP port of the intended fence")
       ->capture_default_str();
   rn->add_option("--workers", options.workers,
@@ -175,6 +179,9 @@ CLI::App* AddSimCommand(CLI::App& app, SimCommandOptions& options) {
               "Close all watches periodically (e.g. 5s)");
   AddOptional(s, "--expire-history-every", options.expire_history_every,
               "Forget watch history periodically (e.g. 10s)");
+  AddOptional(s, "--watch-list", options.watch_list,
+              "Streaming lists, as the WatchList gate: on (default), off (refused with 422) or "
+              "silent (accepted, never ended by the initial-events-end bookmark)");
   return s;
 }
 

@@ -75,6 +75,9 @@ struct RunOptions {
   std::vector<std::string> namespaces;
   std::string selector = "openshell.ai/managed-by=openshell";
   std::string resync = "30s";
+  // List by streaming lists (falling back to pages where the server does
+  // not serve them): kube::InformerOptions::streaming_list.
+  bool streaming_lists = true;
   std::optional<std::string> http_addr;
   std::optional<std::string> metrics_addr;  // unset: /metrics on http_addr; "0": not served
   // controller-runtime's spellings of the same flags (giving both is refused
@@ -114,6 +117,7 @@ struct SimCommandOptions {
   std::vector<std::string> faults;  // VERB:RESOURCE:STATUS[:RETRY_AFTER_SECONDS[:COUNT]]
   std::optional<std::string> drop_watches_every;    // Go-style duration
   std::optional<std::string> expire_history_every;  // Go-style duration
+  std::optional<std::string> watch_list;            // the WatchList gate: on, off or silent
 };
 // Serves until SIGINT or SIGTERM.
 int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& err);

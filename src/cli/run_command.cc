@@ -60,6 +60,7 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.controller.namespaces = o.namespaces;
   mo.controller.selector = o.selector;
   mo.controller.resync = o.resync;
+  mo.controller.informer.streaming_list = o.streaming_lists;
   mo.controller.boundary_port = o.boundary_port;
   mo.controller.workers = o.workers;
   mo.controller.instance = HostName();

@@ -265,6 +265,7 @@ Result<RunSettings> ParseRunFlags(const RunOptions& f, const HostResolver& resol
   if (auto sel = domain::ParseLabelSelector(f.selector); !sel.ok())
     return Refuse("--selector", f.selector, sel.status().message());
   s.selector = f.selector;
+  s.streaming_lists = f.streaming_lists;
   if (Status st = ParseDurations(f, s); !st.ok()) return st;
   if (Status st = ParseNumbers(f, s); !st.ok()) return st;
   if (Status st = ParseListenAddrs(f, resolve, s); !st.ok()) return st;

@@ -29,6 +29,7 @@ struct RunSettings {
   std::vector<std::string> namespaces;  // DNS-1123 labels, no repeats; empty: all
   std::string selector;                 // parses as a Kubernetes label selector
   std::chrono::milliseconds resync{0};
+  bool streaming_lists = true;
   std::optional<ListenAddress> http;  // port 0: one the system picks, logged
   // /metrics alone, so it can be restricted apart from the probes; unset:
   // /metrics is served on `http` as well.

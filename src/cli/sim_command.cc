@@ -66,6 +66,19 @@ bool BuildScenario(const SimCommandOptions& options, sim::Scenario* scenario, st
   }
   if (options.drop_watch_after_events)
     scenario->options.drop_watch_after_events = *options.drop_watch_after_events;
+  if (options.watch_list) {
+    const std::string& gate = *options.watch_list;
+    if (gate == "on") {
+      scenario->options.watch_list = sim::WatchListGate::kOn;
+    } else if (gate == "off") {
+      scenario->options.watch_list = sim::WatchListGate::kOff;
+    } else if (gate == "silent") {
+      scenario->options.watch_list = sim::WatchListGate::kSilent;
+    } else {
+      err << "fencekeeper sim: --watch-list takes on, off or silent, got '" << gate << "'\n";
+      return false;
+    }
+  }
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 #include <deque>
 #include <random>
+#include <tuple>
 
 namespace fk::kube {
 namespace {
@@ -119,7 +120,10 @@ size_t ObjectStore::size() const {
 }
 
 Informer::Informer(ApiClient& client, ResourceRef resource, InformerOptions options)
-    : client_(client), resource_(std::move(resource)), options_(std::move(options)) {
+    : client_(client),
+      resource_(std::move(resource)),
+      options_(std::move(options)),
+      jitter_(options_.jitter_seed ? options_.jitter_seed : std::random_device{}()) {
   if (!options_.time) options_.time = &RealTimeSource::Instance();
   if (!options_.transform) {
     options_.transform = [](const DecodedObject& o) -> Result<std::shared_ptr<Cached>> {
@@ -179,8 +183,7 @@ bool Informer::Backoff(int* attempt, std::optional<std::chrono::milliseconds> re
     // Capped: docs/design.md#retries-and-rate-limits.
     d = std::min<std::chrono::milliseconds>(*retry_after, kMaxRetryAfter);
   } else {
-    static thread_local std::mt19937 rng{std::random_device{}()};
-    d = JitteredDelay(options_.initial_backoff, *attempt, options_.max_backoff, rng);
+    d = JitteredDelay(options_.initial_backoff, *attempt, options_.max_backoff, jitter_);
   }
   ++*attempt;
   return options_.time->SleepFor(d, stop_);
@@ -449,7 +452,64 @@ bool Informer::TransformEvent(const std::string& type, DecodedObject* o) {
   return false;
 }
 
-bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
+namespace {
+
+bool IsInitialEventsEnd(const json::value& bookmark) {
+  const json::value* annotations = nullptr;
+  if (const auto* meta = bookmark.as_object().if_contains("metadata"); meta && meta->is_object())
+    annotations = meta->as_object().if_contains("annotations");
+  if (!annotations || !annotations->is_object()) return false;
+  const json::value* end = annotations->as_object().if_contains("k8s.io/initial-events-end");
+  return end && end->is_string() && end->as_string() == "true";
+}
+
+}  // namespace
+
+// Before its bookmark a streaming list fills a listing, as a paged list's
+// pages do: nothing reaches the cache or the subscribers until it is whole.
+// Returns false: the stream goes on (as the watch, once the bookmark came).
+bool Informer::HandleInitialEvent(WatchEvent& event, InitialEvents* initial) {
+  Listing& listing = initial->listing;
+  if (event.bad) {
+    ReportBad("streaming list item", *event.bad);
+    listing.bad.push_back(*event.bad);
+    return false;
+  }
+  DecodedObject& o = *event.object;
+  if (event.type == "BOOKMARK") {
+    if (IsInitialEventsEnd(*o.object)) FinishInitialEvents(initial, o.resource_version);
+    return false;
+  }
+  const Key key{o.ns, o.name};
+  if (event.type == "DELETED") {
+    listing.objects.erase(key);
+    return false;
+  }
+  auto kept = TransformObject(options_.transform, &o);
+  if (!kept.ok()) {
+    BadObject bad{o.ns, o.name, o.uid, o.resource_version, kept.status().message()};
+    ReportBad("streaming list item", bad);
+    listing.bad.push_back(std::move(bad));
+  } else if (*kept) {
+    listing.objects[key] = std::move(o);
+  } else {
+    listing.objects.erase(key);  // not ours to cache
+  }
+  return false;
+}
+
+void Informer::FinishInitialEvents(InitialEvents* initial, const std::string& resource_version) {
+  Listing& listing = initial->listing;
+  listing.resource_version = resource_version;
+  CarryOverUnreadable(&listing);
+  ReplaceCache(listing);
+  listing = Listing{};
+  initial->done = true;
+  ReturnFreedMemory();
+  SetSynced(true, "");
+}
+
+bool Informer::HandleLine(const std::string& line, WatchEnd* end, InitialEvents* initial) {
   auto event = DecodeWatchLine(line);
   if (!event.ok()) {
     log::Warn("skipping an undecodable watch line")
@@ -461,6 +521,7 @@ bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
     return false;
   }
   const std::string& t = event->type;
+  if (initial && !initial->done && t != "ERROR") return HandleInitialEvent(*event, initial);
   if (event->bad) {
     HandleUndecodable(event->type, *event->bad);
     return false;
@@ -503,10 +564,15 @@ bool Informer::HandleLine(const std::string& line, WatchEnd* end) {
   return false;
 }
 
-std::string Informer::WatchPath() {
+std::string Informer::WatchPath(bool streaming_list) {
   std::string path = Path() + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
                      std::to_string(options_.watch_timeout_seconds);
-  {
+  if (streaming_list) {
+    // No resourceVersion: a consistent read, never older than what we saw.
+    path += "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan";
+    std::lock_guard lock(mu_);
+    ++stats_.streaming_lists;
+  } else {
     std::lock_guard lock(mu_);
     path += "&resourceVersion=" + QueryEscape(rv_);
     ++stats_.watches;
@@ -534,8 +600,34 @@ std::optional<Informer::WatchEnd> Informer::FailedWatch(
   return std::nullopt;
 }
 
-Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* retry_after) {
-  const std::string path = WatchPath();
+Informer::WatchEnd Informer::NoInitialEvents(const Status& status,
+                                             const std::optional<HttpResponse>& non_ok,
+                                             bool timed_out) {
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.list_fallbacks;
+  }
+  if (stopping()) return WatchEnd::kNoInitialEvents;
+  if (non_ok && non_ok->status == 422) {
+    streaming_refused_ = true;  // the gate is the server's: it will not change by itself
+    log::Info("the server does not serve streaming lists; listing by pages from now on")
+        .Str("informer", Name())
+        .Error(DecodeStatus(non_ok->status, non_ok->body).message);
+    return WatchEnd::kNoInitialEvents;
+  }
+  const std::string why =
+      timed_out ? "no initial-events-end bookmark within " +
+                      std::to_string(options_.initial_events_timeout.count()) + " ms"
+      : non_ok       ? DecodeStatus(non_ok->status, non_ok->body).ToString()
+      : !status.ok() ? status.message()
+                     : std::string("the stream ended before its initial-events-end bookmark");
+  log::Warn("streaming list failed; listing by pages").Str("informer", Name()).Error(why);
+  return WatchEnd::kNoInitialEvents;
+}
+
+Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* retry_after,
+                                   InitialEvents* initial) {
+  const std::string path = WatchPath(initial != nullptr);
   auto inbox = std::make_shared<WatchInbox>();
   {
     std::lock_guard lock(mu_);
@@ -547,69 +639,99 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
     stream_ = std::move(stream);
     if (stopping_) stream_->Cancel();
   }
+  // A streaming list whose bookmark does not come in time is cut short (and
+  // listed by pages): a server that ignores sendInitialEvents never sends it.
+  Interrupt bookmark_seen;
+  std::atomic<bool> timed_out{false};
+  std::thread watchdog;
+  if (initial) {
+    watchdog = std::thread([this, &bookmark_seen, &timed_out,
+                            due = options_.time->MonotonicNow() + options_.initial_events_timeout] {
+      if (!options_.time->WaitUntil(due, bookmark_seen)) return;
+      timed_out = true;
+      std::lock_guard lock(mu_);
+      if (stream_) stream_->Cancel();
+    });
+  }
   WatchEnd end = WatchEnd::kClean;
+  Status status;
+  std::optional<HttpResponse> non_ok;
   for (;;) {
     std::deque<std::string> lines;
     const bool ended = inbox->Take(&lines);
     bool stop_reading = false;
     for (const std::string& line : lines) {
-      if ((stop_reading = HandleLine(line, &end))) break;
+      if ((stop_reading = HandleLine(line, &end, initial))) break;
     }
+    if (initial && initial->done) bookmark_seen.Fire();
     if (stop_reading) break;
     if (ended) {
       // Copied out first: stopping() takes mu_, which Stop() holds while it
       // cancels the stream (and a stream may end itself synchronously on Cancel).
-      const auto [status, non_ok] = inbox->TakeOutcome();
+      std::tie(status, non_ok) = inbox->TakeOutcome();
+      if (initial && !initial->done) break;
       if (auto failed = FailedWatch(status, non_ok, retry_after)) end = *failed;
       break;
     }
   }
+  bookmark_seen.Fire();
+  if (watchdog.joinable()) watchdog.join();
   std::unique_ptr<Transport::Stream> done;
   {
     std::lock_guard lock(mu_);
     done = std::move(stream_);
   }
   done.reset();  // cancels if still open and waits for its end
+  if (initial && !initial->done) return NoInitialEvents(status, non_ok, timed_out);
   return end;
+}
+
+// A streaming list when wanted, else (or when it fails before its bookmark)
+// a paged list; then the watch. Returns false when stopping.
+bool Informer::Cycle(bool* need_list, int* attempt) {
+  if (stopping()) return false;
+  std::optional<std::chrono::milliseconds> retry_after;
+  std::optional<WatchEnd> end;
+  if (*need_list && options_.streaming_list && !streaming_refused_) {
+    InitialEvents initial;
+    const WatchEnd streamed = Watch(&retry_after, &initial);
+    if (initial.done) {
+      *need_list = false;
+      *attempt = 0;
+      end = streamed;
+    }
+  }
+  if (*need_list) {
+    if (!List()) return Backoff(attempt, std::nullopt);
+    *need_list = false;
+    *attempt = 0;
+  }
+  if (!end) end = Watch(&retry_after);
+  switch (*end) {
+    case WatchEnd::kClean:
+      *attempt = 0;  // a timed-out or dropped watch resumes from the last resourceVersion
+      return true;
+    case WatchEnd::kExpired: {
+      std::lock_guard lock(mu_);
+      ++stats_.expired;
+      *need_list = true;
+      return true;
+    }
+    case WatchEnd::kError:
+    case WatchEnd::kNoInitialEvents:  // not from a plain watch
+      break;
+  }
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.watch_errors;
+  }
+  return Backoff(attempt, retry_after);
 }
 
 void Informer::Run() {
   bool need_list = true;
   int attempt = 0;
-  for (;;) {
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) return;
-    }
-    if (need_list) {
-      if (!List()) {
-        if (!Backoff(&attempt, std::nullopt)) return;
-        continue;
-      }
-      need_list = false;
-      attempt = 0;
-    }
-    std::optional<std::chrono::milliseconds> retry_after;
-    const WatchEnd end = Watch(&retry_after);
-    switch (end) {
-      case WatchEnd::kClean:
-        attempt = 0;  // a timed-out or dropped watch resumes from the last resourceVersion
-        break;
-      case WatchEnd::kExpired: {
-        std::lock_guard lock(mu_);
-        ++stats_.expired;
-        need_list = true;
-        break;
-      }
-      case WatchEnd::kError: {
-        {
-          std::lock_guard lock(mu_);
-          ++stats_.watch_errors;
-        }
-        if (!Backoff(&attempt, retry_after)) return;
-        break;
-      }
-    }
+  while (Cycle(&need_list, &attempt)) {
   }
 }
 

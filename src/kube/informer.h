@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -80,16 +81,30 @@ struct InformerOptions {
   // Backoff waits go through this (the real clock by default); Stop()
   // interrupts them.
   TimeSource* time = nullptr;
+  // Seeds the backoff's jitter (0: drawn from std::random_device), so a test
+  // can replay an informer's waits exactly.
+  uint32_t jitter_seed = 0;
+  // List as a streaming list (KEP-3157, client-go's default since 1.35): one
+  // watch with sendInitialEvents=true whose ADDED events fill a new cache,
+  // swapped in at the k8s.io/initial-events-end bookmark, the same stream
+  // then going on as the watch. The server holds one object at a time instead
+  // of whole pages. Falls back to the paged list when the stream fails before
+  // that bookmark, or sends none within `initial_events_timeout`; a 422 (a
+  // server with the WatchList gate off) makes the fallback permanent.
+  bool streaming_list = false;
+  std::chrono::milliseconds initial_events_timeout{30000};
 };
 
 struct InformerStats {
   int lists = 0;
   int watches = 0;
-  int expired = 0;        // relists caused by 410
-  int watch_errors = 0;   // watches that ended with an error
-  int decode_errors = 0;  // garbage lines and unusable objects skipped
-  int pages = 0;          // list pages fetched
-  int list_restarts = 0;  // lists started over after a 410 on a continue token
+  int expired = 0;          // relists caused by 410
+  int watch_errors = 0;     // watches that ended with an error
+  int decode_errors = 0;    // garbage lines and unusable objects skipped
+  int pages = 0;            // list pages fetched
+  int list_restarts = 0;    // lists started over after a 410 on a continue token
+  int streaming_lists = 0;  // streaming lists started
+  int list_fallbacks = 0;   // ... that ended before their bookmark: listed by pages instead
   std::string resource_version;
 };
 
@@ -122,14 +137,23 @@ class Informer {
   const ResourceRef& resource() const { return resource_; }
 
  private:
-  enum class WatchEnd { kClean, kExpired, kError };
+  // kNoInitialEvents: a streaming list ended (failed, was refused, timed
+  // out) before its initial-events-end bookmark; the cache is as it was.
+  enum class WatchEnd { kClean, kExpired, kError, kNoInitialEvents };
   using Key = std::pair<std::string, std::string>;  // namespace, name
   struct Listing {
     std::map<Key, DecodedObject> objects;
     std::vector<BadObject> bad;
     std::string resource_version;
   };
+  // What a streaming list has delivered before its initial-events-end bookmark.
+  struct InitialEvents {
+    Listing listing;
+    bool done = false;  // the bookmark came: the cache was replaced
+  };
   void Run();
+  // One watch-and-list cycle; false when the informer is stopping.
+  bool Cycle(bool* need_list, int* attempt);
   bool List();
   Result<Listing> FetchAllPages();
   // One page that fits under the body limit (see informer.cc); *r is the last answer.
@@ -140,16 +164,25 @@ class Informer {
   void CarryOverUnreadable(Listing* listing) const;
   void ReplaceCache(const Listing& listing);
   void SetSynced(bool synced, std::string reason);
-  WatchEnd Watch(std::optional<std::chrono::milliseconds>* retry_after);
-  // The watch request's path from the current resourceVersion; counts the watch.
-  std::string WatchPath();
+  // A watch from the current resourceVersion, or (`initial` set) a streaming list.
+  WatchEnd Watch(std::optional<std::chrono::milliseconds>* retry_after,
+                 InitialEvents* initial = nullptr);
+  // The watch request's path from the current resourceVersion (or, for a
+  // streaming list, from none: a consistent read); counts it.
+  std::string WatchPath(bool streaming_list);
+  // How a streaming list that ended before its bookmark is reported.
+  WatchEnd NoInitialEvents(const Status& status, const std::optional<HttpResponse>& non_ok,
+                           bool timed_out);
+  // One event of a streaming list before its bookmark; true at the bookmark.
+  bool HandleInitialEvent(WatchEvent& event, InitialEvents* initial);
+  void FinishInitialEvents(InitialEvents* initial, const std::string& resource_version);
   // How a watch that ended with `status` (or refused with `non_ok`) failed,
   // logged; nothing if it ended cleanly. Sets *retry_after when told to wait.
   std::optional<WatchEnd> FailedWatch(const Status& status,
                                       const std::optional<HttpResponse>& non_ok,
                                       std::optional<std::chrono::milliseconds>* retry_after);
   // One watch line; sets *end and returns true when the watch must stop.
-  bool HandleLine(const std::string& line, WatchEnd* end);
+  bool HandleLine(const std::string& line, WatchEnd* end, InitialEvents* initial);
   void HandleUndecodable(const std::string& type, const BadObject& bad);
   // The event's object, transformed; false when it is dropped or undecodable.
   bool TransformEvent(const std::string& type, DecodedObject* object);
@@ -177,6 +210,8 @@ class Informer {
   std::set<std::string> reported_bad_;  // bad objects already logged
   std::string rv_;
   std::unique_ptr<Transport::Stream> stream_;
+  bool streaming_refused_ = false;  // the server answered a streaming list with 422
+  std::mt19937 jitter_;             // the backoff's; used on the informer's thread only
 };
 
 }  // namespace fk::kube

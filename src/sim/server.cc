@@ -128,7 +128,7 @@ struct Server::Impl {
 
   template <class Stream>
   net::awaitable<void> Watch(Stream& stream, const Request& req, const Target& t, const Route& r) {
-    auto parsed = ParseWatchParams(t, r);
+    auto parsed = ParseWatchParams(t, r, sim.options().watch_list);
     if (auto* refused = std::get_if<ApiReply>(&parsed)) {
       co_await Write(stream, req, *refused);
       co_return;
@@ -144,14 +144,17 @@ struct Server::Impl {
         [weak = std::weak_ptr<WatchState>(state)](std::string raw) {
           if (auto s = weak.lock()) s->Push(std::move(raw));
         });
-    Store::WatchStart start =
-        sim.store().Watch(*r.kind, r.ns, params.from_rv,
-                          [state, route = r, ls = params.labels, fs = params.fields, table,
-                           &clock = sim.clock()](const StoredEvent& e) {
-                            const auto table_at = table ? std::optional(clock.Now()) : std::nullopt;
-                            std::string line = EventLine(e, route, ls, fs, table_at);
-                            if (!line.empty()) state->Push(std::move(line));
-                          });
+    Store::WatchStart start = sim.store().Watch(
+        *r.kind, r.ns, params.from_rv,
+        [state, route = r, ls = params.labels, fs = params.fields, table,
+         &clock = sim.clock()](const StoredEvent& e) {
+          const auto table_at = table ? std::optional(clock.Now()) : std::nullopt;
+          std::string line = EventLine(e, route, ls, fs, table_at);
+          if (!line.empty()) state->Push(std::move(line));
+        },
+        [state, &r, end = params.initial_events_end](int64_t rv) {
+          if (end) state->Push(InitialEventsEndLine(r, rv));
+        });
     Cleanup unregister{[this, waker, id = start.failure ? 0 : start.id] {
       sim.RemoveWatchStream(waker);
       if (id) sim.store().Unwatch(id);

@@ -32,11 +32,24 @@ struct FaultRule {
   int count = 1;
 };
 
+// The API server's WatchList feature gate: whether a watch may ask for its
+// initial events as a streaming list (sendInitialEvents=true).
+enum class WatchListGate {
+  kOn,   // served: every object as ADDED, then the initial-events-end bookmark (since 1.32)
+  kOff,  // refused with 422 Invalid, as a server with the gate off
+  // Accepted and ignored: the initial events come, the bookmark never does,
+  // as from the test doubles that hang clients waiting for it.
+  kSilent,
+};
+
 struct SimOptions {
   std::chrono::milliseconds latency{0};               // added before every answer
   std::chrono::milliseconds bookmark_interval{1000};  // for watches with allowWatchBookmarks
   int drop_watch_after_events = 0;  // > 0: close each watch after that many events
   size_t history_limit = 10000;     // retained events; older watches get 410
+  // Streaming lists (sendInitialEvents), as the API server's WatchList gate
+  // (on by default since Kubernetes 1.32).
+  WatchListGate watch_list = WatchListGate::kOn;
   // Seeds the UIDs' first group (0: drawn at random, as a real server's UIDs
   // are). A deterministic simulation fixes it: the order of UIDs decides the
   // order in which a restarted controller re-enqueues what its journal holds.

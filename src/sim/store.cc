@@ -320,7 +320,8 @@ Outcome Store::Delete(const ResourceKind& view, const std::string& ns, const std
 }
 
 Store::WatchStart Store::Watch(const ResourceKind& view, const std::string& ns,
-                               std::optional<int64_t> from_rv, Sink sink) {
+                               std::optional<int64_t> from_rv, Sink sink,
+                               const std::function<void(int64_t)>& after_initial) {
   const ResourceKind& kind = StorageKind(view);
   std::lock_guard lock(mu_);
   WatchStart start;
@@ -346,6 +347,7 @@ Store::WatchStart Store::Watch(const ResourceKind& view, const std::string& ns,
       e.rv = std::stoll(kube::MetadataString(obj, "resourceVersion"));
       sink(e);
     }
+    if (after_initial) after_initial(rv_);  // under the lock: before any later event
   }
   start.id = next_watch_++;
   watchers_[start.id] = Watcher{&kind, ns, std::move(sink)};

@@ -96,9 +96,11 @@ class Store {
   };
   // Registers `sink` for events of `kind` in `ns` ("" = all namespaces). With
   // from_rv unset or 0, first delivers a synthetic ADDED for every current
-  // object; otherwise every retained event after from_rv.
+  // object, then calls `after_initial` (if set) with the resourceVersion they
+  // are the state at, before any later event; otherwise every retained event
+  // after from_rv.
   WatchStart Watch(const ResourceKind& kind, const std::string& ns, std::optional<int64_t> from_rv,
-                   Sink sink);
+                   Sink sink, const std::function<void(int64_t)>& after_initial = nullptr);
   void Unwatch(uint64_t id);
 
   // Called after every write, outside the lock (the agent-sandbox emulation).

@@ -37,18 +37,37 @@ std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labe
   return json::serialize(line) + "\n";
 }
 
-std::variant<ApiReply, WatchParams> ParseWatchParams(const Target& t, const Route& r) {
+namespace {
+
+ApiReply InvalidWatch(const std::string& why) {
+  return FailureReply(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: " + why);
+}
+
+}  // namespace
+
+std::variant<ApiReply, WatchParams> ParseWatchParams(const Target& t, const Route& r,
+                                                     WatchListGate gate) {
   auto labels = Selector::ParseLabels(t.Query("labelSelector"));
   auto fields = Selector::ParseFields(t.Query("fieldSelector"), r.kind);
   if (!labels || !fields)
     return FailureReply(400, "BadRequest", "unable to parse the label or field selector");
-  if (!t.Query("sendInitialEvents").empty() || !t.Query("resourceVersionMatch").empty()) {
+  const std::string initial = t.Query("sendInitialEvents");
+  const std::string match = t.Query("resourceVersionMatch");
+  if (!initial.empty() && gate == WatchListGate::kOff) {
     // As a server with the WatchList feature gate off: client-go falls back to list+watch.
-    return FailureReply(422, "Invalid",
-                        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: "
-                        "Forbidden: sendInitialEvents is forbidden for watch unless the "
-                        "WatchList feature gate is enabled");
+    return InvalidWatch(
+        "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the "
+        "WatchList feature gate is enabled");
   }
+  const bool streaming = initial == "true";
+  if (streaming && match != "NotOlderThan")
+    return InvalidWatch(
+        "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+        "resourceVersionMatch to NotOlderThan");
+  if (!streaming && !match.empty())
+    return InvalidWatch(
+        "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for "
+        "watch unless sendInitialEvents is provided");
   WatchParams p{*labels, *fields, std::nullopt, t.Flag("allowWatchBookmarks"), 1800};
   if (const std::string rv = t.Query("resourceVersion"); !rv.empty()) {
     int64_t parsed = 0;
@@ -59,12 +78,28 @@ std::variant<ApiReply, WatchParams> ParseWatchParams(const Target& t, const Rout
   }
   if (const std::string ts = t.Query("timeoutSeconds"); !ts.empty())
     p.timeout_seconds = std::max(1, std::atoi(ts.c_str()));
+  if (streaming) {
+    p.from_rv.reset();  // the current state, as ADDED events
+    p.initial_events_end = gate == WatchListGate::kOn;
+  }
   return p;
 }
 
 std::string ErrorLine(const ApiFailure& failure) {
   return json::serialize(
              json::object{{"type", "ERROR"}, {"object", json::parse(failure.ToJson())}}) +
+         "\n";
+}
+
+std::string InitialEventsEndLine(const Route& r, int64_t rv) {
+  return json::serialize(
+             json::object{{"type", "BOOKMARK"},
+                          {"object",
+                           {{"kind", r.kind->kind},
+                            {"apiVersion", r.kind->ApiVersion(r.version)},
+                            {"metadata",
+                             {{"resourceVersion", std::to_string(rv)},
+                              {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}) +
          "\n";
 }
 

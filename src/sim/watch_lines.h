@@ -22,10 +22,16 @@ struct WatchParams {
   std::optional<int64_t> from_rv;
   bool bookmarks = false;
   int timeout_seconds = 1800;
+  bool initial_events_end = false;  // a streaming list: the bookmark after the initial events
 };
 
-// The watch's parameters, or the reply that refuses them.
-std::variant<ApiReply, WatchParams> ParseWatchParams(const Target& t, const Route& r);
+// The watch's parameters, or the reply that refuses them. A streaming list
+// (sendInitialEvents=true with resourceVersionMatch=NotOlderThan) is served
+// as `gate` says; its initial events are the current state, whatever
+// resourceVersion it names (never older than that, as the server's
+// consistent read).
+std::variant<ApiReply, WatchParams> ParseWatchParams(const Target& t, const Route& r,
+                                                     WatchListGate gate);
 
 // The event line a watcher sees for a stored event, or "" if the event is
 // invisible through its selectors. An object that moves out of the selection
@@ -39,5 +45,8 @@ std::string EventLine(const StoredEvent& e, const Route& r, const Selector& labe
 std::string ErrorLine(const ApiFailure& failure);
 
 std::string BookmarkLine(const Route& r, int64_t rv);
+// The bookmark that ends a streaming list's initial events: annotated
+// k8s.io/initial-events-end=true.
+std::string InitialEventsEndLine(const Route& r, int64_t rv);
 
 }  // namespace fk::sim
