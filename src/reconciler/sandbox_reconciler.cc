@@ -288,9 +288,24 @@ bool SandboxReconciler::SettleResent(Pass& p, const std::string& ns, const std::
   return true;
 }
 
-domain::Snapshot SandboxReconciler::Observe(Pass& p, const kube::ParsedSandbox& sb, bool live,
-                                            bool* ok) {
+domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb) {
   const std::string& ns = sb.observation.ns;
+  return Assemble(
+      sb,
+      [&](const char* policy_name, kube::PolicyRole) {
+        PolicyPtr cached = cache_.Policy(ns, policy_name);
+        return cached ? cached->Observation() : domain::PolicyObservation{};
+      },
+      [&](const std::string& pod_name) {
+        PodPtr cached = pod_name.empty() ? nullptr : cache_.Pod(ns, pod_name);
+        return cached ? cached->Observation() : domain::PodObservation{};
+      });
+}
+
+std::optional<domain::Snapshot> SandboxReconciler::ObserveLive(Pass& p,
+                                                               const kube::ParsedSandbox& sb) {
+  const std::string& ns = sb.observation.ns;
+  bool read_failed = false;
   // A live read, parsed fresh (the cached side holds compact structs).
   auto fetch = [&](CacheKind kind, const std::string& object_name) -> kube::ObjectPtr {
     if (object_name.empty()) return nullptr;
@@ -305,24 +320,26 @@ domain::Snapshot SandboxReconciler::Observe(Pass& p, const kube::ParsedSandbox& 
     kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
     if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
     kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
-    if (!obj) *ok = false;
+    if (!obj) read_failed = true;
     return obj;
   };
-  auto policy = [&](const char* policy_name, kube::PolicyRole role) {
-    if (!live) {
-      PolicyPtr cached = cache_.Policy(ns, policy_name);
-      return cached ? cached->Observation() : domain::PolicyObservation{};
-    }
-    kube::ObjectPtr obj = fetch(CacheKind::kPolicies, policy_name);
-    return kube::ObservePolicy(obj.get(), role, options_.boundary_port);
-  };
-  auto pod = [&](const std::string& pod_name) {
-    if (!live) {
-      PodPtr cached = pod_name.empty() ? nullptr : cache_.Pod(ns, pod_name);
-      return cached ? cached->Observation() : domain::PodObservation{};
-    }
-    return kube::ObservePod(fetch(CacheKind::kPods, pod_name).get());
-  };
+  domain::Snapshot snap = Assemble(
+      sb,
+      [&](const char* policy_name, kube::PolicyRole role) {
+        kube::ObjectPtr obj = fetch(CacheKind::kPolicies, policy_name);
+        return kube::ObservePolicy(obj.get(), role, options_.boundary_port);
+      },
+      [&](const std::string& pod_name) {
+        return kube::ObservePod(fetch(CacheKind::kPods, pod_name).get());
+      });
+  if (read_failed) return std::nullopt;
+  return snap;
+}
+
+domain::Snapshot SandboxReconciler::Assemble(
+    const kube::ParsedSandbox& sb,
+    const std::function<domain::PolicyObservation(const char*, kube::PolicyRole)>& policy,
+    const std::function<domain::PodObservation(const std::string&)>& pod) {
   domain::Snapshot snap;
   snap.sandbox = sb.observation;
   snap.observed_at_ms = time_.NowMs();
@@ -417,8 +434,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   }
   const kube::ParsedSandbox parsed = sandbox.Parsed(ns, name);
   if (!AgreeWithServer(parsed)) return {ReconcileResult::Retry(), nullptr};
-  bool ok = true;
-  domain::Snapshot snap = Observe(p, parsed, /*live=*/false, &ok);
+  domain::Snapshot snap = Observe(parsed);
   domain::Decision decision = domain::decide(snap);
   p.Decided(decision);
   if (NeedsLiveConfirmation(snap, decision) && !Confirm(p, parsed, snap, decision))
@@ -456,17 +472,16 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
 bool SandboxReconciler::Confirm(Pass& p, const kube::ParsedSandbox& parsed, domain::Snapshot& snap,
                                 domain::Decision& decision) {
   Count(&ReconcilerStats::confirmations);
-  bool ok = true;
-  domain::Snapshot live = Observe(p, parsed, /*live=*/true, &ok);
-  if (!ok) return false;  // cannot confirm
-  domain::Decision live_decision = domain::decide(live);
+  std::optional<domain::Snapshot> live = ObserveLive(p, parsed);
+  if (!live) return false;  // cannot confirm
+  domain::Decision live_decision = domain::decide(*live);
   if (live_decision.action != Action::kPatchSuspend) {
     Count(&ReconcilerStats::unconfirmed);
     log::Info("the cache said suspend, the live objects do not; waiting for the cache")
         .Str("note", decision.note);
     return false;
   }
-  snap = std::move(live);
+  snap = std::move(*live);
   decision = std::move(live_decision);
   p.Decided(decision);
   return true;

@@ -143,7 +143,15 @@ class SandboxReconciler {
   bool AgreeWithServer(const kube::ParsedSandbox& sandbox);
   Round Evaluate(Pass& p, const std::string& ns, const std::string& name,
                  const kube::CachedSandbox& sandbox);
-  domain::Snapshot Observe(Pass& p, const kube::ParsedSandbox& sb, bool live, bool* ok);
+  // What decide() reads about `sb`: from the caches, or (ObserveLive) read
+  // from the API server, nullopt when a read failed.
+  domain::Snapshot Observe(const kube::ParsedSandbox& sb);
+  std::optional<domain::Snapshot> ObserveLive(Pass& p, const kube::ParsedSandbox& sb);
+  // The snapshot of `sb` with its fences and pods as `policy` and `pod` see them.
+  domain::Snapshot Assemble(
+      const kube::ParsedSandbox& sb,
+      const std::function<domain::PolicyObservation(const char*, kube::PolicyRole)>& policy,
+      const std::function<domain::PodObservation(const std::string&)>& pod);
   Round Drive(Pass& p, const domain::IntentRecord& intent, bool send_first);
   Round Resend(Pass& p, const std::string& ns, const std::string& name,
                const domain::IntentRecord& refused);

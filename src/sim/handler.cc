@@ -591,10 +591,9 @@ ApiReply PatchOne(Simulator& sim, const ApiRequest& req, const Target& t, const 
   auto apply = [&](json::value& obj) -> std::optional<ApiFailure> {
     json::value view = Simulator::ToVersion(kind, obj, r.version);
     if (json_patch) {
-      JsonPatchError err;
-      if (!ApplyJsonPatch(view, patch, &err))
-        return ApiFailure{err.http_status, err.http_status == 422 ? "Invalid" : "BadRequest",
-                          err.message, r.name, &kind};
+      if (const auto err = ApplyJsonPatch(view, patch))
+        return ApiFailure{err->http_status, err->http_status == 422 ? "Invalid" : "BadRequest",
+                          err->message, r.name, &kind};
     } else {
       view = MergePatch(std::move(view), patch);
     }

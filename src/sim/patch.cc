@@ -132,9 +132,7 @@ bool Add(json::value& doc, const std::vector<std::string>& tokens, json::value v
   return Fail(err, 422, "parent of path " + path + " is not a container");
 }
 
-}  // namespace
-
-bool ApplyJsonPatch(json::value& doc, const json::value& ops, JsonPatchError* error) {
+bool ApplyOps(json::value& doc, const json::value& ops, JsonPatchError* error) {
   if (!ops.is_array()) return Fail(error, 400, "a JSON patch must be an array of operations");
   if (ops.get_array().size() > 10000) return Fail(error, 413, "too many JSON patch operations");
   std::vector<std::string> tokens, from_tokens;
@@ -185,6 +183,14 @@ bool ApplyJsonPatch(json::value& doc, const json::value& ops, JsonPatchError* er
     }
   }
   return true;
+}
+
+}  // namespace
+
+std::optional<JsonPatchError> ApplyJsonPatch(json::value& doc, const json::value& ops) {
+  JsonPatchError error;
+  if (ApplyOps(doc, ops, &error)) return std::nullopt;
+  return error;
 }
 
 }  // namespace fk::sim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <optional>
 #include <string>
 
 namespace fk::sim {
@@ -15,9 +16,10 @@ struct JsonPatchError {
   std::string message;
 };
 
-// RFC 6902: applies `ops` to `doc` in place. Returns false and fills `error`
-// when an op is malformed or does not apply (including a failed `test`); the
-// document is then unspecified, so callers pass a copy.
-bool ApplyJsonPatch(boost::json::value& doc, const boost::json::value& ops, JsonPatchError* error);
+// RFC 6902: applies `ops` to `doc` in place. Returns the error when an op is
+// malformed or does not apply (including a failed `test`); the document is
+// then unspecified, so callers pass a copy.
+std::optional<JsonPatchError> ApplyJsonPatch(boost::json::value& doc,
+                                             const boost::json::value& ops);
 
 }  // namespace fk::sim
