@@ -91,26 +91,25 @@ std::string ErrorLine(const ApiFailure& failure) {
          "\n";
 }
 
-std::string InitialEventsEndLine(const Route& r, int64_t rv) {
-  return json::serialize(
-             json::object{{"type", "BOOKMARK"},
-                          {"object",
-                           {{"kind", r.kind->kind},
-                            {"apiVersion", r.kind->ApiVersion(r.version)},
-                            {"metadata",
-                             {{"resourceVersion", std::to_string(rv)},
-                              {"annotations", {{"k8s.io/initial-events-end", "true"}}}}}}}}) +
+namespace {
+
+std::string Bookmark(const Route& r, int64_t rv, json::object annotations) {
+  json::object metadata{{"resourceVersion", std::to_string(rv)}};
+  if (!annotations.empty()) metadata["annotations"] = std::move(annotations);
+  return json::serialize(json::object{{"type", "BOOKMARK"},
+                                      {"object",
+                                       {{"kind", r.kind->kind},
+                                        {"apiVersion", r.kind->ApiVersion(r.version)},
+                                        {"metadata", std::move(metadata)}}}}) +
          "\n";
 }
 
-std::string BookmarkLine(const Route& r, int64_t rv) {
-  return json::serialize(
-             json::object{{"type", "BOOKMARK"},
-                          {"object",
-                           {{"kind", r.kind->kind},
-                            {"apiVersion", r.kind->ApiVersion(r.version)},
-                            {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}}) +
-         "\n";
+}  // namespace
+
+std::string InitialEventsEndLine(const Route& r, int64_t rv) {
+  return Bookmark(r, rv, {{"k8s.io/initial-events-end", "true"}});
 }
+
+std::string BookmarkLine(const Route& r, int64_t rv) { return Bookmark(r, rv, {}); }
 
 }  // namespace fk::sim
