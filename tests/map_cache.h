@@ -103,7 +103,7 @@ class MapCache : public reconciler::ClusterCache {
         };
       case Kind::kPolicies:
         return [](const kube::DecodedObject& d) {
-          return kube::CompactPolicy(d, kube::kDefaultBoundaryPort);
+          return kube::CompactPolicy(d, domain::kDefaultBoundaryPort);
         };
       default:
         return [](const kube::DecodedObject& d) { return kube::CompactPod(d); };

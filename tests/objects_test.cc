@@ -327,14 +327,14 @@ constexpr const char* kSupervisorPolicy = R"({"metadata":{"name":"openshell-sand
   "spec":{"podSelector":{"matchLabels":{"openshell.ai/boundary-role":"supervisor"}},
           "policyTypes":["Egress"],"egress":[{}]}})";
 
-bool Intact(const std::string& json, PolicyRole role, int port = kDefaultBoundaryPort) {
+bool Intact(const std::string& json, PolicyRole role, int port = domain::kDefaultBoundaryPort) {
   auto p = ParsePolicyJson(json, role, port);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return p.ok() && p->intact;
 }
 
 TEST(ParsePolicy, IntendedPoliciesAreIntact) {
-  auto p = ParsePolicyJson(kWorkloadPolicy, PolicyRole::kWorkload, kDefaultBoundaryPort);
+  auto p = ParsePolicyJson(kWorkloadPolicy, PolicyRole::kWorkload, domain::kDefaultBoundaryPort);
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(p->present);
   EXPECT_EQ(p->uid, "fence-uid");
@@ -370,7 +370,7 @@ TEST(ParsePolicy, AnyOtherSpecIsAltered) {
 }
 
 TEST(ParsePolicy, AbsentPolicyIsNotPresent) {
-  auto p = ParsePolicy(nullptr, PolicyRole::kWorkload, kDefaultBoundaryPort);
+  auto p = ParsePolicy(nullptr, PolicyRole::kWorkload, domain::kDefaultBoundaryPort);
   ASSERT_TRUE(p.ok());
   EXPECT_FALSE(p->present);
   EXPECT_FALSE(p->intact);
@@ -378,7 +378,7 @@ TEST(ParsePolicy, AbsentPolicyIsNotPresent) {
 
 TEST(ParsePolicy, MissingGenerationIsZero) {
   auto p = ParsePolicyJson(R"({"metadata":{"name":"p","uid":"u"},"spec":{}})",
-                           PolicyRole::kWorkload, kDefaultBoundaryPort);
+                           PolicyRole::kWorkload, domain::kDefaultBoundaryPort);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->generation, 0);
 }
@@ -426,7 +426,7 @@ Transform SandboxTransform() {
   return [](const DecodedObject& d) { return CompactSandbox(d, ApiVersion::kV1beta1); };
 }
 Transform PolicyTransform() {
-  return [](const DecodedObject& d) { return CompactPolicy(d, kDefaultBoundaryPort); };
+  return [](const DecodedObject& d) { return CompactPolicy(d, domain::kDefaultBoundaryPort); };
 }
 
 // The compact form holds no name, namespace or uid of its own (the cache key

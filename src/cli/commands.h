@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/objects.h"
+#include "domain/observation.h"
 
 namespace fk::cli {
 
@@ -91,7 +91,7 @@ struct RunOptions {
   std::string lease_duration = "15s";
   std::string renew_deadline = "10s";
   std::string retry_period = "2s";
-  std::string boundary_port = std::to_string(kube::kDefaultBoundaryPort);
+  std::string boundary_port = std::to_string(domain::kDefaultBoundaryPort);
   std::string log_format = "text";
   std::optional<std::string> log_level;  // unset: info
   std::string kube_api_qps = "0";        // client-side rate limit: requests per second (0: off)...

@@ -14,6 +14,10 @@
 
 namespace fk::domain {
 
+// The port an intact workload fence admits (OpenShell's default), unless
+// `run --boundary-port` says otherwise.
+inline constexpr int kDefaultBoundaryPort = 5500;
+
 enum class ApiVersion { kV1beta1, kV1alpha1 };
 
 // openshell.ai/sandbox-runtime-bootstrap-operation. kOther covers a value we

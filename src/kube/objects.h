@@ -19,8 +19,6 @@ class value;
 
 namespace fk::kube {
 
-inline constexpr int kDefaultBoundaryPort = 5500;
-
 // Annotation keys read from a Sandbox.
 inline constexpr const char* kAnnotationPrefix = "openshell.ai/sandbox-runtime-";
 inline constexpr const char* kFenceUidAnnotation =

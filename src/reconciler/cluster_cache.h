@@ -74,7 +74,7 @@ struct CacheScope {
   std::string selector;                 // sandboxes' label selector
   std::string sandbox_version = "v1beta1";
   kube::InformerOptions informer;  // backoff and time; namespace and selector are set per informer
-  int boundary_port = kube::kDefaultBoundaryPort;  // what an intact workload fence admits
+  int boundary_port = domain::kDefaultBoundaryPort;  // what an intact workload fence admits
 };
 
 // Objects skipped as undecodable so far by these informers, summed per

@@ -38,7 +38,7 @@ struct ControllerOptions {
   std::chrono::milliseconds resync{30000};
   // Worker threads; the queue never hands one key to two of them.
   int workers = 1;
-  int boundary_port = kube::kDefaultBoundaryPort;
+  int boundary_port = domain::kDefaultBoundaryPort;
   std::string instance = "fencekeeper";  // reportingInstance of Events
   std::string sandbox_version = "v1beta1";
   bool create_events = true;

@@ -44,7 +44,7 @@ namespace fk::reconciler {
 
 struct ReconcilerOptions {
   std::string sandbox_version = "v1beta1";
-  int boundary_port = kube::kDefaultBoundaryPort;
+  int boundary_port = domain::kDefaultBoundaryPort;
   // The leadership fence: until when writes may be sent (nullopt: not now;
   // LeaderElector::WriteFenceUntil). A suspend PATCH's deadline is at most
   // that, so a request held up on its way out (a slow connect, a stalled

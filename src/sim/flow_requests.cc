@@ -130,7 +130,7 @@ std::vector<std::string> FlowRequests::TakeRequests() {
     const auto port = boundary_ports_.find(ns);
     const std::string why =
         Refusal(sim_, sandbox, request,
-                port == boundary_ports_.end() ? kube::kDefaultBoundaryPort : port->second);
+                port == boundary_ports_.end() ? domain::kDefaultBoundaryPort : port->second);
     if (!why.empty()) {
       Refuse(ns, name, why);
       lines.push_back(Said(ns, name, "refused: " + why));

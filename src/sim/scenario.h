@@ -24,7 +24,7 @@ struct ScenarioSandbox {
 struct ScenarioNamespace {
   std::string name;
   bool fence = true;
-  int boundary_port = kube::kDefaultBoundaryPort;
+  int boundary_port = domain::kDefaultBoundaryPort;
   int fence_generation = 1;  // the workload policy is edited until it reaches this generation
   std::vector<ScenarioSandbox> sandboxes;
   // `podBytes`: each pod is grown to about this many bytes of JSON, with many

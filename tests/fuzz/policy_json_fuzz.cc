@@ -9,7 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text = fk::fuzz::AsText(data, size);
   uint8_t selector = 0;
   if (!fk::fuzz::TakeSelector(&text, &selector)) return 0;
-  const int port = selector < 128 ? fk::kube::kDefaultBoundaryPort : selector * 257;
+  const int port = selector < 128 ? fk::domain::kDefaultBoundaryPort : selector * 257;
   for (PolicyRole role : {PolicyRole::kWorkload, PolicyRole::kSupervisor}) {
     auto parsed = fk::kube::ParsePolicyJson(text, role, port);
     if (!parsed.ok()) continue;
