@@ -219,13 +219,13 @@ void Controller::Stop() {
 }
 
 void Controller::Resyncer(MonoTime first) {
-  // Due times fixed from Start, and waited for without moving the clock
-  // (TimeSource::WaitUntil): a manual clock's resyncs happen where its
-  // driver puts them, however the thread is scheduled. A pass that overran
-  // its period is followed by one more at once, not by a burst.
+  // The first pass is due a period after Start (fixed there, whenever this
+  // thread gets to run), each next one a period after the last ended: passes
+  // are never closer than the period, however late the thread was. Waited
+  // for without moving the clock (TimeSource::WaitUntil): a manual clock's
+  // resyncs happen where its driver puts them.
   const auto period = std::max(options_.resync, std::chrono::milliseconds(1));
-  for (MonoTime due = first; time_.WaitUntil(due, stop_);
-       due = std::max(due + period, time_.MonotonicNow())) {
+  for (MonoTime due = first; time_.WaitUntil(due, stop_); due = time_.MonotonicNow() + period) {
     if (!Synced()) continue;
     EnqueueAll();  // every cached sandbox again, from the caches: no API request
     coverage_.Update(cache_);
