@@ -13,9 +13,9 @@
 #include <spdlog/spdlog.h>
 
 #include "client_fixture.h"
+#include "fake_transport.h"
 #include "hanging_server.h"
 #include "kube/client.h"
-#include "kube/fake_transport.h"
 #include "sim/simulator.h"
 #include "test_support.h"
 #include "tls_util.h"
@@ -221,7 +221,7 @@ TEST_F(ClientTest, DiscoversTheSandboxVersion) {
   StartServer();
   auto v = Client().DiscoverSandboxVersion();
   ASSERT_TRUE(v.ok());
-  EXPECT_EQ(*v, "v1beta1");
+  EXPECT_EQ(*v, domain::ApiVersion::kV1beta1);
   client_.reset();
   server_.reset();
   sim::SimOptions old;
@@ -229,7 +229,7 @@ TEST_F(ClientTest, DiscoversTheSandboxVersion) {
   StartServer({}, old);
   auto fallback = Client().DiscoverSandboxVersion();
   ASSERT_TRUE(fallback.ok());
-  EXPECT_EQ(*fallback, "v1alpha1");
+  EXPECT_EQ(*fallback, domain::ApiVersion::kV1alpha1);
   ApiResponse alpha =
       client_->Send("POST", "/apis/agents.x-k8s.io/v1alpha1/namespaces/ns/sandboxes",
                     R"({"metadata":{"name":"x"},"spec":{"replicas":0}})", "application/json");

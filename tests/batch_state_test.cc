@@ -60,6 +60,13 @@ std::set<typename Map::key_type> Keys(const Map& m) {
   for (const auto& [k, v] : m) out.insert(k);
   return out;
 }
+// The sandboxes' uids, as text.
+template <class V>
+std::set<std::string> Keys(const std::map<CompactString, V, std::less<>>& m) {
+  std::set<std::string> out;
+  for (const auto& [k, v] : m) out.insert(k.str());
+  return out;
+}
 
 // sb-1 healthy and sb-2 suspended-to-be (its intent pending) in "agents",
 // fence generation 2; sb-3 healthy in "other".
@@ -128,7 +135,8 @@ TEST_F(BatchStateTest, PlanningCopiesOnlyTheRecordsItReads) {
                                              {"agents", domain::kWorkloadPolicyName}}));
   EXPECT_EQ(Keys(s.sandboxes), std::set<std::string>{"uid-agents-sb-1"});
   EXPECT_TRUE(s.pending_intents.empty());
-  EXPECT_EQ(s.sandboxes.at("uid-agents-sb-1"), committed_.sandboxes.at("uid-agents-sb-1"));
+  EXPECT_EQ(s.sandboxes.at(fk::CompactString("uid-agents-sb-1")),
+            committed_.sandboxes.at(fk::CompactString("uid-agents-sb-1")));
   // A sandbox's record comes with its pending intents.
   batch.ForSandbox("uid-agents-sb-2");
   EXPECT_EQ(Keys(s.pending_intents), std::set<int64_t>{intent_seq_});
@@ -149,12 +157,12 @@ TEST_F(BatchStateTest, AnIntentIsFoundPendingOrRefused) {
          {OfSandbox("agents", "sb-2", domain::SuspendOutcome{domain::Outcome::kFailed, {}, "403"},
                     intent_seq_)});
   ASSERT_TRUE(committed_.pending_intents.empty());
-  ASSERT_TRUE(committed_.sandboxes.at("uid-agents-sb-2").refused);
+  ASSERT_TRUE(committed_.sandboxes.at(fk::CompactString("uid-agents-sb-2")).refused);
   BatchState refused(committed_);
   const JournalState& s = refused.ForIntent(intent_seq_);
   EXPECT_TRUE(s.pending_intents.empty());
   ASSERT_EQ(Keys(s.sandboxes), std::set<std::string>{"uid-agents-sb-2"});
-  EXPECT_EQ(s.sandboxes.at("uid-agents-sb-2").refused->intent.seq, intent_seq_);
+  EXPECT_EQ(s.sandboxes.at(fk::CompactString("uid-agents-sb-2")).refused->intent.seq, intent_seq_);
 }
 
 // Forgetting a sandbox drops it and its pending intents; a later member of

@@ -5,11 +5,12 @@
 
 #include <boost/json.hpp>
 
+#include "fake_transport.h"
 #include "in_process_cluster.h"
-#include "kube/fake_transport.h"
+#include "journal/journal.h"
 #include "kube/json_fields.h"
 #include "map_cache.h"
-#include "reconciler/controller.h"
+#include "reconciler/sandbox_controller.h"
 #include "sim/scenario.h"
 #include "test_support.h"
 
@@ -82,9 +83,9 @@ class StartupResolution : public ::testing::Test {
     co.qps = 0;
     co.jitter_seed = 1;
     client_ = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
-    ControllerOptions o;
+    SandboxControllerOptions o;
     o.time = &time_;
-    controller_ = std::make_unique<Controller>(cache_, *client_, *journal_, o, nullptr, nullptr);
+    controller_ = SandboxController::OverCache(cache_, *client_, *journal_, o, nullptr, nullptr);
   }
 
   // The worker's loop on manual time: one key whenever one is due, else the
@@ -114,7 +115,7 @@ class StartupResolution : public ::testing::Test {
   MapCache cache_;
   kube::FakeTransport* transport_ = nullptr;
   std::unique_ptr<kube::ApiClient> client_;
-  std::unique_ptr<Controller> controller_;
+  std::unique_ptr<SandboxController> controller_;
   int hung_a_ = 0;
   bool throttle_b_ = false;
 };

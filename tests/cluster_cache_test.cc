@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "client_fixture.h"
+#include "fake_transport.h"
 #include "journal/journal.h"
-#include "kube/fake_transport.h"
 #include "kube/objects.h"
 #include "map_cache.h"
 #include "reconciler/cluster_cache.h"
-#include "reconciler/controller.h"
+#include "reconciler/sandbox_controller.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 #include "test_support.h"
@@ -115,16 +115,17 @@ TEST(PodIndex, APodEventReadsOnlyTheSandboxesThatNameIt) {
     cache.Put(reconciler::CacheKind::kSandboxes, "ns", "sb-" + std::to_string(i), sandbox(i));
   }
   ManualTimeSource time;
-  reconciler::ControllerOptions o;
+  reconciler::SandboxControllerOptions o;
   o.time = &time;
-  reconciler::Controller controller(cache, *client, **journal, o, nullptr, nullptr);
+  auto controller =
+      reconciler::SandboxController::OverCache(cache, *client, **journal, o, nullptr, nullptr);
   auto on_pod = [&](const std::string& pod) {
     const size_t reads = cache.sandbox_reads();
-    controller.OnChange(reconciler::CacheKind::kPods, "ns", pod);
+    controller->OnChange(reconciler::CacheKind::kPods, "ns", pod);
     std::vector<std::string> keys;
-    while (auto key = controller.queue().TryGet()) {
-      controller.queue().Done(*key);
-      keys.push_back(*key);
+    while (auto key = controller->queue().TryGet()) {
+      controller->queue().Done(*key);
+      keys.push_back(key->ToString());
     }
     return std::pair(cache.sandbox_reads() - reads, keys);
   };
@@ -148,10 +149,10 @@ TEST(PodIndex, APodEventReadsOnlyTheSandboxesThatNameIt) {
 // A cached sandbox naming `workload` ("" = its own name) and `supervisor`.
 std::shared_ptr<const CachedSandbox> Naming(const std::string& workload,
                                             const std::string& supervisor = "") {
-  auto sb = std::make_shared<CachedSandbox>();
-  sb->compact.workload_pod_name = workload;
-  sb->compact.supervisor_pod_name = supervisor;
-  return sb;
+  kube::ParsedSandbox parsed;
+  parsed.workload_pod_name = workload;
+  parsed.supervisor_pod_name = supervisor;
+  return CachedSandbox::Of(parsed);
 }
 
 TEST(PodIndex, FollowsEachSandboxsPodsThroughChangesAndDeletion) {
@@ -185,7 +186,7 @@ TEST(PodIndex, FollowsEachSandboxsPodsThroughChangesAndDeletion) {
 TEST(PodIndex, ASandboxThatDoesNotParseNamesNoPod) {
   reconciler::PodIndex index;
   auto broken = std::make_shared<CachedSandbox>();
-  broken->error = "spec.operatingMode is missing";
+  broken->error = CompactString("spec.operatingMode is missing");
   index.Update("ns", "a", nullptr, broken.get());
   EXPECT_EQ(index.size(), 0u);
   EXPECT_TRUE(index.Candidates("ns", "a").empty());
@@ -224,17 +225,18 @@ TEST(PodIndex, SandboxesNamingPodKeepsOnlyCandidatesTheCachedSandboxConfirms) {
    private:
     const reconciler::PodIndex& pod_index() const override { return index; }
   } cache;
-  // "a" names pod "p" twice over (workload and supervisor): named once.
-  auto a = Naming("p", "p");
+  // "a" names pod "os-supervisor-p" twice over (workload and supervisor): named once.
+  auto a = Naming("os-supervisor-p", "os-supervisor-p");
+  ASSERT_EQ(a->Pods("a"), (std::vector<std::string>{"os-supervisor-p", "os-supervisor-p"}));
   cache.sandboxes[{"ns", "a"}] = a;
   cache.index.Update("ns", "a", nullptr, a.get());
-  EXPECT_EQ(cache.SandboxesNamingPod("ns", "p"), std::vector<std::string>{"a"});
+  EXPECT_EQ(cache.SandboxesNamingPod("ns", "os-supervisor-p"), std::vector<std::string>{"a"});
   // The index still says "b" names "p", but the cached "b" names another pod
   // now, and "c" is not cached at all: neither is named.
-  cache.index.Update("ns", "b", nullptr, Naming("p").get());
+  cache.index.Update("ns", "b", nullptr, Naming("os-supervisor-p").get());
   cache.sandboxes[{"ns", "b"}] = Naming("q");
-  cache.index.Update("ns", "c", nullptr, Naming("p").get());
-  EXPECT_EQ(cache.SandboxesNamingPod("ns", "p"), std::vector<std::string>{"a"});
+  cache.index.Update("ns", "c", nullptr, Naming("os-supervisor-p").get());
+  EXPECT_EQ(cache.SandboxesNamingPod("ns", "os-supervisor-p"), std::vector<std::string>{"a"});
   EXPECT_TRUE(cache.SandboxesNamingPod("ns", "nobody").empty());
 }
 

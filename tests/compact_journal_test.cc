@@ -62,12 +62,12 @@ Snapshot Created(const std::string& ns, int i, int64_t now_ms) {
 class CompactJournalTest : public ::testing::Test {
  protected:
   std::unique_ptr<Journal> Open() { return fk::testing::OpenJournal(path_, &clock_); }
-  Journal::Recorded Evaluate(Journal& j, const Snapshot& s, const std::string& rv = "100") {
+  Recorded Evaluate(Journal& j, const Snapshot& s, const std::string& rv = "100") {
     Snapshot with_history = s;
     with_history.history = history_for(j.state(), s.sandbox.uid);
     auto r = j.Record({with_history, decide(with_history), rv, "writer-0123456789abcdef"});
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : Journal::Recorded{};
+    return r.ok() ? *r : Recorded{};
   }
   // One lifecycle: created healthy, suspended by the fence roll (intent,
   // applied, the suspended sandbox observed and held), deleted.
@@ -294,10 +294,10 @@ TEST_F(CompactJournalTest, ASchema4JournalUpgradesKeepsItsHistoryAndReplays) {
 
   // New rows join the old ones: a suspended sandbox of the old journal is
   // resumed and suspended again, another one is deleted.
-  const std::string uid = j->state().sandboxes.begin()->first;
+  const std::string uid = j->state().sandboxes.begin()->first.str();
   const SandboxRecord held = j->state().sandboxes.begin()->second;
-  ASSERT_TRUE(held.observation);
-  Snapshot resumed = *held.observation;
+  ASSERT_TRUE(held.observed);
+  Snapshot resumed = testing::RecordedObservation(path_, uid);
   resumed.sandbox.generation += 1;
   resumed.sandbox.should_run = true;
   auto r = Evaluate(*j, resumed, "999");
@@ -305,7 +305,7 @@ TEST_F(CompactJournalTest, ASchema4JournalUpgradesKeepsItsHistoryAndReplays) {
   ASSERT_TRUE(
       j->RecordOutcome(*r.intent_seq, {Outcome::kApplied, resumed.sandbox.generation + 1, ""})
           .ok());
-  const std::string gone = std::next(j->state().sandboxes.begin())->first;
+  const std::string gone = std::next(j->state().sandboxes.begin())->first.str();
   ASSERT_TRUE(j->Forget(gone, "deleted from the cluster").ok());
   EXPECT_EQ(Count("SELECT count(*) FROM transitions"), 4);
   EXPECT_EQ(Count("SELECT count(*) FROM events_v1"), static_cast<int64_t>(events.size()));
@@ -313,7 +313,7 @@ TEST_F(CompactJournalTest, ASchema4JournalUpgradesKeepsItsHistoryAndReplays) {
   j.reset();
   j = Open();
   EXPECT_EQ(j->state().sandboxes.count(gone), 0u);
-  EXPECT_EQ(j->state().sandboxes.at(uid).history.applied_generation,
+  EXPECT_EQ(j->state().sandboxes.at(fk::CompactString(uid)).history.applied_generation,
             resumed.sandbox.generation + 1);
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 }

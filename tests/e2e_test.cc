@@ -16,12 +16,13 @@
 #include <thread>
 
 #include "common/log.h"
+#include "controller_instance.h"
 #include "journal/journal.h"
 #include "journal/space.h"
 #include "kube/client.h"
 #include "kube/json_fields.h"
 #include "kube/objects.h"
-#include "reconciler/controller.h"
+#include "reconciler/sandbox_controller.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
 #include "sim_fixture.h"
@@ -40,14 +41,7 @@ const sim::ResourceKind& Policies() {
 }
 
 // One reconciler lifetime: its own client, journal connection and controller.
-struct Instance {
-  std::unique_ptr<journal::Journal> journal;
-  std::unique_ptr<kube::ApiClient> client;
-  std::unique_ptr<Controller> controller;
-  ~Instance() {
-    if (controller) controller->Stop();
-  }
-};
+using Instance = testing::ControllerInstance;
 
 class EndToEnd : public testing::SimFixture {
  protected:
@@ -60,26 +54,10 @@ class EndToEnd : public testing::SimFixture {
     });
   }
   std::unique_ptr<Instance> Start(const journal::OpenOptions& options = {}) {
-    auto in = std::make_unique<Instance>();
-    auto j = journal::Journal::Open(path_, options);
-    EXPECT_TRUE(j.ok()) << j.status().ToString();
-    in->journal = std::move(*j);
-    kube::ClusterConfig cfg;
-    cfg.server = server_->url();
-    kube::ClientOptions co;
-    co.initial_backoff = 20ms;
-    auto c = kube::ApiClient::Create(cfg, co);
-    EXPECT_TRUE(c.ok());
-    in->client = std::move(*c);
-    ControllerOptions o;
-    o.resync = 30ms;
-    o.informer.initial_backoff = 10ms;
-    o.informer.max_backoff = 100ms;
-    o.retry_base = 10ms;
-    o.retry_max = 200ms;
-    in->controller = std::make_unique<Controller>(*in->client, *in->journal, o);
-    in->controller->Start();
-    EXPECT_TRUE(Eventually([&] { return in->controller->Synced(); }));
+    auto in = testing::StartControllerInstance(server_->url(), path_, options);
+    if (in) {
+      EXPECT_TRUE(Eventually([&] { return in->controller->Synced(); }));
+    }
     return in;
   }
   void Passes(Instance& in, int n) {
@@ -224,8 +202,20 @@ TEST_F(EndToEnd, AFullVolumeStillSuspendsEveryStaleSandbox) {
   journal::OpenOptions options;
   options.reserve_bytes = 256 << 10;
   StartSim();
+  // A reader held through the start keeps the idle checkpoint from truncating
+  // the WAL, as a loaded machine can: the start's rows are still in the WAL
+  // when the volume is filled, and the checkpoint after the rollout would give
+  // their space back too. The test checkpoints before filling, so what is free
+  // at the end is only what the reserve and the filler left.
+  ASSERT_TRUE(journal::Journal::Open(path_, options).ok());
+  auto reader = std::make_unique<SQLite::Database>(path_, SQLite::OPEN_READONLY);
+  auto snapshot = std::make_unique<SQLite::Transaction>(*reader);
+  (void)reader->execAndGet("SELECT count(*) FROM events").getInt64();
   auto in = Start(options);
   Passes(*in, 2);
+  snapshot.reset();
+  reader.reset();
+  ASSERT_TRUE(Eventually([&] { return in->journal->Checkpoint().ok(); }));
   ASSERT_FALSE(in->journal->shedding());
   // Fill the volume: nothing is left but the reserve.
   const std::string filler = volume + "/filler";
@@ -237,13 +227,17 @@ TEST_F(EndToEnd, AFullVolumeStillSuspendsEveryStaleSandbox) {
     }
     std::fclose(f);
   }
-  ASSERT_LT(journal::SpaceOf(path_)->free_bytes, 64 << 10);
+  const int64_t left = journal::SpaceOf(path_)->free_bytes;
+  ASSERT_LT(left, 64 << 10);
   RollFence();
   Converge(*in);
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
   EXPECT_TRUE(in->journal->shedding());
   EXPECT_FALSE(std::filesystem::exists(path_ + ".reserve"));  // given up
-  EXPECT_LT(journal::SpaceOf(path_)->free_bytes, 256 << 10);  // the volume stays full
+  // The volume stays full: no more is free than the filler left plus what the
+  // reserve gave back. (An update of a projection row in place, not a delete
+  // and insert, may use exactly the space that was left.)
+  EXPECT_LE(journal::SpaceOf(path_)->free_bytes, left + (256 << 10));
   // Space returns: the reserve is taken back and every change is journaled again.
   std::filesystem::remove(filler);
   const journal::SpaceStatus s = in->journal->CheckSpace();
@@ -415,18 +409,18 @@ TEST_F(EndToEnd, JournalThatCannotBeWrittenSendsNoPatchWithoutADurableIntent) {
   cfg.server = server_->url();
   auto client = kube::ApiClient::Create(cfg);
   ASSERT_TRUE(client.ok());
-  ControllerOptions o;
+  SandboxControllerOptions o;
   o.resync = 30ms;
   o.retry_base = 10ms;
   o.retry_max = 50ms;
-  Controller c(**client, **full, o);
-  c.Start();
+  auto c = SandboxController::WithInformers(**client, **full, o);
+  c->Start();
   RollFence();
-  ASSERT_TRUE(Eventually([&] { return !c.JournalWritable() && c.stats().journal_errors > 0; }));
+  ASSERT_TRUE(Eventually([&] { return !c->JournalWritable() && c->stats().journal_errors > 0; }));
   // Every PATCH sent was preceded by a durable intent.
-  EXPECT_EQ(Patches(), c.stats().patches);
+  EXPECT_EQ(Patches(), c->stats().patches);
   EXPECT_LE(Patches(), static_cast<int>(Count("SELECT count(*) FROM transitions")));
-  c.Stop();
+  c->Stop();
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "domain/dns_names.h"
-#include "kube/fake_transport.h"
+#include "fake_transport.h"
 #include "reconciler/event_recorder.h"
 #include "test_support.h"
 
@@ -44,7 +44,8 @@ struct Recorder {
   int Posts() const { return transport->Count("POST"); }
 };
 
-const FailClosedEvent kEvent{"ns", "sb", "uid-1", "v1beta1", "fence-stale", "why", 7};
+const FailClosedEvent kEvent{"ns",          "sb",  "uid-1", domain::ApiVersion::kV1beta1,
+                             "fence-stale", "why", 7};
 
 TEST(EventRecorderTest, AnEventIsSentOnlyWhileTheWriteFenceHolds) {
   Recorder r;

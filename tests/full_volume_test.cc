@@ -26,14 +26,14 @@ class FullVolumeTest : public ::testing::Test {
     o.volume_space = [this] { return Result<VolumeSpace>(space_); };
     return fk::testing::OpenJournal(path_, &clock_, o);
   }
-  Journal::Recorded Evaluate(Journal& j, const std::string& name, int64_t fence_generation) {
+  Recorded Evaluate(Journal& j, const std::string& name, int64_t fence_generation) {
     Snapshot s = fk::testing::HealthySnapshot(name);
     s.sandbox.uid = "uid-" + name;
     s.workload_fence.generation = fence_generation;
     s.history = history_for(j.state(), s.sandbox.uid);
     auto r = j.Record(Evaluation{s, decide(s), "7"});
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? *r : Journal::Recorded{};
+    return r.ok() ? *r : Recorded{};
   }
   // The volume has no room but the reserve.
   void Fill() {

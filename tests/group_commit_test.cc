@@ -113,7 +113,7 @@ class GroupCommitTest : public ::testing::Test {
   std::atomic<uint64_t> hold_until_queued_{0};
   std::function<bool(int)> on_write_;
   std::mutex results_mu_;
-  std::map<std::string, Result<Journal::Recorded>> results_;
+  std::map<std::string, Result<Recorded>> results_;
 };
 
 // Two sandboxes of one namespace that see the same new fence generation in
@@ -266,7 +266,7 @@ TEST_F(GroupCommitTest, AFailedCommitFailsEveryCallInItAndChangesNothing) {
   ASSERT_TRUE(journal_->Record(HealthyEvaluation("unchanged")).ok());
   on_write_ = [](int n) { return n == 3; };  // the batch after the first
   JournalState before_batch;
-  std::optional<Result<Journal::Recorded>> unchanged;
+  std::optional<Result<Recorded>> unchanged;
   auto rest = StaleRecords(5, "stale-");
   rest.emplace_back([&] { unchanged = journal_->Record(HealthyEvaluation("unchanged")); });
   FirstThenBatch(

@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "kube/fake_transport.h"
+#include "fake_transport.h"
 #include "sim/handler.h"
 #include "sim/simulator.h"
 

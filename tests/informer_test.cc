@@ -61,7 +61,7 @@ class InformerTest : public ClientTest {
     io_.initial_backoff = 5ms;
     io_.max_backoff = 50ms;
     informer_ = std::make_unique<Informer>(
-        *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
+        *client_, kube::SandboxResource(domain::ApiVersion::kV1beta1), io_);
     informer_->Subscribe([this](const Change& c) { seen_.Add(c); });
   }
   void TearDown() override {
@@ -220,7 +220,7 @@ TEST_F(InformerTest, ASeededJitterReplaysTheSameBackoffs) {
     o.initial_backoff = 100ms;
     o.max_backoff = 10s;
     sim_->AddFault({"list", "sandboxes", 403, 0, false, "", 4});  // not retried by the client
-    Informer informer(*client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, o);
+    Informer informer(*client_, kube::SandboxResource(domain::ApiVersion::kV1beta1), o);
     informer.Start();
     EXPECT_TRUE(informer.WaitForSync(10s));
     informer.Stop();
@@ -248,8 +248,8 @@ TEST_F(InformerTest, GarbageOnTheWatchStreamIsSkippedAndCounted) {
 TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
   ManualTimeSource& waits = informer_time_;  // records the informer's backoffs
   io_.time = &waits;
-  informer_ = std::make_unique<Informer>(
-      *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
+  informer_ = std::make_unique<Informer>(*client_,
+                                         kube::SandboxResource(domain::ApiVersion::kV1beta1), io_);
   sim_->AddFault(
       {"list", "sandboxes", 200, 0, false, R"({"kind":"SandboxList","items":[{"metad)", 1});
   sim_->AddFault({"watch", "sandboxes", 429, 4, false, "", 1});
@@ -270,8 +270,8 @@ TEST_F(InformerTest, TruncatedListAndFailingWatchesAreRetried) {
 TEST_F(InformerTest, AWatchRetryAfterIsCappedAtAMinute) {
   ManualTimeSource& waits = informer_time_;
   io_.time = &waits;
-  informer_ = std::make_unique<Informer>(
-      *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
+  informer_ = std::make_unique<Informer>(*client_,
+                                         kube::SandboxResource(domain::ApiVersion::kV1beta1), io_);
   sim_->AddFault({"watch", "sandboxes", 429, 3600, false, "", 1});
   informer_->Start();
   ASSERT_TRUE(informer_->WaitForSync(10s));
@@ -288,8 +288,8 @@ TEST_F(InformerTest, BookmarksAdvanceTheResourceVersion) {
   fast.bookmark_interval = 20ms;
   StartServer({}, fast);
   Client();
-  informer_ = std::make_unique<Informer>(
-      *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, io_);
+  informer_ = std::make_unique<Informer>(*client_,
+                                         kube::SandboxResource(domain::ApiVersion::kV1beta1), io_);
   informer_->Start();
   ASSERT_TRUE(informer_->WaitForSync(10s));
   // A change to another kind moves the global resourceVersion; only a bookmark can tell the sandbox

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "journal/codec.h"
 #include "journal/journal.h"
 #include "test_support.h"
 
@@ -48,6 +49,18 @@ inline std::vector<std::string> Rows(const std::string& path, const std::string&
     out.push_back(row);
   }
   return out;
+}
+
+// The latest observation of sandbox `uid` that the journal at `path` holds
+// (its projection row): a live journal keeps only a digest of it in memory.
+inline domain::Snapshot RecordedObservation(const std::string& path, const std::string& uid) {
+  const std::vector<std::string> rows =
+      Rows(path, "SELECT observation FROM sandbox_projection WHERE sandbox_uid = '" + uid + "'");
+  EXPECT_EQ(rows.size(), 1u) << uid;
+  if (rows.size() != 1) return {};
+  auto snapshot = journal::DecodeSnapshot(rows[0]);
+  EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  return snapshot.ok() ? *snapshot : domain::Snapshot{};
 }
 
 }  // namespace fk::testing

@@ -13,9 +13,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "fake_transport.h"
 #include "fault_vfs.h"
 #include "in_process_cluster.h"
-#include "kube/fake_transport.h"
+#include "journal/journal.h"
 #include "kube/json_fields.h"
 #include "kube/objects.h"
 #include "map_cache.h"
@@ -118,7 +119,7 @@ class JournalGrowthTest : public ::testing::Test {
     int passes = 0;
     for (auto elapsed = 0ms; elapsed < span; elapsed += period, time_.Advance(period)) {
       ++passes;
-      if (reconciler_->Reconcile("ns", "a").next != Next::kRetry) break;
+      if (reconciler_->Reconcile({"ns", "a"}).next != Next::kRetry) break;
     }
     return passes;
   }
@@ -166,7 +167,7 @@ class PersistentRefusal : public JournalGrowthTest,
 // more; every PATCH sent carries that one durable intent's seq.
 TEST_P(PersistentRefusal, AppendsABoundedNumberOfRowsInTenMinutes) {
   refusal_ = GetParam();
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
   const int64_t after_first = Rows();
   const int passes = RetryFor(10min, 5s);
   const int64_t appended = Rows() - after_first;
@@ -190,7 +191,7 @@ TEST_P(PersistentRefusal, AppendsABoundedNumberOfRowsInTenMinutes) {
   }
   // The refusal ends: the same intent is applied, one more row.
   refusal_.reset();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Rows() - after_first, 1);
   EXPECT_EQ(Rows("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 1);
   EXPECT_EQ(ReplayCheckErrors(), "");
@@ -213,12 +214,12 @@ INSTANTIATE_TEST_SUITE_P(
 // from the cache and confirmed gone by a read: `forgotten`, history kept (a
 // re-created sandbox of the same name: JournalTest.ForgottenSandbox...).
 TEST_F(JournalGrowthTest, DeletedSandboxIsForgottenAndItsHistoryKept) {
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   ASSERT_EQ(Rows("SELECT count(*) FROM sandbox_state WHERE sandbox = 'a'"), 1);
   sim::HandleRequest(*sim_, {"DELETE", std::string(kCollection) + "/a", "", ""}, "sim");
   Refresh(Kind::kSandboxes, kCollection);
   const int64_t before = Rows();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Rows() - before, 1);
   EXPECT_EQ(Rows("SELECT count(*) FROM forgotten_sandboxes WHERE sandbox = 'a'"), 1);
   EXPECT_EQ(Rows("SELECT count(*) FROM sandbox_state"), 0);
@@ -226,7 +227,7 @@ TEST_F(JournalGrowthTest, DeletedSandboxIsForgottenAndItsHistoryKept) {
   EXPECT_EQ(Rows("SELECT count(*) FROM transitions WHERE outcome = 'applied'"),
             1);  // history stays
   // Nothing more once forgotten: no read, no row.
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Rows() - before, 1);
   EXPECT_EQ(ReplayCheckErrors(), "");
 }
@@ -234,8 +235,8 @@ TEST_F(JournalGrowthTest, DeletedSandboxIsForgottenAndItsHistoryKept) {
 // The name now belongs to a new sandbox (new uid) the cache has not seen:
 // the old uid is forgotten, the new one is left to its own first evaluation.
 TEST_F(JournalGrowthTest, SandboxRecreatedUnderTheSameNameForgetsTheOldUid) {
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
-  const std::string old_uid = journal_->state().sandboxes.begin()->first;
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  const std::string old_uid = journal_->state().sandboxes.begin()->first.str();
   sim::HandleRequest(*sim_, {"DELETE", std::string(kCollection) + "/a", "", ""}, "sim");
   sim::HandleRequest(
       *sim_,
@@ -243,7 +244,7 @@ TEST_F(JournalGrowthTest, SandboxRecreatedUnderTheSameNameForgetsTheOldUid) {
        "application/json"},
       "sim");
   cache_.Put(Kind::kSandboxes, "ns", "a", nullptr);  // the cache saw the delete, not the create
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_FALSE(journal_->state().sandboxes.contains(old_uid));
   EXPECT_EQ(Rows("SELECT count(*) FROM forgotten_sandboxes WHERE detail LIKE "
                  "'name now belongs to uid %' AND sandbox_uid = '" +
@@ -254,10 +255,10 @@ TEST_F(JournalGrowthTest, SandboxRecreatedUnderTheSameNameForgetsTheOldUid) {
 
 // A cache that merely lags (the sandbox is still on the server) forgets nothing.
 TEST_F(JournalGrowthTest, SandboxMissingOnlyFromTheCacheIsNotForgotten) {
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   cache_.Put(Kind::kSandboxes, "ns", "a", nullptr);
   const int64_t before = Rows();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Rows(), before);
   EXPECT_EQ(journal_->state().sandboxes.size(), 1u);
 }
@@ -269,22 +270,22 @@ TEST_F(JournalGrowthTest, SandboxMissingOnlyFromTheCacheIsNotForgotten) {
 TEST_F(JournalGrowthTest, DiskFullAndIoErrorsMidRolloutNeverSendAPatchWithoutADurableIntent) {
   testing::FaultVfs& vfs = vfs_;
   Boot(vfs.name());
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   // The disk fills while b's PATCH is in flight: its outcome cannot be written.
   on_patch_ = [&] { vfs.fail_writes = SQLITE_FULL; };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "b").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "b"}).next, Next::kRetry);
   on_patch_ = nullptr;
   EXPECT_FALSE(reconciler_->JournalWritable());
-  EXPECT_EQ(reconciler_->Reconcile("ns", "c").next, Next::kRetry);  // no intent: no PATCH
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "c"}).next, Next::kRetry);  // no intent: no PATCH
   EXPECT_EQ(patch_bodies_.size(), 2u);
   vfs.fail_writes = SQLITE_OK;
   vfs.fail_syncs = SQLITE_IOERR_FSYNC;  // now fsync fails
-  EXPECT_EQ(reconciler_->Reconcile("ns", "c").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "c"}).next, Next::kRetry);
   EXPECT_EQ(patch_bodies_.size(), 2u);
   EXPECT_FALSE(reconciler_->JournalWritable());
   vfs.fail_syncs = SQLITE_OK;
-  EXPECT_EQ(reconciler_->Reconcile("ns", "b").next, Next::kDone);  // settled by reading
-  EXPECT_EQ(reconciler_->Reconcile("ns", "c").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "b"}).next, Next::kDone);  // settled by reading
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "c"}).next, Next::kDone);
   EXPECT_TRUE(reconciler_->JournalWritable());
   EXPECT_EQ(patch_bodies_.size(), 3u);
   EXPECT_EQ(Rows("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 3);
@@ -306,7 +307,7 @@ TEST_F(JournalGrowthTest, PowerLossAtAnySyncKeepsEveryIntentThatWasActedOn) {
     vfs.CrashAtSync(n);
     for (const char* name : {"a", "b", "c"}) {
       if (vfs.crashed()) break;
-      reconciler_->Reconcile("ns", name);
+      reconciler_->Reconcile({"ns", name});
     }
     const bool crashed = vfs.crashed();
     reconciler_.reset();

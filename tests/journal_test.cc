@@ -13,6 +13,7 @@
 #include "domain/fold.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
+#include "journal_fixture.h"
 #include "replay_check.h"
 #include "test_support.h"
 
@@ -34,13 +35,13 @@ class JournalTest : public ::testing::Test {
 
   // Observe, decide and record one snapshot the way the reconciler does,
   // with the history taken from the journal.
-  Journal::Recorded Evaluate(Journal& j, Snapshot s, const std::string& rv = "100") {
+  Recorded Evaluate(Journal& j, Snapshot s, const std::string& rv = "100") {
     s.history = history_for(j.state(), s.sandbox.uid);
     Evaluation e{s, decide(s), rv};
     auto r = j.Record(e);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     clock_.Advance(std::chrono::seconds(1));
-    return r.ok() ? *r : Journal::Recorded{};
+    return r.ok() ? *r : Recorded{};
   }
 
   // Runs `replay --check` on the journal; returns its error output ("" when
@@ -105,7 +106,8 @@ TEST_F(JournalTest, RestartRecoversTheSameState) {
                  return Status::Ok();
                }).ok());
   EXPECT_TRUE(folded == j->state());
-  EXPECT_EQ(j->state().sandboxes.at("uid-agents-a").history.applied_generation, 3);
+  EXPECT_EQ(j->state().sandboxes.at(fk::CompactString("uid-agents-a")).history.applied_generation,
+            3);
   EXPECT_EQ(j->state().pending_intents.size(), 1u);
 }
 
@@ -143,6 +145,31 @@ Snapshot AdmittingSince(int64_t start_ms, const std::string& name) {
   return s;
 }
 
+// Issue 20, item 7: the live journal keeps a digest of each sandbox's
+// latest observation, not the snapshot (most of a record's memory); the
+// projection row keeps the snapshot, also through a batch that only records
+// an outcome, and a journal opened again knows the same digest.
+TEST_F(JournalTest, TheLiveStateKeepsADigestAndTheProjectionTheObservation) {
+  auto j = OpenJournal();
+  const Snapshot healthy = testing::HealthySnapshot("h");
+  Evaluate(*j, healthy);
+  const SandboxRecord& h = j->state().sandboxes.at(fk::CompactString(healthy.sandbox.uid));
+  EXPECT_EQ(h.observation, nullptr);
+  ASSERT_TRUE(h.observed);
+  EXPECT_EQ(*h.observed, DigestOf(healthy));
+  EXPECT_EQ(Evaluate(*j, healthy).appended, 0u);  // the digest says: nothing new
+
+  const Snapshot stale = testing::StaleSnapshot("a");
+  auto r = j->Record({stale, decide(stale), "7"});
+  ASSERT_TRUE(r.ok() && r->intent_seq);
+  ASSERT_TRUE(j->RecordOutcome(*r->intent_seq, {Outcome::kApplied, 3, "ok"}).ok());
+  EXPECT_EQ(testing::RecordedObservation(path_, stale.sandbox.uid), stale);
+  j.reset();
+  j = OpenJournal();
+  EXPECT_EQ(j->state().sandboxes.at(fk::CompactString(healthy.sandbox.uid)).observed,
+            DigestOf(healthy));
+}
+
 // The observation time is recorded with an observation but is no change by
 // itself: while the clock moves, an idle cluster appends nothing, and neither
 // does an admitting sandbox (whose note says how long ago it started). When
@@ -169,8 +196,9 @@ TEST_F(JournalTest, TimePassingAppendsNothingUntilItChangesADecision) {
     EXPECT_EQ(Evaluate(*j, admitted).appended, 0u) << t;
   }
   EXPECT_EQ(CountRows("SELECT count(*) FROM events"), rows);
-  const SandboxRecord& b = j->state().sandboxes.at(stale.sandbox.uid);
-  EXPECT_EQ(b.observation->observed_at_ms, kStartMs);  // the time it was recorded at
+  const SandboxRecord& b = j->state().sandboxes.at(fk::CompactString(stale.sandbox.uid));
+  EXPECT_EQ(testing::RecordedObservation(path_, stale.sandbox.uid).observed_at_ms,
+            kStartMs);  // the time it was recorded at
   EXPECT_EQ(b.decision->verdict, Verdict::kAdmitting);
 
   const int64_t ended_ms = kStartMs + kBootstrapGraceMs;
@@ -180,8 +208,8 @@ TEST_F(JournalTest, TimePassingAppendsNothingUntilItChangesADecision) {
   EXPECT_TRUE(suspended.intent_seq);
   EXPECT_EQ(Evaluate(*j, admitted).appended, 2u);  // observation, decision: no action, still news
   for (const Snapshot* s : {&stale, &admitted}) {
-    const SandboxRecord& r = j->state().sandboxes.at(s->sandbox.uid);
-    EXPECT_EQ(r.observation->observed_at_ms, ended_ms);
+    const SandboxRecord& r = j->state().sandboxes.at(fk::CompactString(s->sandbox.uid));
+    EXPECT_EQ(testing::RecordedObservation(path_, s->sandbox.uid).observed_at_ms, ended_ms);
     EXPECT_EQ(r.decision->verdict, s == &stale ? Verdict::kSuspend : Verdict::kHealthy);
   }
 
@@ -667,10 +695,10 @@ TEST_F(JournalTest, InvalidUtf8InEveryDecidedFieldIsJournaledReadably) {
   ASSERT_NE(j, nullptr);
   ASSERT_EQ(j->state().sandboxes.size(), 1u);
   const SandboxRecord& rec = j->state().sandboxes.begin()->second;
-  EXPECT_EQ(rec.observation->sandbox.bootstrap_phase,
+  EXPECT_EQ(testing::RecordedObservation(path_, rec.uid.str()).sandbox.bootstrap_phase,
             "x\xEF\xBF\xBD\xEF\xBF\xBD(y\xEF\xBF\xBD\xEF\xBF\xBD");
-  EXPECT_TRUE(IsValidUtf8(rec.uid));
-  EXPECT_TRUE(IsValidUtf8(rec.name));
+  EXPECT_TRUE(IsValidUtf8(rec.uid.str()));
+  EXPECT_TRUE(IsValidUtf8(rec.name.str()));
   EXPECT_EQ(CountRows("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);
   j.reset();
   EXPECT_EQ(ReplayCheck(), "");

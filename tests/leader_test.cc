@@ -9,9 +9,9 @@
 #include <map>
 #include <regex>
 
+#include "fake_transport.h"
 #include "journal/journal.h"
 #include "kube/client.h"
-#include "kube/fake_transport.h"
 #include "kube/json_fields.h"
 #include "reconciler/leader.h"
 #include "sim/server.h"

@@ -4,6 +4,7 @@
 // request; no record carries a control character (issue 9, newline
 // injection) or a bearer token.
 #include "cli/logging.h"
+#include "journal/journal.h"
 
 #include "cli/commands.h"
 
@@ -17,8 +18,8 @@
 #include <stdexcept>
 
 #include "common/log.h"
+#include "fake_transport.h"
 #include "in_process_cluster.h"
-#include "kube/fake_transport.h"
 #include "kube/objects.h"
 #include "map_cache.h"
 #include "reconciler/sandbox_reconciler.h"
@@ -295,7 +296,7 @@ namespaces:
 
   // Reconciles a, b, a, b: one suspend and three quiet passes.
   void ReconcileFour() {
-    for (const char* name : {"a", "b", "a", "b"}) reconciler_->Reconcile("ns", name);
+    for (const char* name : {"a", "b", "a", "b"}) reconciler_->Reconcile({"ns", name});
   }
 
   ManualTimeSource time_;

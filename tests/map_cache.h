@@ -38,7 +38,7 @@ class MapCache : public reconciler::ClusterCache {
   }
   std::map<std::string, size_t> CountByNamespace(Kind kind) const override {
     std::map<std::string, size_t> out;
-    for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) ++out[key.first];
+    for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) ++out[key.ns];
     return out;
   }
   bool Synced() const override { return true; }
@@ -85,7 +85,7 @@ class MapCache : public reconciler::ClusterCache {
   std::vector<reconciler::ObjectKey> Keys(Kind kind, const std::string& ns) const {
     std::vector<reconciler::ObjectKey> out;
     for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) {
-      if (ns.empty() || key.first == ns) out.push_back(key);
+      if (ns.empty() || key.ns == ns) out.push_back(key);
     }
     return out;
   }

@@ -4,8 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "common/version.h"
+#include "fake_transport.h"
 #include "in_process_cluster.h"
-#include "kube/fake_transport.h"
+#include "journal/journal.h"
 #include "metric_sample.h"
 #include "reconciler/event_recorder.h"
 #include "reconciler/journal_metrics.h"
@@ -154,12 +155,12 @@ TEST(MetricsTest, WorkQueueReportsAddsRetriesWaitWorkAndUnfinishedOnTheTimeSourc
   ManualTimeSource time;
   Metrics m;
   WorkQueue q(time, 10ms, 1s, &m);
-  q.Add("ns/a");
-  q.Add("ns/a");  // already queued: not another add
+  q.Add(ObjectKey{"ns", "a"});
+  q.Add(ObjectKey{"ns", "a"});  // already queued: not another add
   EXPECT_EQ(Queue(m, "adds_total"), 1);
   EXPECT_EQ(Queue(m, "depth"), 1);
   time.Advance(2s);
-  ASSERT_EQ(q.TryGet(), "ns/a");
+  ASSERT_EQ(q.TryGet(), (ObjectKey{"ns", "a"}));
   EXPECT_EQ(Queue(m, "depth"), 0);
   EXPECT_EQ(Queue(m, "queue_duration_seconds_count"), 1);
   EXPECT_EQ(Queue(m, "queue_duration_seconds_sum"), 2);
@@ -167,15 +168,15 @@ TEST(MetricsTest, WorkQueueReportsAddsRetriesWaitWorkAndUnfinishedOnTheTimeSourc
   q.ReportUnfinished();
   EXPECT_EQ(Queue(m, "unfinished_work_seconds"), 3);
   EXPECT_EQ(Queue(m, "longest_running_processor_seconds"), 3);
-  q.AddRateLimited("ns/a");  // failed: back after its backoff
+  q.AddRateLimited(ObjectKey{"ns", "a"});  // failed: back after its backoff
   EXPECT_EQ(Queue(m, "retries_total"), 1);
-  q.Done("ns/a");
+  q.Done(ObjectKey{"ns", "a"});
   EXPECT_EQ(Queue(m, "work_duration_seconds_count"), 1);
   EXPECT_EQ(Queue(m, "work_duration_seconds_sum"), 3);
   q.ReportUnfinished();
   EXPECT_EQ(Queue(m, "unfinished_work_seconds"), 0);
   time.Advance(1s);
-  ASSERT_EQ(q.TryGet(), "ns/a");  // the retry, due: one more add
+  ASSERT_EQ(q.TryGet(), (ObjectKey{"ns", "a"}));  // the retry, due: one more add
   EXPECT_EQ(Queue(m, "adds_total"), 2);
 }
 
@@ -185,15 +186,15 @@ TEST(MetricsTest, WorkQueueDepthCountsAKeyReAddedWhileItIsWorkedOn) {
   ManualTimeSource time;
   Metrics m;
   WorkQueue q(time, 10ms, 1s, &m);
-  q.Add("ns/a");
-  ASSERT_EQ(q.TryGet(), "ns/a");
+  q.Add(ObjectKey{"ns", "a"});
+  ASSERT_EQ(q.TryGet(), (ObjectKey{"ns", "a"}));
   EXPECT_EQ(Queue(m, "depth"), 0);
-  q.Add("ns/a");  // changed while being reconciled: queued for after Done
+  q.Add(ObjectKey{"ns", "a"});  // changed while being reconciled: queued for after Done
   EXPECT_EQ(Queue(m, "depth"), 1);
   EXPECT_EQ(Queue(m, "adds_total"), 2);
-  q.Add("ns/b");
+  q.Add(ObjectKey{"ns", "b"});
   EXPECT_EQ(Queue(m, "depth"), 2);
-  q.Done("ns/a");
+  q.Done(ObjectKey{"ns", "a"});
   EXPECT_EQ(Queue(m, "depth"), 2);  // still two waiting
   ASSERT_TRUE(q.TryGet());
   ASSERT_TRUE(q.TryGet());
@@ -206,16 +207,16 @@ TEST(MetricsTest, UnfinishedWorkSumsTheKeysInProgressAndLongestIsTheOldest) {
   ManualTimeSource time;
   Metrics m;
   WorkQueue q(time, 10ms, 1s, &m);
-  q.Add("ns/a");
-  q.Add("ns/b");
-  ASSERT_EQ(q.TryGet(), "ns/a");
+  q.Add(ObjectKey{"ns", "a"});
+  q.Add(ObjectKey{"ns", "b"});
+  ASSERT_EQ(q.TryGet(), (ObjectKey{"ns", "a"}));
   time.Advance(2s);
-  ASSERT_EQ(q.TryGet(), "ns/b");
+  ASSERT_EQ(q.TryGet(), (ObjectKey{"ns", "b"}));
   time.Advance(3s);
   q.ReportUnfinished();
   EXPECT_EQ(Queue(m, "unfinished_work_seconds"), 5 + 3);
   EXPECT_EQ(Queue(m, "longest_running_processor_seconds"), 5);
-  q.Done("ns/a");
+  q.Done(ObjectKey{"ns", "a"});
   q.ReportUnfinished();
   EXPECT_EQ(Queue(m, "unfinished_work_seconds"), 3);
   EXPECT_EQ(Queue(m, "longest_running_processor_seconds"), 3);
@@ -361,7 +362,8 @@ TEST(MetricsTest, EventsCountCreatedFailedAndDropped) {
   co.max_retries = 0;
   auto client = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
   EventRecorder events(*client, "test", time, /*senders=*/0, /*capacity=*/1, &m);
-  const FailClosedEvent e{"ns", "sb", "uid-1", "v1beta1", "fence-stale", "why", 7};
+  const FailClosedEvent e{"ns",          "sb",  "uid-1", domain::ApiVersion::kV1beta1,
+                          "fence-stale", "why", 7};
   events.Publish(e);
   events.Publish(e);  // the queue holds one: dropped
   EXPECT_EQ(Sample(m, R"(fencekeeper_events_total{result="dropped"})"), 1);

@@ -8,9 +8,10 @@
 
 #include "domain/dns_names.h"
 #include "domain/label_selector.h"
+#include "fake_transport.h"
 #include "in_process_cluster.h"
+#include "journal/journal.h"
 #include "kube/client.h"
-#include "kube/fake_transport.h"
 #include "kube/json_fields.h"
 #include "map_cache.h"
 #include "reconciler/sandbox_reconciler.h"
@@ -68,14 +69,14 @@ TEST(PathSegment, EncodesEverythingButUnreserved) {
 }
 
 TEST(ObjectPath, RefusesEveryNameTheApiServerCouldNotHaveIssued) {
-  auto ok = kube::ObjectPath("agents.x-k8s.io", "v1beta1", "sandboxes", "ns-a", "sb.1");
+  auto ok = kube::ObjectPath(kube::SandboxResource(domain::ApiVersion::kV1beta1), "ns-a", "sb.1");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(*ok, "/apis/agents.x-k8s.io/v1beta1/namespaces/ns-a/sandboxes/sb.1");
   for (const std::string& bad : kHostile) {
     if (bad.empty()) continue;  // "" means a collection
-    auto as_name = kube::ObjectPath("", "v1", "pods", "ns", bad);
+    auto as_name = kube::ObjectPath(kube::PodResource(), "ns", bad);
     EXPECT_FALSE(as_name.ok()) << bad;
-    auto as_ns = kube::ObjectPath("", "v1", "pods", bad, "x");
+    auto as_ns = kube::ObjectPath(kube::PodResource(), bad, "x");
     ASSERT_FALSE(as_ns.ok()) << bad;
     EXPECT_NE(as_ns.status().message().find("namespace"), std::string::npos);
   }
@@ -134,7 +135,7 @@ TEST(HostileNames, APendingIntentWithABadNameIsSettledWithoutARequest) {
   fk::testing::MapCache cache;
   reconciler::SandboxReconciler r(cache, *client, **journal, time, nullptr, nullptr, {});
   for (const std::string name : {"../../api/v1/secrets", "a/b", "%2F"})
-    EXPECT_EQ(r.Reconcile("agents", name).next, reconciler::ReconcileResult::Next::kDone) << name;
+    EXPECT_EQ(r.Reconcile({"agents", name}).next, reconciler::ReconcileResult::Next::kDone) << name;
   EXPECT_TRUE(wire->requests().empty()) << wire->requests().front().target;
   EXPECT_TRUE((*journal)->state().pending_intents.empty());
 }
@@ -171,7 +172,7 @@ TEST(HostileNames, APodNameAnnotationIsNeverPutIntoAPath) {
   co.qps = 0;
   auto client = kube::ApiClient::CreateWithTransport({}, co, std::move(transport));
   reconciler::SandboxReconciler r(cache, *client, **journal, time, nullptr, nullptr, {});
-  EXPECT_EQ(r.Reconcile("ns", "a").next, reconciler::ReconcileResult::Next::kDone);
+  EXPECT_EQ(r.Reconcile({"ns", "a"}).next, reconciler::ReconcileResult::Next::kDone);
   int patches = 0;
   for (const auto& req : wire->requests()) {
     EXPECT_EQ(req.target.find("secrets"), std::string::npos) << req.method << " " << req.target;

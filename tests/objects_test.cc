@@ -139,13 +139,13 @@ INSTANTIATE_TEST_SUITE_P(
       return "case" + std::to_string(info.index);
     });
 
-TEST(ParseFenceGeneration, AcceptsOnlyPlainDigits) {
-  EXPECT_EQ(ParseFenceGeneration("1"), 1);
-  EXPECT_EQ(ParseFenceGeneration("0042"), 42);
-  EXPECT_EQ(ParseFenceGeneration("9223372036854775807"), INT64_MAX);
+TEST(ParseDigits, AFenceGenerationIsOnlyPlainDigits) {
+  EXPECT_EQ(ParseDigits("1"), 1);
+  EXPECT_EQ(ParseDigits("0042"), 42);
+  EXPECT_EQ(ParseDigits("9223372036854775807"), INT64_MAX);
   for (const char* bad : {"", "+1", "-1", " 1", "1 ", "1.0", "0x1", "one", "9223372036854775808",
                           "99999999999999999999"}) {
-    EXPECT_EQ(ParseFenceGeneration(bad), std::nullopt) << "'" << bad << "'";
+    EXPECT_EQ(ParseDigits(bad), std::nullopt) << "'" << bad << "'";
   }
 }
 
@@ -432,27 +432,42 @@ Transform PolicyTransform() {
 // The compact form holds no name, namespace or uid of its own (the cache key
 // and kube::Cached do), yet gives back exactly what ParseSandbox reads.
 TEST(CompactCache, ASandboxComesBackWholeFromItsCompactForm) {
+  int with_mark = 0, without_id = 0;
   for (const std::string& json :
        {SandboxJson(R"({"operatingMode":"Running"})"),
         SandboxJson("{}", R"(,"agents.x-k8s.io/pod-name":"custom-pod")"),
         SandboxJson(R"({"operatingMode":"Suspended"})",
-                    R"(,"openshell.ai/sandbox-runtime-bootstrapping":"true")")}) {
+                    R"(,"openshell.ai/sandbox-runtime-bootstrapping":"true")"),
+        // An intent on it, a UUID uid, the pod-name annotation equal to the
+        // sandbox's name, and no sandbox id at all.
+        SandboxJson("{}", R"(,"openshell.ai/fail-closed-journal-seq":"42",
+                             "openshell.ai/fail-closed-journal-writer":"w-1")"),
+        Replace(SandboxJson("{}"), R"("uid":"u-1")",
+                R"("uid":"d56ecc1b-5e3d-4000-8000-000000000014")"),
+        SandboxJson("{}", R"(,"agents.x-k8s.io/pod-name":"sb-1")"),
+        Replace(SandboxJson("{}"), R"("openshell.ai/sandbox-id":"AbC-123")", R"("other":"x")")}) {
     auto full = ParseSandboxJson(json, ApiVersion::kV1beta1);
     ASSERT_TRUE(full.ok());
     auto compact = Compact<CachedSandbox>(SandboxTransform(), json);
     ASSERT_NE(compact, nullptr);
     EXPECT_EQ(compact->error, "");
-    EXPECT_EQ(compact->compact.observation.name, "");  // identity is stored once
-    EXPECT_EQ(compact->compact.observation.uid, "");
+    // Identity is stored once (the cache key, kube::Cached): the compact form
+    // has no field for it, and is not a ParsedSandbox (568 bytes) either.
+    static_assert(sizeof(CachedSandbox) <= 320);
     const ParsedSandbox back = compact->Parsed("agents", "sb-1");
     EXPECT_EQ(back.observation, full->observation);
     EXPECT_EQ(back.resource_version, full->resource_version);
     EXPECT_EQ(back.workload_pod_name, full->workload_pod_name);
     EXPECT_EQ(back.supervisor_pod_name, full->supervisor_pod_name);
+    EXPECT_EQ(back.mark, full->mark);
     EXPECT_TRUE(compact->Names("sb-1", full->workload_pod_name));
-    EXPECT_TRUE(compact->Names("sb-1", "os-supervisor-abc-123"));
+    EXPECT_EQ(compact->Names("sb-1", "os-supervisor-abc-123"), !full->supervisor_pod_name.empty());
     EXPECT_FALSE(compact->Names("sb-1", "sb-2"));
+    with_mark += full->mark.has_value();
+    without_id += full->supervisor_pod_name.empty();
   }
+  EXPECT_EQ(with_mark, 1);  // the samples cover what the packing keeps apart
+  EXPECT_EQ(without_id, 1);
 }
 
 // One that does not parse is still cached, with its reason: it is reported
@@ -460,7 +475,7 @@ TEST(CompactCache, ASandboxComesBackWholeFromItsCompactForm) {
 TEST(CompactCache, ASandboxThatDoesNotParseKeepsItsReason) {
   auto bad = Compact<CachedSandbox>(SandboxTransform(), R"({"metadata":{"name":"sb-1"}})");
   ASSERT_NE(bad, nullptr);
-  EXPECT_NE(bad->error.find("no metadata.uid"), std::string::npos) << bad->error;
+  EXPECT_NE(bad->error.str().find("no metadata.uid"), std::string::npos) << bad->error.str();
   EXPECT_FALSE(bad->Names("sb-1", "sb-1"));
 }
 

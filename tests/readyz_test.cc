@@ -12,6 +12,7 @@
 
 #include "cli/probes.h"
 #include "http/server.h"
+#include "journal/journal.h"
 #include "kube/client.h"
 #include "map_cache.h"
 #include "reconciler/manager.h"
@@ -147,6 +148,48 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
   EXPECT_TRUE(Eventually([&] { return LogLines(synced) == 1; }));
   EXPECT_EQ(Get("/livez").status, 200);
   EXPECT_EQ(Get("/healthz").body, "ok\n");
+}
+
+// controller-runtime's AddReadyzCheck and Add(Runnable): a check added to
+// the manager is listed after its own and can make it unready; a runnable
+// runs from Run's start and is stopped when Run returns; a metrics source
+// reports at every scrape.
+TEST_F(Readyz, AddedChecksRunnablesAndMetricsSourcesTakePart) {
+  Start();
+  std::atomic<bool> cache_warm{false};
+  manager_->AddReadinessCheck("warm-cache", [&]() -> reconciler::Manager::CheckResult {
+    return {cache_warm.load(), cache_warm ? "" : "still warming"};
+  });
+  std::atomic<int> runs{0}, ended{0};
+  manager_->AddRunnable("counter", [&](Interrupt& done) {
+    ++runs;
+    while (done.WaitFor(std::chrono::hours(1))) {
+    }
+    ++ended;
+  });
+  int scrapes = 0;
+  manager_->AddMetricsSource([&] { ++scrapes; });
+  Run();
+  // Every informer synced: the added check is then the only one failing.
+  ASSERT_TRUE(Eventually([&] {
+    const std::string body = Get("/readyz?verbose").body;
+    return body.find("[-]") == body.rfind("[-]") &&
+           body.find("[-]warm-cache still warming\n") != std::string::npos;
+  }));
+  EXPECT_EQ(Get("/readyz").status, 503);
+  kube::ApiResponse r = Get("/readyz?verbose");
+  EXPECT_TRUE(
+      r.body.ends_with("[+]informer pods/ns-a ok\n[-]warm-cache still warming\n"
+                       "readyz check failed\n"))
+      << r.body;
+  cache_warm = true;
+  EXPECT_EQ(Get("/readyz").status, 200);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(Get("/metrics").status, 200);
+  EXPECT_EQ(scrapes, 1);
+  stop_.Fire();
+  run_.join();
+  EXPECT_EQ(ended, 1);
 }
 
 TEST_F(Readyz, AVolumeShortOfSpaceIsSaidButStaysReadyAndIsCounted) {

@@ -10,11 +10,13 @@
 #include <filesystem>
 #include <set>
 
+#include "fake_transport.h"
 #include "in_process_cluster.h"
-#include "kube/fake_transport.h"
+#include "journal/journal.h"
 #include "kube/json_fields.h"
 #include "kube/objects.h"
 #include "map_cache.h"
+#include "memory_journal.h"
 #include "sim/handler.h"
 #include "sim/scenario.h"
 #include "test_support.h"
@@ -44,7 +46,11 @@ struct RecordingEvents : EventSink {
   std::vector<FailClosedEvent> published;
 };
 
-class SandboxReconcilerTest : public ::testing::Test {
+// Every test runs twice: over the SQLite journal and over the in-memory one
+// (tests/memory_journal.h), which plans and folds the same way without a file.
+enum class JournalKind { kSqlite, kMemory };
+
+class SandboxReconcilerTest : public ::testing::TestWithParam<JournalKind> {
  protected:
   using Reply = std::optional<Result<kube::HttpResponse>>;
 
@@ -61,14 +67,46 @@ class SandboxReconcilerTest : public ::testing::Test {
 
   virtual const char* Scenario() const { return kStaleScenario; }
 
+  // Opens the journal again, as a new process would (the in-memory one is
+  // kept: it stands for a journal that outlives the process).
   void OpenJournal() {
-    journal_.reset();
+    if (GetParam() == JournalKind::kMemory) {
+      if (!memory_) {
+        memory_ = std::make_unique<fk::testing::MemoryJournal>(time_);
+        memory_->RefuseWrites([this] { return refuse_writes_; });
+      }
+      journal_ = memory_.get();
+      return;
+    }
+    journal_ = nullptr;
+    sqlite_.reset();
     journal::OpenOptions jo;
     jo.clock = &time_;
     jo.refuse_writes = [this] { return refuse_writes_; };
     auto j = journal::Journal::Open(dir_.File("journal.db"), jo);
     ASSERT_TRUE(j.ok()) << j.status().ToString();
-    journal_ = std::move(*j);
+    sqlite_ = std::move(*j);
+    journal_ = sqlite_.get();
+  }
+  // The journal is gone (a lost volume): the next OpenJournal starts afresh.
+  void LoseJournal() {
+    journal_ = nullptr;
+    memory_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(dir_.File(std::string("journal.db") + suffix));
+  }
+  // For a test that is the journal's only user.
+  const domain::JournalState& State() const {
+    return sqlite_ ? sqlite_->state() : memory_->state();
+  }
+  std::vector<domain::Event> Events() const {
+    if (memory_) return memory_->events();
+    std::vector<domain::Event> out;
+    (void)sqlite_->ForEachEvent(1, sqlite_->state().last_seq, [&](const domain::Event& e) {
+      out.push_back(e);
+      return Status::Ok();
+    });
+    return out;
   }
 
   // A new process on the same journal and cluster.
@@ -134,12 +172,11 @@ class SandboxReconcilerTest : public ::testing::Test {
   std::vector<std::string> Outcomes() {
     std::vector<std::string> out;
     std::map<int64_t, std::string> by_seq;
-    (void)journal_->ForEachEvent(1, journal_->state().last_seq, [&](const domain::Event& e) {
+    for (const domain::Event& e : Events()) {
       if (std::holds_alternative<domain::SuspendIntent>(e.body)) by_seq[e.seq] = "pending";
       if (const auto* o = std::get_if<domain::SuspendOutcome>(&e.body))
         by_seq[e.ref_seq] = domain::ToString(o->outcome);
-      return Status::Ok();
-    });
+    }
     for (const auto& [seq, outcome] : by_seq) out.push_back(outcome);
     return out;
   }
@@ -154,7 +191,9 @@ class SandboxReconcilerTest : public ::testing::Test {
   ManualTimeSource time_;
   fk::testing::TempDir dir_;
   std::unique_ptr<sim::Simulator> sim_;
-  std::unique_ptr<journal::Journal> journal_;
+  std::unique_ptr<journal::Journal> sqlite_;
+  std::unique_ptr<fk::testing::MemoryJournal> memory_;
+  journal::JournalWriter* journal_ = nullptr;
   kube::FakeTransport* transport_ = nullptr;
   std::unique_ptr<kube::ApiClient> client_;
   fk::testing::MapCache cache_;
@@ -167,25 +206,25 @@ class SandboxReconcilerTest : public ::testing::Test {
   int incarnation_ = 0;
 };
 
-TEST_F(SandboxReconcilerTest, StaleRunningSandboxIsSuspendedOnceWithOneWarningAndEvent) {
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+TEST_P(SandboxReconcilerTest, StaleRunningSandboxIsSuspendedOnceWithOneWarningAndEvent) {
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Mode("a"), "Suspended");
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
   EXPECT_EQ(reconciler_->stats().warnings, 1);
   EXPECT_EQ(events_.published.size(), 1u);
   // The cache still shows it running: the journal, not the cache, says it is done.
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Sent("PATCH"), 1);
 }
 
 // Issue #8, observation 1: the PATCH lands, its answer is lost. Reading the
 // sandbox finds our seq on it: applied — not failed, not re-sent.
-TEST_F(SandboxReconcilerTest, LostAnswerToALandedPatchIsRecordedAppliedByReadingTheSandbox) {
+TEST_P(SandboxReconcilerTest, LostAnswerToALandedPatchIsRecordedAppliedByReadingTheSandbox) {
   after_ = [this](const kube::HttpRequest& r, const kube::HttpResponse&) -> Reply {
     if (!IsSandboxPatch(r)) return std::nullopt;
     return Result<kube::HttpResponse>(Status::IOError("connection reset by peer"));
   };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Sent("PATCH"), 1);
   EXPECT_EQ(Sent("GET"), 1);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
@@ -195,7 +234,7 @@ TEST_F(SandboxReconcilerTest, LostAnswerToALandedPatchIsRecordedAppliedByReading
 
 // Observation 1, after a crash: the intent was pending (nothing answered,
 // nothing readable), and the delayed PATCH lands after the restart began.
-TEST_F(SandboxReconcilerTest, PatchThatLandsAfterACrashIsAppliedAtStartUpNotFailed) {
+TEST_P(SandboxReconcilerTest, PatchThatLandsAfterACrashIsAppliedAtStartUpNotFailed) {
   std::string lost_patch;
   before_ = [&](const kube::HttpRequest& r) -> Reply {
     if (IsSandboxPatch(r)) lost_patch = r.body;  // in flight: not applied yet
@@ -203,7 +242,7 @@ TEST_F(SandboxReconcilerTest, PatchThatLandsAfterACrashIsAppliedAtStartUpNotFail
       return Result<kube::HttpResponse>(Status::IOError("timeout"));
     return std::nullopt;
   };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"pending"});
   // The process dies; the PATCH it sent reaches the server now.
   before_ = nullptr;
@@ -211,7 +250,7 @@ TEST_F(SandboxReconcilerTest, PatchThatLandsAfterACrashIsAppliedAtStartUpNotFail
   OpenJournal();
   Restart();
   const int patches = Sent("PATCH");
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Sent("PATCH"), patches);  // confirmed by reading, nothing re-sent
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
   EXPECT_EQ(reconciler_->stats().resolved_intents, 1);
@@ -220,7 +259,7 @@ TEST_F(SandboxReconcilerTest, PatchThatLandsAfterACrashIsAppliedAtStartUpNotFail
 
 // A 5xx before anything was applied: the read shows the same
 // resourceVersion, so the identical conditional PATCH is sent again.
-TEST_F(SandboxReconcilerTest, UnknownResultWithTheObjectUnchangedResendsTheIdenticalPatch) {
+TEST_P(SandboxReconcilerTest, UnknownResultWithTheObjectUnchangedResendsTheIdenticalPatch) {
   std::vector<std::string> bodies;
   before_ = [&](const kube::HttpRequest& r) -> Reply {
     if (!IsSandboxPatch(r)) return std::nullopt;
@@ -229,7 +268,7 @@ TEST_F(SandboxReconcilerTest, UnknownResultWithTheObjectUnchangedResendsTheIdent
     return Result<kube::HttpResponse>(kube::HttpResponse{503, R"({"kind":"Status","code":503})",
                                                          "application/json", std::nullopt});
   };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   ASSERT_EQ(bodies.size(), 2u);
   EXPECT_EQ(bodies[0], bodies[1]);  // same seq, same precondition
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
@@ -238,7 +277,7 @@ TEST_F(SandboxReconcilerTest, UnknownResultWithTheObjectUnchangedResendsTheIdent
 // Observation 2: the intent is confirmed after someone resumed the sandbox
 // with the old fence. "Applied at" is the generation the intent observed, so
 // the resume is a new episode and is suspended again.
-TEST_F(SandboxReconcilerTest, ResumedBeforeTheIntentWasConfirmedIsSuspendedAgain) {
+TEST_P(SandboxReconcilerTest, ResumedBeforeTheIntentWasConfirmedIsSuspendedAgain) {
   before_ = [&](const kube::HttpRequest& r) -> Reply {
     if (r.method == "GET") return Result<kube::HttpResponse>(Status::IOError("timeout"));
     return std::nullopt;
@@ -247,32 +286,33 @@ TEST_F(SandboxReconcilerTest, ResumedBeforeTheIntentWasConfirmedIsSuspendedAgain
     if (IsSandboxPatch(r)) return Result<kube::HttpResponse>(Status::IOError("connection reset"));
     return std::nullopt;
   };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);  // landed, but nobody knows
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);  // landed, but nobody knows
   before_ = nullptr;
   after_ = nullptr;
   ServerPatch(std::string(kSandboxes) + "/a",
               json::parse(R"({"spec":{"operatingMode":"Running"}})"));
   OpenJournal();
   Restart();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Mode("a"), "Suspended");
   EXPECT_EQ(Outcomes(), (std::vector<std::string>{"applied", "applied"}));
 }
 
 // Observation 3: the journal refuses the outcome. The intent stays pending
 // and is settled by reading as soon as writes succeed again — no restart.
-TEST_F(SandboxReconcilerTest, OutcomeTheJournalRefusedIsSettledWhenItTakesWritesAgain) {
+TEST_P(SandboxReconcilerTest, OutcomeTheJournalRefusedIsSettledWhenItTakesWritesAgain) {
   after_ = [&](const kube::HttpRequest& r, const kube::HttpResponse&) -> Reply {
     if (IsSandboxPatch(r)) refuse_writes_ = true;  // the disk fills right after the PATCH
     return std::nullopt;
   };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"pending"});
   EXPECT_FALSE(reconciler_->JournalWritable());
   after_ = nullptr;
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);  // still refused: still pending
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next,
+            Next::kRetry);  // still refused: still pending
   refuse_writes_ = false;
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
   EXPECT_TRUE(reconciler_->JournalWritable());
   EXPECT_EQ(Sent("PATCH"), 1);
@@ -282,7 +322,7 @@ TEST_F(SandboxReconcilerTest, OutcomeTheJournalRefusedIsSettledWhenItTakesWrites
 // Observation 4: OpenShell is creating "b": bootstrapping, phase preparing,
 // Running, no fence annotations yet, the workload pod gated. Row 1a: leave
 // it alone and look again when the 5-minute grace ends.
-TEST_F(SandboxReconcilerTest, SandboxOpenShellIsAdmittingIsLeftAloneUntilTheGraceEnds) {
+TEST_P(SandboxReconcilerTest, SandboxOpenShellIsAdmittingIsLeftAloneUntilTheGraceEnds) {
   const std::string started = std::to_string(time_.NowMs());
   sim::HandleRequest(
       *sim_,
@@ -303,19 +343,19 @@ TEST_F(SandboxReconcilerTest, SandboxOpenShellIsAdmittingIsLeftAloneUntilTheGrac
        "application/json"},
       "sim");
   SyncCache();
-  const ReconcileResult r = reconciler_->Reconcile("ns", "b");
+  const ReconcileResult r = reconciler_->Reconcile({"ns", "b"});
   EXPECT_EQ(r.next, Next::kAfter);
   EXPECT_EQ(r.after, 5min);
   EXPECT_EQ(Sent("PATCH"), 0);
   time_.Advance(5min);
-  EXPECT_EQ(reconciler_->Reconcile("ns", "b").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "b"}).next, Next::kDone);
   EXPECT_EQ(Mode("b"), "Suspended");  // OpenShell never finished: fail closed
 }
 
 // Observation 5: the sandbox cache is ahead of the pod cache. "c" records a
 // new workload pod the pod cache has not seen; the live GET shows it, so
 // nothing is journaled and nothing sent.
-TEST_F(SandboxReconcilerTest, LaggingPodCacheNeverSuspendsAHealthySandbox) {
+TEST_P(SandboxReconcilerTest, LaggingPodCacheNeverSuspendsAHealthySandbox) {
   // Make "a" healthy: admitted under generation 2 with a brand-new workload pod.
   sim::HandleRequest(*sim_, {"DELETE", std::string(kPods) + "/a", "", ""}, "sim");
   sim::ApiReply pod = sim::HandleRequest(
@@ -334,38 +374,38 @@ TEST_F(SandboxReconcilerTest, LaggingPodCacheNeverSuspendsAHealthySandbox) {
   cache_.Put(MapCache::Kind::kSandboxes, "ns", "a",
              std::make_shared<const json::value>(Server(kSandboxes, "a")));
   cache_.Put(MapCache::Kind::kPods, "ns", "a", nullptr);  // the pod cache lags behind
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
   EXPECT_EQ(Sent("PATCH"), 0);
   EXPECT_EQ(Sent("GET", "/pods/a"), 1);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{});
   EXPECT_EQ(reconciler_->stats().unconfirmed, 1);
   SyncCache();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Mode("a"), "Running");
 }
 
 // Observation 6: without a confirmed lease nothing is written — no intent, no PATCH.
-TEST_F(SandboxReconcilerTest, NoIntentAndNoPatchWithoutTheLease) {
+TEST_P(SandboxReconcilerTest, NoIntentAndNoPatchWithoutTheLease) {
   may_write_ = false;
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
   EXPECT_EQ(Sent("PATCH"), 0);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{});
   EXPECT_EQ(reconciler_->stats().fenced, 1);
   may_write_ = true;
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Mode("a"), "Suspended");
 }
 
 // A definite refusal is `failed` and retried later as a new intent; it is
 // never confused with an unknown result.
-TEST_F(SandboxReconcilerTest, DefiniteRefusalIsFailedAndNotReadBack) {
+TEST_P(SandboxReconcilerTest, DefiniteRefusalIsFailedAndNotReadBack) {
   before_ = [&](const kube::HttpRequest& r) -> Reply {
     if (!IsSandboxPatch(r)) return std::nullopt;
     return Result<kube::HttpResponse>(kube::HttpResponse{
         403, R"({"kind":"Status","code":403,"reason":"Forbidden","message":"denied by webhook"})",
         "application/json", std::nullopt});
   };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
   EXPECT_EQ(Sent("GET"), 0);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"failed"});
   EXPECT_EQ(reconciler_->stats().warnings, 0);
@@ -377,8 +417,8 @@ TEST_F(SandboxReconcilerTest, DefiniteRefusalIsFailedAndNotReadBack) {
 // PATCH is answered 503 and not applied: reading the object finds seq N, but
 // A's writer id, so B's intent is not applied — the PATCH is sent again and
 // the stale sandbox ends suspended.
-TEST_F(SandboxReconcilerTest, AnotherJournalsSeqOnTheObjectIsNotTakenForOurs) {
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+TEST_P(SandboxReconcilerTest, AnotherJournalsSeqOnTheObjectIsNotTakenForOurs) {
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   const json::value suspended = Server(kSandboxes, "a");
   const std::string seq_a =
       kube::StringField(kube::ObjectField(kube::ObjectField(suspended, "metadata"), "annotations"),
@@ -386,9 +426,7 @@ TEST_F(SandboxReconcilerTest, AnotherJournalsSeqOnTheObjectIsNotTakenForOurs) {
           .value_or("");
   ServerPatch(std::string(kSandboxes) + "/a",
               json::parse(R"({"spec":{"operatingMode":"Running"}})"));
-  std::filesystem::remove(dir_.File("journal.db"));
-  std::filesystem::remove(dir_.File("journal.db-wal"));
-  std::filesystem::remove(dir_.File("journal.db-shm"));
+  LoseJournal();
   OpenJournal();
   Restart();
   int refused = 0;
@@ -397,21 +435,21 @@ TEST_F(SandboxReconcilerTest, AnotherJournalsSeqOnTheObjectIsNotTakenForOurs) {
     return Result<kube::HttpResponse>(kube::HttpResponse{503, R"({"kind":"Status","code":503})",
                                                          "application/json", std::nullopt});
   };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   const auto intents = Outcomes();
   ASSERT_EQ(intents.size(), 1u);
   EXPECT_EQ(intents[0], "applied");
   EXPECT_EQ(Sent("PATCH"), 2);  // the 503, then the identical PATCH that landed
   EXPECT_EQ(Mode("a"), "Suspended");
   // The seqs did collide (the reason the writer id exists).
-  EXPECT_EQ(std::to_string(journal_->state().last_seq - 1), seq_a);
+  EXPECT_EQ(std::to_string(State().last_seq - 1), seq_a);
 }
 
 // Issue 17, finding 2: the first PATCH is refused (403, recorded failed); the
 // identical resend lands, its answer is lost, and the process dies before it
 // can read the sandbox back. The next process sees the sandbox carrying that
 // intent: the journal agrees with the server — applied, one warning, one Event.
-TEST_F(SandboxReconcilerTest, RefusedIntentWhoseResendLandedIsRecordedAppliedWhenSeen) {
+TEST_P(SandboxReconcilerTest, RefusedIntentWhoseResendLandedIsRecordedAppliedWhenSeen) {
   int patches = 0;
   before_ = [&](const kube::HttpRequest& r) -> Reply {
     if (IsSandboxPatch(r) && patches++ == 0)
@@ -426,9 +464,9 @@ TEST_F(SandboxReconcilerTest, RefusedIntentWhoseResendLandedIsRecordedAppliedWhe
     if (IsSandboxPatch(r)) return Result<kube::HttpResponse>(Status::IOError("connection reset"));
     return std::nullopt;
   };
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"failed"});
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);  // resend landed, unread
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);  // resend landed, unread
   EXPECT_EQ(Mode("a"), "Suspended");
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"failed"});
   before_ = nullptr;
@@ -436,24 +474,24 @@ TEST_F(SandboxReconcilerTest, RefusedIntentWhoseResendLandedIsRecordedAppliedWhe
   OpenJournal();
   Restart();  // the cache now shows the suspended sandbox carrying the intent
   const int sent = Sent("PATCH");
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
   EXPECT_EQ(Sent("PATCH"), sent);
   EXPECT_EQ(reconciler_->stats().warnings, 1);
   EXPECT_EQ(events_.published.size(), 1u);
   // Seen again, it costs nothing: no new row.
-  const int64_t last = journal_->state().last_seq;
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
-  EXPECT_EQ(journal_->state().last_seq, last);
+  const int64_t last = State().last_seq;
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(State().last_seq, last);
   EXPECT_EQ(events_.published.size(), 1u);
 }
 
 // Issue 17, finding 4: an evaluation that appends nothing commits nothing, so
 // it must not turn a journal that refused the last write back to writable.
-TEST_F(SandboxReconcilerTest, AnEvaluationThatAppendsNothingDoesNotMakeTheJournalWritable) {
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+TEST_P(SandboxReconcilerTest, AnEvaluationThatAppendsNothingDoesNotMakeTheJournalWritable) {
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   SyncCache();
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);  // held: recorded once
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);  // held: recorded once
   const std::string path = std::string(kSandboxes) + "/a";
   ServerPatch(
       path,
@@ -461,14 +499,14 @@ TEST_F(SandboxReconcilerTest, AnEvaluationThatAppendsNothingDoesNotMakeTheJourna
           R"({"metadata":{"annotations":{"openshell.ai/sandbox-runtime-bootstrap-phase":"x"}}})"));
   SyncCache();
   refuse_writes_ = true;  // the disk is full
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kRetry);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
   EXPECT_FALSE(reconciler_->JournalWritable());
   ServerPatch(
       path,
       json::parse(
           R"({"metadata":{"annotations":{"openshell.ai/sandbox-runtime-bootstrap-phase":null}}})"));
   SyncCache();  // back to what the journal holds: nothing to append
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_FALSE(reconciler_->JournalWritable());
   refuse_writes_ = false;
   ServerPatch(
@@ -476,7 +514,7 @@ TEST_F(SandboxReconcilerTest, AnEvaluationThatAppendsNothingDoesNotMakeTheJourna
       json::parse(
           R"({"metadata":{"annotations":{"openshell.ai/sandbox-runtime-bootstrap-phase":"y"}}})"));
   SyncCache();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_TRUE(reconciler_->JournalWritable());  // a write that really committed
 }
 
@@ -484,11 +522,11 @@ TEST_F(SandboxReconcilerTest, AnEvaluationThatAppendsNothingDoesNotMakeTheJourna
 // the cache sees only the new one (one batch, or while fencekeeper was down).
 // The old uid is confirmed gone by a live read and forgotten, not remembered
 // (and re-enqueued at every start) forever.
-TEST_F(SandboxReconcilerTest, ANameReusedUnderANewUidForgetsTheOldUid) {
-  ASSERT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+TEST_P(SandboxReconcilerTest, ANameReusedUnderANewUidForgetsTheOldUid) {
+  ASSERT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   json::value old = Server(kSandboxes, "a");
   const std::string old_uid = kube::MetadataString(old, "uid");
-  ASSERT_TRUE(journal_->state().sandboxes.contains(old_uid));
+  ASSERT_TRUE(State().sandboxes.contains(old_uid));
   sim::HandleRequest(*sim_, {"DELETE", std::string(kSandboxes) + "/a", "", ""}, "sim");
   auto& meta = old.as_object()["metadata"].as_object();
   for (const char* k : {"uid", "resourceVersion", "generation", "creationTimestamp"}) meta.erase(k);
@@ -498,15 +536,16 @@ TEST_F(SandboxReconcilerTest, ANameReusedUnderANewUidForgetsTheOldUid) {
   Restart();  // down while it happened; the cache lists only the new uid
   const std::string new_uid = kube::MetadataString(Server(kSandboxes, "a"), "uid");
   ASSERT_NE(new_uid, old_uid);
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
-  EXPECT_FALSE(journal_->state().sandboxes.contains(old_uid));
-  EXPECT_TRUE(journal_->state().sandboxes.contains(new_uid));
-  const auto& by_name = journal_->state().uids_by_name;
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_FALSE(State().sandboxes.contains(old_uid));
+  EXPECT_TRUE(State().sandboxes.contains(new_uid));
+  const auto& by_name = State().uids_by_name;
   ASSERT_TRUE(by_name.contains({"ns", "a"}));
-  EXPECT_EQ(by_name.at({"ns", "a"}), std::set<std::string>{new_uid});
+  EXPECT_EQ(by_name.at({"ns", "a"}),
+            (std::set<CompactString, std::less<>>{CompactString(new_uid)}));
   // Once forgotten, the name costs no more live reads.
   const int gets = Sent("GET");
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Sent("GET"), gets);
 }
 
@@ -545,8 +584,8 @@ class HeldEventsTest : public SandboxReconcilerTest {
   }
 };
 
-TEST_F(HeldEventsTest, AHeldSandboxGetsOneNormalEventPerHoldEpisodeNotAgainAfterARestart) {
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+TEST_P(HeldEventsTest, AHeldSandboxGetsOneNormalEventPerHoldEpisodeNotAgainAfterARestart) {
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   ASSERT_EQ(Held().size(), 1u);
   const FailClosedEvent held = Held()[0];
   EXPECT_EQ(held.name, "stopped");
@@ -555,27 +594,27 @@ TEST_F(HeldEventsTest, AHeldSandboxGetsOneNormalEventPerHoldEpisodeNotAgainAfter
   EXPECT_GT(held.seq, 0);
   EXPECT_EQ(Sent("PATCH"), 0);
   // Later passes, and a new process on the same journal, add none.
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   OpenJournal();
   Restart();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   EXPECT_EQ(Held().size(), 1u);
   // The fence rolls again while it is held: a new decision row, the same episode.
-  const int64_t rows = journal_->state().last_seq;
+  const int64_t rows = State().last_seq;
   sim::RollFence(*sim_, "ns");
   SyncCache();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
-  EXPECT_GT(journal_->state().last_seq, rows);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
+  EXPECT_GT(State().last_seq, rows);
   EXPECT_EQ(Held().size(), 1u);
   // Re-admitted under the current fence, then the fence rolls again: a new episode.
   ReadmitStopped();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
-  EXPECT_EQ(journal_->state().sandboxes.begin()->second.decision->verdict,
-            domain::Verdict::kHealthy);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
+  EXPECT_EQ(State().sandboxes.begin()->second.decision->verdict, domain::Verdict::kHealthy);
   EXPECT_EQ(Held().size(), 1u);
   sim::RollFence(*sim_, "ns");
   SyncCache();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   EXPECT_EQ(Held().size(), 2u);
   EXPECT_EQ(Sent("PATCH"), 0);
 }
@@ -583,47 +622,57 @@ TEST_F(HeldEventsTest, AHeldSandboxGetsOneNormalEventPerHoldEpisodeNotAgainAfter
 // Seed 5296 of the I16 campaign: a cache that shows an older copy of the
 // fence for a moment makes the held sandbox look healthy, then held again.
 // The sandbox itself never changed: one episode, one Event.
-TEST_F(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
+TEST_P(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
   const char* kPolicies = "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies";
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   ASSERT_EQ(Held().size(), 1u);
   json::value older = Server(kPolicies, domain::kWorkloadPolicyName);
   older.at("metadata").as_object()["generation"] = 1;  // what it was admitted under
   cache_.Put(MapCache::Kind::kPolicies, "ns", domain::kWorkloadPolicyName,
              std::make_shared<const json::value>(older));
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   std::string uid;
-  for (const auto& [u, r] : journal_->state().sandboxes)
-    if (r.name == "stopped") uid = u;
-  ASSERT_EQ(journal_->state().sandboxes.at(uid).decision->verdict, domain::Verdict::kHealthy);
+  for (const auto& [u, r] : State().sandboxes)
+    if (r.name == "stopped") uid = u.str();
+  ASSERT_EQ(State().sandboxes.at(fk::CompactString(uid)).decision->verdict,
+            domain::Verdict::kHealthy);
   SyncCache();  // the cache catches up
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
-  EXPECT_EQ(journal_->state().sandboxes.at(uid).decision->verdict, domain::Verdict::kHold);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
+  EXPECT_EQ(State().sandboxes.at(fk::CompactString(uid)).decision->verdict, domain::Verdict::kHold);
   EXPECT_EQ(Held().size(), 1u);
   // The same after a restart in the middle: the hold is read back, and with it its sandbox.
   OpenJournal();
   Restart();
   cache_.Put(MapCache::Kind::kPolicies, "ns", domain::kWorkloadPolicyName,
              std::make_shared<const json::value>(older));
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   SyncCache();
-  EXPECT_EQ(reconciler_->Reconcile("ns", "stopped").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   EXPECT_EQ(Held().size(), 1u);
 }
 
-TEST_F(HeldEventsTest, ASandboxFencekeeperSuspendedItselfGetsItsWarningEventAndNoHeldEvent) {
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+TEST_P(HeldEventsTest, ASandboxFencekeeperSuspendedItselfGetsItsWarningEventAndNoHeldEvent) {
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Mode("a"), "Suspended");
   SyncCache();  // the cache now shows it suspended: the verdict becomes hold
-  EXPECT_EQ(reconciler_->Reconcile("ns", "a").next, Next::kDone);
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   std::string uid_a;
-  for (const auto& [uid, r] : journal_->state().sandboxes)
-    if (r.name == "a") uid_a = uid;
-  ASSERT_EQ(journal_->state().sandboxes.at(uid_a).decision->verdict, domain::Verdict::kHold);
+  for (const auto& [uid, r] : State().sandboxes)
+    if (r.name == "a") uid_a = uid.str();
+  ASSERT_EQ(State().sandboxes.at(fk::CompactString(uid_a)).decision->verdict,
+            domain::Verdict::kHold);
   ASSERT_EQ(events_.published.size(), 1u);
   EXPECT_EQ(events_.published[0].kind, FailClosedEvent::Kind::kSuspended);
   EXPECT_TRUE(Held().empty());
 }
+
+std::string KindName(const ::testing::TestParamInfo<JournalKind>& info) {
+  return info.param == JournalKind::kSqlite ? "Sqlite" : "Memory";
+}
+INSTANTIATE_TEST_SUITE_P(Journals, SandboxReconcilerTest,
+                         ::testing::Values(JournalKind::kSqlite, JournalKind::kMemory), KindName);
+INSTANTIATE_TEST_SUITE_P(Journals, HeldEventsTest,
+                         ::testing::Values(JournalKind::kSqlite, JournalKind::kMemory), KindName);
 
 }  // namespace
 }  // namespace fk::reconciler

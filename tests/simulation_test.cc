@@ -74,17 +74,17 @@
 #include <tuple>
 
 #include "domain/fold.h"
+#include "fake_transport.h"
 #include "in_process_cluster.h"
 #include "journal/backup.h"
 #include "journal/journal.h"
 #include "journal/writer_lock.h"
 #include "kube/client.h"
-#include "kube/fake_transport.h"
 #include "map_cache.h"
 #include "reconciler/cluster_cache.h"
-#include "reconciler/controller.h"
 #include "reconciler/event_recorder.h"
 #include "reconciler/leader.h"
+#include "reconciler/sandbox_controller.h"
 #include "sim_cluster.h"
 #include "sim_informers.h"
 #include "sim_marks.h"
@@ -115,7 +115,7 @@ struct Instance {
   std::unique_ptr<fk::testing::SteppedInformers> informers;
   std::unique_ptr<kube::ApiClient> informer_client;
   std::unique_ptr<reconciler::InformerCache> informer_cache;
-  std::unique_ptr<reconciler::Controller> controller;
+  std::unique_ptr<reconciler::SandboxController> controller;
   // With more than one worker, the controller's work items run on these
   // (destroyed first: a crash ends the items in flight, writing nothing).
   std::unique_ptr<fk::testing::SteppedWorkers> workers;
@@ -251,7 +251,7 @@ class World : public Cluster {
     in->events = std::make_unique<reconciler::EventRecorder>(
         *in->client, identity, time_, /*senders=*/0, 8, nullptr,
         [elector] { return elector->WriteFenceUntil(); });
-    reconciler::ControllerOptions o;
+    reconciler::SandboxControllerOptions o;
     o.time = &time_;
     o.retry_base = 100ms;
     o.retry_max = 20s;
@@ -275,7 +275,7 @@ class World : public Cluster {
       in->informer_client = kube::ApiClient::CreateWithTransport(cfg, ico, std::move(it));
       reconciler::CacheScope scope;
       scope.namespaces = {kNs};
-      scope.selector = reconciler::ControllerOptions{}.selector;
+      scope.selector = reconciler::SandboxControllerOptions{}.selector;
       scope.informer.time = &steps->time();
       scope.informer.page_size = 1 + static_cast<int>(rng_() % 3);
       in->informer_cache = std::make_unique<reconciler::InformerCache>(*in->informer_client, scope);
@@ -284,7 +284,7 @@ class World : public Cluster {
       in->cache = std::make_unique<SimCache>();
       cache = in->cache.get();
     }
-    in->controller = std::make_unique<reconciler::Controller>(*cache, *in->client, *in->journal, o,
+    in->controller = reconciler::SandboxController::OverCache(*cache, *in->client, *in->journal, o,
                                                               nullptr, in->events.get());
     if (workers_ > 1) {
       in->workers = std::make_unique<fk::testing::SteppedWorkers>(
@@ -308,7 +308,7 @@ class World : public Cluster {
   // A LIST of one kind replaces the map cache (after a start or a dropped watch).
   void Relist(CacheKind kind) {
     SimCache& cache = *instance_->cache;
-    std::set<std::pair<std::string, std::string>> keys;
+    std::set<reconciler::ObjectKey> keys;
     for (const auto& key : cache.Keys(kind, "")) keys.insert(key);
     cache.Clear(kind);
     const char* collection = kind == CacheKind::kSandboxes ? kSandboxes
@@ -1036,8 +1036,8 @@ class World : public Cluster {
       }
     }
     for (const auto& [uid, record] : instance_->journal->state().sandboxes) {
-      if (!uids.contains(uid))
-        return Fail("I10: the journal still projects " + record.name + " uid " + uid +
+      if (!uids.contains(uid.str()))
+        return Fail("I10: the journal still projects " + record.name.str() + " uid " + uid.str() +
                     ", which the cluster no longer has");
     }
   }

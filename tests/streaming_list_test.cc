@@ -40,8 +40,8 @@ class StreamingListTest : public ClientTest {
     o.initial_backoff = 5ms;
     o.max_backoff = 50ms;
     if (!o.time) o.time = &informer_time_;
-    informer_ = std::make_unique<Informer>(
-        *client_, ResourceRef{"agents.x-k8s.io", "v1beta1", "sandboxes", true}, o);
+    informer_ = std::make_unique<Informer>(*client_,
+                                           kube::SandboxResource(domain::ApiVersion::kV1beta1), o);
     informer_->Subscribe([this](const Change& c) {
       std::lock_guard lock(mu_);
       seen_.insert((c.type == ChangeType::kAdded      ? "A "

@@ -15,18 +15,20 @@
 
 #include "common/backoff.h"
 #include "common/clock.h"
-#include "reconciler/controller.h"
+#include "reconciler/sandbox_controller.h"
 #include "reconciler/work_queue.h"
 
 namespace fk::reconciler {
 namespace {
 using namespace std::chrono_literals;
 
+ObjectKey Key(const char* name) { return {"ns", name}; }
+
 // Every key due now, in the order handed out, each marked done.
 std::vector<std::string> DrainDue(WorkQueue& q) {
   std::vector<std::string> out;
   while (auto key = q.TryGet()) {
-    out.push_back(*key);
+    out.push_back(key->ToString());
     q.Done(*key);
   }
   return out;
@@ -38,7 +40,7 @@ std::chrono::milliseconds NextDelay(WorkQueue& q, ManualTimeSource& time) {
 }
 
 // Takes the key once it is due (advancing the clock to it), as a worker would.
-void TakeWhenDue(WorkQueue& q, ManualTimeSource& time, const std::string& key) {
+void TakeWhenDue(WorkQueue& q, ManualTimeSource& time, const ObjectKey& key) {
   time.Advance(NextDelay(q, time));
   ASSERT_EQ(q.TryGet(), key);
   q.Done(key);
@@ -47,9 +49,9 @@ void TakeWhenDue(WorkQueue& q, ManualTimeSource& time, const std::string& key) {
 TEST(WorkQueueTest, AKeyAddedTwiceIsQueuedOnceAndKeysComeOutInOrder) {
   ManualTimeSource time;
   WorkQueue q(time);
-  q.Add("ns/a");
-  q.Add("ns/b");
-  q.Add("ns/a");
+  q.Add(Key("a"));
+  q.Add(Key("b"));
+  q.Add(Key("a"));
   EXPECT_EQ(q.Depth(), 2u);
   EXPECT_EQ(DrainDue(q), (std::vector<std::string>{"ns/a", "ns/b"}));
   EXPECT_EQ(q.Depth(), 0u);
@@ -61,17 +63,17 @@ TEST(WorkQueueTest, AKeyAddedTwiceIsQueuedOnceAndKeysComeOutInOrder) {
 TEST(WorkQueueTest, AKeyReAddedWhileProcessedComesBackOnceAfterDone) {
   ManualTimeSource time;
   WorkQueue q(time);
-  q.Add("ns/a");
-  ASSERT_EQ(q.TryGet(), "ns/a");
-  q.Add("ns/a");
-  q.Add("ns/a");
+  q.Add(Key("a"));
+  ASSERT_EQ(q.TryGet(), Key("a"));
+  q.Add(Key("a"));
+  q.Add(Key("a"));
   EXPECT_EQ(q.Depth(), 0u);             // waiting for Done, not in the queue
   EXPECT_EQ(q.TryGet(), std::nullopt);  // never to a second worker
-  q.Done("ns/a");
+  q.Done(Key("a"));
   EXPECT_EQ(q.Depth(), 1u);
-  EXPECT_EQ(q.TryGet(), "ns/a");
+  EXPECT_EQ(q.TryGet(), Key("a"));
   EXPECT_EQ(q.TryGet(), std::nullopt);  // once, however often it was re-added
-  q.Done("ns/a");
+  q.Done(Key("a"));
   EXPECT_EQ(q.TryGet(), std::nullopt);  // Done without a re-add queues nothing
 }
 
@@ -79,7 +81,7 @@ TEST(WorkQueueTest, ADelayedKeyFallsDueOnTheTimeSource) {
   ManualTimeSource time;
   WorkQueue q(time);
   EXPECT_EQ(q.NextDue(), std::nullopt);
-  q.AddAfter("ns/a", 100ms);
+  q.AddAfter(Key("a"), 100ms);
   EXPECT_EQ(NextDelay(q, time), 100ms);
   EXPECT_EQ(q.TryGet(), std::nullopt);
   time.Advance(99ms);
@@ -88,7 +90,7 @@ TEST(WorkQueueTest, ADelayedKeyFallsDueOnTheTimeSource) {
   EXPECT_EQ(DrainDue(q), std::vector<std::string>{"ns/a"});
   EXPECT_EQ(q.NextDue(), std::nullopt);
   // No delay at all is an Add.
-  q.AddAfter("ns/b", 0ms);
+  q.AddAfter(Key("b"), 0ms);
   EXPECT_EQ(q.NextDue(), std::nullopt);
   EXPECT_EQ(DrainDue(q), std::vector<std::string>{"ns/b"});
 }
@@ -96,10 +98,10 @@ TEST(WorkQueueTest, ADelayedKeyFallsDueOnTheTimeSource) {
 TEST(WorkQueueTest, OfTwoDelaysForOneKeyTheEarlierHolds) {
   ManualTimeSource time;
   WorkQueue q(time);
-  q.AddAfter("ns/a", 50ms);
-  q.AddAfter("ns/a", 200ms);  // later: ignored
+  q.AddAfter(Key("a"), 50ms);
+  q.AddAfter(Key("a"), 200ms);  // later: ignored
   EXPECT_EQ(NextDelay(q, time), 50ms);
-  q.AddAfter("ns/a", 10ms);  // earlier: replaces it
+  q.AddAfter(Key("a"), 10ms);  // earlier: replaces it
   EXPECT_EQ(NextDelay(q, time), 10ms);
   time.Advance(10ms);
   EXPECT_EQ(DrainDue(q), std::vector<std::string>{"ns/a"});
@@ -111,20 +113,20 @@ TEST(WorkQueueTest, OfTwoDelaysForOneKeyTheEarlierHolds) {
 // controller's defaults, which were capped at 60 s (a refused PATCH every minute, forever).
 TEST(Bounded, ThePerKeyBackoffSaturatesAtFiveMinutes) {
   ManualTimeSource time;
-  const ControllerOptions defaults;
+  const SandboxControllerOptions defaults;
   WorkQueue q(time, defaults.retry_base, defaults.retry_max);
   std::vector<std::chrono::milliseconds> delays;
   for (int i = 0; i < 16; ++i) {
-    q.AddRateLimited("ns/a");
+    q.AddRateLimited(Key("a"));
     delays.push_back(NextDelay(q, time));
-    TakeWhenDue(q, time, "ns/a");
+    TakeWhenDue(q, time, Key("a"));
   }
   const std::vector<std::chrono::milliseconds> expected = {
       50ms,    100ms,   200ms,   400ms,    800ms,    1600ms,   3200ms,   6400ms,
       12800ms, 25600ms, 51200ms, 102400ms, 204800ms, 300000ms, 300000ms, 300000ms};
   EXPECT_EQ(delays, expected);
-  q.Forget("ns/a");  // a success starts over
-  q.AddRateLimited("ns/a");
+  q.Forget(Key("a"));  // a success starts over
+  q.AddRateLimited(Key("a"));
   EXPECT_EQ(NextDelay(q, time), 50ms);
 }
 
@@ -133,52 +135,55 @@ TEST(Bounded, ThePerKeyBackoffSaturatesAtFiveMinutes) {
 TEST(Bounded, ARetryAfterOfAnHourRequeuesAfterAMinute) {
   ManualTimeSource time;
   WorkQueue q(time, 50ms, 300s);
-  q.AddRateLimited("ns/a", 3600);
+  q.AddRateLimited(Key("a"), 3600);
   EXPECT_EQ(NextDelay(q, time), 60s);
-  TakeWhenDue(q, time, "ns/a");
-  q.AddRateLimited("ns/a", 2);
+  TakeWhenDue(q, time, Key("a"));
+  q.AddRateLimited(Key("a"), 2);
   EXPECT_EQ(NextDelay(q, time), 2s);
   EXPECT_EQ(RetryAfterDelay(-5), 0ms);
   EXPECT_EQ(RetryAfterDelay(61), 60s);
 }
 
+// Each key's failures set its own backoff; Forget starts it from the base again.
 TEST(WorkQueueTest, FailuresAreCountedPerKeyAndForgetClearsThem) {
   ManualTimeSource time;
   WorkQueue q(time, 10ms, 80ms);
-  q.AddRateLimited("ns/a");
-  TakeWhenDue(q, time, "ns/a");
-  q.AddRateLimited("ns/a");
-  EXPECT_EQ(q.Failures("ns/a"), 2);
+  q.AddRateLimited(Key("a"));
+  TakeWhenDue(q, time, Key("a"));
+  q.AddRateLimited(Key("a"));  // a's second failure
   EXPECT_EQ(NextDelay(q, time), 20ms);
-  EXPECT_EQ(q.Failures("ns/b"), 0);
-  q.AddRateLimited("ns/b");  // another key starts at the base
-  EXPECT_EQ(q.Failures("ns/b"), 1);
+  TakeWhenDue(q, time, Key("a"));
+  q.AddRateLimited(Key("b"));  // another key starts at the base
   EXPECT_EQ(NextDelay(q, time), 10ms);
-  q.Forget("ns/a");
-  EXPECT_EQ(q.Failures("ns/a"), 0);
-  EXPECT_EQ(q.Failures("ns/b"), 1);
+  TakeWhenDue(q, time, Key("b"));
+  q.Forget(Key("a"));
+  q.AddRateLimited(Key("a"));  // forgotten: from the base again
+  EXPECT_EQ(NextDelay(q, time), 10ms);
+  TakeWhenDue(q, time, Key("a"));
+  q.AddRateLimited(Key("b"));  // b's second failure: b was not forgotten
+  EXPECT_EQ(NextDelay(q, time), 20ms);
 }
 
 TEST(WorkQueueTest, ARetryAfterShorterThanTheBackoffDoesNotShortenIt) {
   ManualTimeSource time;
   WorkQueue q(time, 10s, 300s);
-  q.AddRateLimited("ns/a", 1);
+  q.AddRateLimited(Key("a"), 1);
   EXPECT_EQ(NextDelay(q, time), 10s);
 }
 
 TEST(WorkQueueTest, AResyncLeavesAKeyInBackoffOrInProgressAlone) {
   ManualTimeSource time;
   WorkQueue q(time, 1s, 60s);
-  q.AddRateLimited("ns/a");
-  q.Resync("ns/a");
+  q.AddRateLimited(Key("a"));
+  q.Resync(Key("a"));
   EXPECT_EQ(q.TryGet(), std::nullopt);  // its backoff is not cut short
-  q.Resync("ns/b");
-  ASSERT_EQ(q.TryGet(), "ns/b");
-  q.Resync("ns/b");  // in progress: not queued again
-  q.Done("ns/b");
+  q.Resync(Key("b"));
+  ASSERT_EQ(q.TryGet(), Key("b"));
+  q.Resync(Key("b"));  // in progress: not queued again
+  q.Done(Key("b"));
   EXPECT_EQ(q.TryGet(), std::nullopt);
   // A change is an Add: it is looked at at once, backoff or not.
-  q.Add("ns/a");
+  q.Add(Key("a"));
   EXPECT_EQ(DrainDue(q), std::vector<std::string>{"ns/a"});
   time.Advance(1s);  // the delayed entry falls due later still
   EXPECT_EQ(DrainDue(q), std::vector<std::string>{"ns/a"});
@@ -188,23 +193,23 @@ TEST(WorkQueueTest, GetWaitsForAKeyAndShutDownEndsIt) {
   ManualTimeSource time;
   WorkQueue q(time);
   auto first = std::async(std::launch::async, [&] { return q.Get(); });
-  q.Add("ns/a");
+  q.Add(Key("a"));
   ASSERT_EQ(first.wait_for(10s), std::future_status::ready);
-  EXPECT_EQ(first.get(), "ns/a");
+  EXPECT_EQ(first.get(), Key("a"));
   auto waiting = std::async(std::launch::async, [&] { return q.Get(); });
   q.ShutDown();
   ASSERT_EQ(waiting.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(waiting.get(), std::nullopt);
   // Shut down: nothing more is queued or handed out.
-  q.Add("ns/b");
-  q.AddAfter("ns/c", 1ms);
+  q.Add(Key("b"));
+  q.AddAfter(Key("c"), 1ms);
   time.Advance(1ms);
   EXPECT_EQ(q.TryGet(), std::nullopt);
   EXPECT_EQ(q.Get(), std::nullopt);
   EXPECT_EQ(q.NextDue(), std::nullopt);
   // Nor is a key that was waiting when it shut down.
   WorkQueue waiting_key(time);
-  waiting_key.Add("ns/d");
+  waiting_key.Add(Key("d"));
   waiting_key.ShutDown();
   EXPECT_EQ(waiting_key.TryGet(), std::nullopt);
   EXPECT_EQ(waiting_key.Get(), std::nullopt);

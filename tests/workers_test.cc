@@ -9,12 +9,13 @@
 #include <mutex>
 #include <set>
 
+#include "fake_transport.h"
 #include "in_process_cluster.h"
-#include "kube/fake_transport.h"
+#include "journal/journal.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
 #include "map_cache.h"
-#include "reconciler/controller.h"
+#include "reconciler/sandbox_controller.h"
 #include "sim/handler.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -109,11 +110,11 @@ class WorkersTest : public ::testing::Test {
          {fk::testing::kNsSandboxesPath, "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies",
           "/api/v1/namespaces/ns/pods"})
       Fill(collection);
-    ControllerOptions o;
+    SandboxControllerOptions o;
     o.time = &time_;
     o.workers = workers;
     o.create_events = false;
-    controller_ = std::make_unique<Controller>(cache_, *client_, *journal_, o, &metrics_, nullptr);
+    controller_ = SandboxController::OverCache(cache_, *client_, *journal_, o, &metrics_, nullptr);
     controller_->Start();
     controller_->EnqueueAll();
   }
@@ -145,7 +146,7 @@ class WorkersTest : public ::testing::Test {
   std::unique_ptr<journal::Journal> journal_;
   std::unique_ptr<kube::ApiClient> client_;
   fk::testing::MapCache cache_;
-  std::unique_ptr<Controller> controller_;
+  std::unique_ptr<SandboxController> controller_;
 };
 
 TEST_F(WorkersTest, EightWorkersSuspendEightSandboxesAtOnceNeverOneSandboxTwice) {

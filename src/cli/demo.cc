@@ -19,7 +19,7 @@
 #include "journal/writer_lock.h"
 #include "kube/client.h"
 #include "kube/json_fields.h"
-#include "reconciler/controller.h"
+#include "reconciler/sandbox_controller.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
 
@@ -46,37 +46,37 @@ Status RunReconciler(const std::string& server, const std::string& journal_path,
   config.source = "demo simulator";
   auto client = kube::ApiClient::Create(config);
   if (!client.ok()) return client.status();
-  reconciler::ControllerOptions o;
+  reconciler::SandboxControllerOptions o;
   o.resync = resync;
   o.instance = "fencekeeper-demo";
   o.writer_id = NewWriterId();
   o.informer.initial_backoff = std::chrono::milliseconds(50);
-  reconciler::Controller controller(**client, **journal, o);
+  auto controller = reconciler::SandboxController::WithInformers(**client, **journal, o);
   const int64_t rows_before = (*journal)->state().last_seq;
-  controller.Start();
+  controller->Start();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!controller.Synced()) {
+  while (!controller->Synced()) {
     if (std::chrono::steady_clock::now() > deadline)
       return Status::IOError("caches did not sync within 20s");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // Two passes first, so the journal records the cluster as it was.
-  while (controller.stats().resync_passes < 2) {
+  while (controller->stats().resync_passes < 2) {
     if (std::chrono::steady_clock::now() > deadline)
       return Status::IOError("resync passes did not complete in time");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  const int base_passes = controller.stats().resync_passes;
+  const int base_passes = controller->stats().resync_passes;
   const int requests_before =
       sim.RequestCount("*") - sim.RequestCount("list") - sim.RequestCount("watch");
   after_sync();
-  while (controller.stats().resync_passes < base_passes + passes) {
+  while (controller->stats().resync_passes < base_passes + passes) {
     if (std::chrono::steady_clock::now() > deadline)
       return Status::IOError("resync passes did not complete in time");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  controller.Stop();
-  const auto stats = controller.stats();
+  controller->Stop();
+  const auto stats = controller->stats();
   phase->patches = stats.patches;
   phase->warnings = stats.warnings;
   phase->journal_rows = (*journal)->state().last_seq - rows_before;

@@ -17,7 +17,7 @@ namespace {
 json::value OptJson(const std::optional<int64_t>& v) { return v ? json::value(*v) : nullptr; }
 
 json::object SandboxJson(const std::string& uid, const SandboxRecord& r) {
-  json::object sb{{"namespace", r.ns}, {"name", r.name}, {"uid", uid}};
+  json::object sb{{"namespace", r.ns.str()}, {"name", r.name.str()}, {"uid", uid}};
   sb["verdict"] = r.decision ? json::value(ToString(r.decision->verdict)) : json::value(nullptr);
   sb["reason"] = r.decision ? json::value(ToString(r.decision->reason)) : json::value(nullptr);
   sb["pending_intent_seq"] = OptJson(r.history.pending_intent_seq);
@@ -38,7 +38,8 @@ json::object StateJson(const JournalState& s, const Selection& selection) {
                       {"seq", f.seq}});
   }
   for (const auto& [uid, r] : s.sandboxes)
-    if (selection.ShowsSandbox(r.ns, r.name)) sandboxes.push_back(SandboxJson(uid, r));
+    if (selection.ShowsSandbox(r.ns.str(), r.name.str()))
+      sandboxes.push_back(SandboxJson(uid.str(), r));
   return {
       {"last_seq", s.last_seq}, {"fences", std::move(fences)}, {"sandboxes", std::move(sandboxes)}};
 }

@@ -51,7 +51,7 @@ void PrintFence(const FenceRecord& f, std::ostream& out) {
 }
 
 void PrintSandbox(const SandboxRecord& r, std::ostream& out) {
-  out << "  sandbox " << r.ns << "/" << r.name << "  uid=" << ShortUid(r.uid);
+  out << "  sandbox " << r.ns.str() << "/" << r.name.str() << "  uid=" << ShortUid(r.uid.str());
   if (r.decision) {
     out << " verdict=" << ToString(r.decision->verdict);
     if (r.decision->reason != Reason::kNone) out << " reason=" << ToString(r.decision->reason);
@@ -69,7 +69,7 @@ void PrintState(const JournalState& s, const Selection& selection, std::ostream&
   for (const auto& [key, f] : s.fences)
     if (selection.ShowsFences(f.ns)) PrintFence(f, out);
   for (const auto& [uid, r] : s.sandboxes)
-    if (selection.ShowsSandbox(r.ns, r.name)) PrintSandbox(r, out);
+    if (selection.ShowsSandbox(r.ns.str(), r.name.str())) PrintSandbox(r, out);
 }
 
 void PrintLegend(std::ostream& out, bool merged = false) {

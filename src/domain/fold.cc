@@ -6,16 +6,16 @@ namespace fk::domain {
 namespace {
 
 SandboxRecord& RecordFor(JournalState& state, const Event& e) {
-  auto [it, added] = state.sandboxes.try_emplace(e.uid);
+  auto [it, added] = state.sandboxes.try_emplace(CompactString(e.uid));
   SandboxRecord& r = it->second;
-  std::optional<JournalState::NameKey> before;
-  if (!added) before = JournalState::NameKey{r.ns, r.name};
-  r.uid = e.uid;
-  r.ns = e.ns;  // a sandbox keeps its uid; name and namespace follow the newest event
-  r.name = e.name;
-  r.updated_at = e.recorded_at;
-  if (added || before->first != r.ns || before->second != r.name)
-    reindex_sandbox(state, e.uid, before);
+  std::optional<NamespacedName> before;
+  if (!added) before = NamespacedName{r.ns, r.name};
+  r.uid = it->first;
+  r.ns =
+      CompactString(e.ns);  // a sandbox keeps its uid; name and namespace follow the newest event
+  r.name = CompactString(e.name);
+  r.updated_at = CompactString(e.recorded_at);
+  if (added || before->ns != r.ns || before->name != r.name) reindex_sandbox(state, e.uid, before);
   return r;
 }
 
@@ -37,7 +37,8 @@ struct Folder {
   }
   void operator()(const SandboxObserved& o) {
     SandboxRecord& r = RecordFor(state, e);
-    r.observation = o.snapshot;
+    r.observation = std::make_shared<const Snapshot>(o.snapshot);
+    r.observed = DigestOf(o.snapshot);
     r.observation_seq = e.seq;
   }
   void operator()(const Decided& d) {
@@ -45,13 +46,12 @@ struct Folder {
     r.decision = d.decision;
     r.decision_seq = e.seq;
     // A hold over a sandbox other than the one the last episode began with begins one.
-    if (d.decision.verdict == Verdict::kHold && r.observation &&
-        r.held_sandbox != r.observation->sandbox)
-      r.held_sandbox = r.observation->sandbox;
+    if (d.decision.verdict == Verdict::kHold && r.observed && r.held_sandbox != r.observed->sandbox)
+      r.held_sandbox = r.observed->sandbox;
   }
   void operator()(const Forgotten&) {
     if (auto it = state.sandboxes.find(e.uid); it != state.sandboxes.end()) {
-      const JournalState::NameKey before{it->second.ns, it->second.name};
+      const NamespacedName before = {it->second.ns, it->second.name};
       state.sandboxes.erase(it);
       reindex_sandbox(state, e.uid, before);
     }
@@ -89,16 +89,17 @@ struct Folder {
 }  // namespace
 
 void reindex_sandbox(JournalState& state, const std::string& uid,
-                     const std::optional<JournalState::NameKey>& before) {
+                     const std::optional<NamespacedName>& before) {
   if (before) {
     auto it = state.uids_by_name.find(*before);
     if (it != state.uids_by_name.end()) {
-      it->second.erase(uid);
+      if (auto u = it->second.find(uid); u != it->second.end()) it->second.erase(u);
       if (it->second.empty()) state.uids_by_name.erase(it);
     }
   }
   if (auto r = state.sandboxes.find(uid); r != state.sandboxes.end())
-    state.uids_by_name[{r->second.ns, r->second.name}].insert(uid);
+    state.uids_by_name.try_emplace(NamespacedName{r->second.ns, r->second.name})
+        .first->second.insert(r->first);
 }
 
 void fold(JournalState& state, const Event& event) {
@@ -112,8 +113,8 @@ SuspendHistory history_for(const JournalState& state, const std::string& sandbox
 }
 
 void seed_held_sandbox(SandboxRecord& record) {
-  if (record.decision && record.decision->verdict == Verdict::kHold && record.observation)
-    record.held_sandbox = record.observation->sandbox;
+  if (record.decision && record.decision->verdict == Verdict::kHold && record.observed)
+    record.held_sandbox = record.observed->sandbox;
 }
 
 }  // namespace fk::domain

@@ -15,7 +15,7 @@ namespace fk::domain {
 // record was added, renamed or erased; `before` is its (ns, name) before
 // (nullopt if it was not there).
 void reindex_sandbox(JournalState& state, const std::string& uid,
-                     const std::optional<JournalState::NameKey>& before);
+                     const std::optional<NamespacedName>& before);
 
 // Applies one event. Events must arrive in seq order. A `forgotten` event
 // removes the sandbox (its uid) from every map.

@@ -5,14 +5,19 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/compact_string.h"
+#include "common/namespaced_name.h"
 #include "domain/decision.h"
+#include "domain/digest.h"
 #include "domain/event.h"
+#include "domain/heap_optional.h"
 #include "domain/observation.h"
 
 namespace fk::domain {
@@ -56,23 +61,32 @@ struct RefusedIntent {
 };
 
 struct SandboxRecord {
-  std::string ns, name, uid;
-  std::optional<Snapshot> observation;  // latest sandbox_observed
+  // Packed: kept for every sandbox the journal knows (common/compact_string.h).
+  CompactString ns, name, uid;
+  // The latest sandbox_observed. `observed` is always kept: a digest of it is
+  // all that planning compares. The snapshot itself is kept where it is read:
+  // by replay, and by a batch that writes it to the projection; a live journal
+  // drops it once that batch commits (memory: it was most of the record).
+  std::shared_ptr<const Snapshot> observation;
+  std::optional<ObservedDigest> observed;
   int64_t observation_seq = 0;
   std::optional<Decision> decision;  // latest decided
   int64_t decision_seq = 0;
   SuspendHistory history;
-  std::optional<RefusedIntent> refused;
-  std::string updated_at;
-  // The sandbox object as observed when its latest hold episode began
-  // (starts_hold_episode): while it stays so, a hold decided again after a
-  // non-hold one (a cache that showed an older fence, then caught up) goes on
-  // with the same episode. Folded from the events this process saw, seeded at
-  // start from the projection when the latest decision is a hold (as
-  // FenceRecord::max_generation). Memory, not state: equality ignores it.
-  std::optional<SandboxObservation> held_sandbox;
+  HeapOptional<RefusedIntent> refused;  // rare: on the heap
+  CompactString updated_at;
+  // The sandbox object (its SandboxDigest) as observed when its latest hold
+  // episode began (starts_hold_episode): while it stays so, a hold decided
+  // again after a non-hold one (a cache that showed an older fence, then
+  // caught up) goes on with the same episode. Folded from the events this
+  // process saw, seeded at start from the projection when the latest decision
+  // is a hold (as FenceRecord::max_generation). Memory, not state: equality
+  // ignores it.
+  std::optional<uint64_t> held_sandbox;
+  // Equality is by digest: a record that dropped its snapshot equals one that
+  // kept it.
   bool operator==(const SandboxRecord& o) const {
-    return ns == o.ns && name == o.name && uid == o.uid && observation == o.observation &&
+    return ns == o.ns && name == o.name && uid == o.uid && observed == o.observed &&
            observation_seq == o.observation_seq && decision == o.decision &&
            decision_seq == o.decision_seq && history == o.history && refused == o.refused &&
            updated_at == o.updated_at;
@@ -80,13 +94,13 @@ struct SandboxRecord {
 };
 
 struct JournalState {
-  using NameKey = std::pair<std::string, std::string>;  // (ns, name)
-  std::map<NameKey, FenceRecord> fences;                // (ns, policy)
-  std::map<std::string, SandboxRecord> sandboxes;       // by uid
-  std::map<int64_t, IntentRecord> pending_intents;      // by intent seq
+  using NameKey = std::pair<std::string, std::string>;            // (ns, name)
+  std::map<NameKey, FenceRecord> fences;                          // (ns, policy)
+  std::map<CompactString, SandboxRecord, std::less<>> sandboxes;  // by uid
+  std::map<int64_t, IntentRecord> pending_intents;                // by intent seq
   // The uids of `sandboxes` by (ns, name): more than one when a name was
   // deleted and re-created and the old uid is not forgotten yet.
-  std::map<NameKey, std::set<std::string>> uids_by_name;
+  std::map<NamespacedName, std::set<CompactString, std::less<>>> uids_by_name;
   int64_t last_seq = 0;
   bool operator==(const JournalState&) const = default;
 };

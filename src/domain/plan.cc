@@ -39,7 +39,7 @@ std::optional<IntentRecord> refused_to_retry(const JournalState& state, const Ev
   const SuspendIntent& refused = rec.refused->intent.intent;
   // The note is not compared: it may mention times (see plan_events).
   const bool same =
-      rec.observation && SameObjects(*rec.observation, eval.snapshot) && rec.decision &&
+      rec.observed && rec.observed->objects == ObjectsDigest(eval.snapshot) && rec.decision &&
       rec.decision->SameOutcome(eval.decision) && refused.reason == eval.decision.reason &&
       refused.observed_generation == sb.generation &&
       refused.resource_version == eval.resource_version && refused.api_version == sb.api_version;
@@ -83,7 +83,7 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
   // change: then the observation is recorded again, carrying the new time, so
   // replay re-decides it at that time.
   const bool observation_changed =
-      !rec || !rec->observation || !SameObjects(*rec->observation, eval.snapshot);
+      !rec || !rec->observed || rec->observed->objects != ObjectsDigest(eval.snapshot);
   const bool decision_changed =
       !rec || !rec->decision || !rec->decision->SameOutcome(eval.decision);
   if (observation_changed || decision_changed || patch) {
@@ -124,7 +124,8 @@ bool starts_hold_episode(const JournalState& state, const Evaluation& eval) {
   if (it == state.sandboxes.end()) return true;  // first seen held
   const SandboxRecord& r = it->second;
   if (r.decision && r.decision->verdict == Verdict::kHold) return false;  // the episode goes on
-  if (r.held_sandbox == sb) return false;  // the same sandbox, held again: the same episode
+  if (r.held_sandbox == SandboxDigest(sb))
+    return false;  // the same sandbox, held again: the same episode
   return !OwnSuspension(r, sb);
 }
 
@@ -176,8 +177,8 @@ std::vector<Event> plan_forget(const JournalState& state, const std::string& uid
   std::vector<Event> events;
   auto subject = [&](EventBody body, int64_t ref_seq) {
     Event e;
-    e.ns = r.ns;
-    e.name = r.name;
+    e.ns = r.ns.str();
+    e.name = r.name.str();
     e.uid = uid;
     e.ref_seq = ref_seq;
     e.body = std::move(body);

@@ -36,12 +36,12 @@ json::object FenceJson(const FenceRecord& r) {
 }
 
 json::object SandboxJson(const SandboxRecord& r) {
-  json::object o{{"ns", r.ns},
-                 {"name", r.name},
-                 {"uid", r.uid},
+  json::object o{{"ns", r.ns.str()},
+                 {"name", r.name.str()},
+                 {"uid", r.uid.str()},
                  {"observation_seq", r.observation_seq},
                  {"decision_seq", r.decision_seq},
-                 {"updated_at", r.updated_at}};
+                 {"updated_at", r.updated_at.str()}};
   if (r.observation) o["observation"] = Parsed(EncodeSnapshot(*r.observation));
   if (r.decision) o["decision"] = Parsed(EncodeDecision(*r.decision));
   if (r.history.pending_intent_seq) o["pending_intent_seq"] = *r.history.pending_intent_seq;
@@ -57,7 +57,8 @@ std::map<std::string, std::string> Rows(const JournalState& s) {
   std::map<std::string, std::string> rows;
   for (const auto& [key, r] : s.fences)
     rows["fence:" + key.first + "/" + key.second] = json::serialize(FenceJson(r));
-  for (const auto& [uid, r] : s.sandboxes) rows["sandbox:" + uid] = json::serialize(SandboxJson(r));
+  for (const auto& [uid, r] : s.sandboxes)
+    rows["sandbox:" + uid.str()] = json::serialize(SandboxJson(r));
   for (const auto& [seq, r] : s.pending_intents)
     rows["intent:" + std::to_string(seq)] = json::serialize(IntentJson(r));
   return rows;
@@ -133,10 +134,17 @@ Status ReadRecord(const std::string& key, const json::object& o, JournalState& s
     if (f.observation.present) f.max_generation[f.observation.uid] = f.observation.generation;
     s.fences[{f.ns, f.policy}] = std::move(f);
   } else if (key.starts_with("sandbox:")) {
-    SandboxRecord b{r.Str("ns"), r.Str("name"),         r.Str("uid"), {}, r.Int("observation_seq"),
-                    {},          r.Int("decision_seq"), {},           {}, r.Str("updated_at"),
-                    {}};
-    if (o.contains("observation")) b.observation = r.Decoded("observation", &DecodeSnapshot);
+    SandboxRecord b;
+    b.ns = CompactString(r.Str("ns"));
+    b.name = CompactString(r.Str("name"));
+    b.uid = CompactString(r.Str("uid"));
+    b.observation_seq = r.Int("observation_seq");
+    b.decision_seq = r.Int("decision_seq");
+    b.updated_at = CompactString(r.Str("updated_at"));
+    if (o.contains("observation")) {
+      b.observation = std::make_shared<const Snapshot>(r.Decoded("observation", &DecodeSnapshot));
+      b.observed = DigestOf(*b.observation);
+    }
     if (o.contains("decision")) b.decision = r.Decoded("decision", &DecodeDecision);
     b.history = {r.OptInt("pending_intent_seq"), r.OptInt("applied_generation")};
     if (const json::value* refused = o.if_contains("refused"); refused && refused->is_object()) {
@@ -148,8 +156,9 @@ Status ReadRecord(const std::string& key, const json::object& o, JournalState& s
                           rr.Payload<SuspendOutcome>("outcome", EventKind::kSuspendOutcome)};
     }
     seed_held_sandbox(b);
-    const std::string uid = b.uid;
-    s.sandboxes[uid] = std::move(b);
+    const std::string uid = b.uid.str();
+    CompactString key = b.uid;  // not read from `b` while `b` is moved
+    s.sandboxes.insert_or_assign(std::move(key), std::move(b));
     reindex_sandbox(s, uid, std::nullopt);
   } else if (key.starts_with("intent:")) {
     IntentRecord i = ReadIntent(r);

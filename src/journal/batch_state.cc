@@ -66,7 +66,7 @@ const JournalState& BatchState::ForIntent(int64_t seq) {
   if (!scratch_.pending_intents.contains(seq)) {
     // A refused intent is found through its sandbox, which only a scan names.
     for (const auto& [uid, r] : committed_.sandboxes) {
-      if (r.refused && r.refused->intent.seq == seq) ImportSandbox(uid);
+      if (r.refused && r.refused->intent.seq == seq) ImportSandbox(uid.str());
     }
   }
   return scratch_;
@@ -103,13 +103,16 @@ void BatchState::MergeInto(JournalState& committed) && {
   for (const FenceKey& key : changed_fences_)
     committed.fences[key] = std::move(scratch_.fences.at(key));
   for (const std::string& uid : changed_sandboxes_) {
-    std::optional<JournalState::NameKey> before;
+    std::optional<NamespacedName> before;
     if (auto old = committed.sandboxes.find(uid); old != committed.sandboxes.end())
-      before = JournalState::NameKey{old->second.ns, old->second.name};
+      before = NamespacedName{old->second.ns, old->second.name};
     if (auto it = scratch_.sandboxes.find(uid); it != scratch_.sandboxes.end()) {
-      committed.sandboxes[uid] = std::move(it->second);
-    } else {
-      committed.sandboxes.erase(uid);
+      // The snapshot was for the projection row, written by now; the
+      // committed state keeps its digest only.
+      it->second.observation.reset();
+      committed.sandboxes.insert_or_assign(it->first, std::move(it->second));
+    } else if (auto gone = committed.sandboxes.find(uid); gone != committed.sandboxes.end()) {
+      committed.sandboxes.erase(gone);
     }
     reindex_sandbox(committed, uid, before);
   }

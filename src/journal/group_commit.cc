@@ -70,9 +70,9 @@ void WriteFence(SQLite::Statement& fence, const FenceRecord& r, int64_t subject)
 void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r, int64_t subject) {
   sandbox.reset();
   sandbox.clearBindings();
-  sandbox.bind(1, r.uid);
-  sandbox.bind(2, r.ns);
-  sandbox.bind(3, r.name);
+  sandbox.bind(1, r.uid.str());  // bound as copies (SQLITE_TRANSIENT)
+  sandbox.bind(2, r.ns.str());
+  sandbox.bind(3, r.name.str());
   if (r.decision) {
     sandbox.bind(4, ToString(r.decision->verdict));
     sandbox.bind(5, ToString(r.decision->reason));
@@ -85,9 +85,12 @@ void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r, int64_t su
     sandbox.bind(8, EncodeSnapshot(*r.observation));
     sandbox.bind(9, r.observation_seq);
   }
+  // Observed before this batch: the committed state kept only the digest, and
+  // the row keeps the observation it has.
+  sandbox.bind(17, r.observed && !r.observation ? 1 : 0);
   if (r.history.pending_intent_seq) sandbox.bind(12, *r.history.pending_intent_seq);
   if (r.history.applied_generation) sandbox.bind(13, *r.history.applied_generation);
-  sandbox.bind(14, r.updated_at);
+  sandbox.bind(14, r.updated_at.str());
   if (r.refused) sandbox.bind(15, r.refused->intent.seq);
   if (subject != 0) sandbox.bind(16, subject);
   sandbox.exec();
@@ -101,7 +104,7 @@ void WriteProjections(BatchStatements& st, const BatchState& batch, const BatchS
   for (const std::string& uid : batch.changed_sandboxes()) {
     if (auto it = batch.scratch().sandboxes.find(uid); it != batch.scratch().sandboxes.end()) {
       const SandboxRecord& r = it->second;
-      WriteSandbox(st.upsert_sandbox, r, subjects.IdOf({r.ns, r.name, r.uid}));
+      WriteSandbox(st.upsert_sandbox, r, subjects.IdOf({r.ns.str(), r.name.str(), r.uid.str()}));
     } else {  // forgotten
       st.delete_sandbox.reset();
       st.delete_sandbox.bind(1, uid);
@@ -128,16 +131,30 @@ BatchStatements::BatchStatements(SQLite::Database& db)
       insert_subject(db,
                      "INSERT INTO subjects (namespace, name, uid, base) VALUES (?,?,?,?) "
                      "RETURNING id"),
+      select_base(db, "SELECT COALESCE(base, '') FROM subjects WHERE id = ?"),
       upsert_fence(db,
                    "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
                    "policy_uid, generation, intact, seq, updated_at, subject) "
                    "VALUES (?,?,?,?,?,?,?,?,?)"),
       upsert_sandbox(db,
-                     "INSERT OR REPLACE INTO sandbox_projection (sandbox_uid, namespace, name, "
+                     "INSERT INTO sandbox_projection (sandbox_uid, namespace, name, "
                      "verdict, reason, action, observed_generation, observation, "
                      "observation_seq, decision, decision_seq, pending_intent_seq, "
                      "applied_generation, updated_at, refused_intent_seq, subject) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                     "ON CONFLICT (sandbox_uid) DO UPDATE SET namespace = excluded.namespace, "
+                     "name = excluded.name, verdict = excluded.verdict, "
+                     "reason = excluded.reason, action = excluded.action, "
+                     "observed_generation = IIF(?17, observed_generation, "
+                     "excluded.observed_generation), "
+                     "observation = IIF(?17, observation, excluded.observation), "
+                     "observation_seq = IIF(?17, observation_seq, excluded.observation_seq), "
+                     "decision = excluded.decision, decision_seq = excluded.decision_seq, "
+                     "pending_intent_seq = excluded.pending_intent_seq, "
+                     "applied_generation = excluded.applied_generation, "
+                     "updated_at = excluded.updated_at, "
+                     "refused_intent_seq = excluded.refused_intent_seq, "
+                     "subject = excluded.subject"),
       delete_sandbox(db, "DELETE FROM sandbox_projection WHERE sandbox_uid = ?") {}
 
 Status Journal::Submit(Member& member) {
@@ -251,7 +268,7 @@ Status Journal::WriteRows(const BatchState& batch, const std::vector<Member*>& m
                         std::to_string(on_disk) + ", expected " + std::to_string(state_.last_seq) +
                         "); only one fencekeeper may write a journal");
   }
-  BatchSubjects subjects(impl_->subjects, st.insert_subject);
+  BatchSubjects subjects(impl_->subjects, st.insert_subject, st.select_base);
   chain::Head head = impl_->head;
   for (const Member* m : members) {
     if (m->status.ok()) InsertRows(st.insert_row, subjects, m->events, head);

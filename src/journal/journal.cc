@@ -316,16 +316,20 @@ Status DecodeColumn(SQLite::Statement& row, int col, const std::string& uid,
 // events). A row whose JSON does not decode is corruption.
 Result<SandboxRecord> SandboxRow(SQLite::Statement& row) {
   SandboxRecord r;
-  r.uid = row.getColumn(0).getString();
-  r.ns = row.getColumn(1).getString();
-  r.name = row.getColumn(2).getString();
-  if (Status s = DecodeColumn(row, 3, r.uid, &DecodeSnapshot, r.observation); !s.ok()) return s;
+  const std::string uid = row.getColumn(0).getString();
+  r.uid = CompactString(uid);
+  r.ns = CompactString(row.getColumn(1).getString());
+  r.name = CompactString(row.getColumn(2).getString());
+  // Only the digest is kept: a live journal never reads the snapshot again.
+  std::optional<Snapshot> observation;
+  if (Status s = DecodeColumn(row, 3, uid, &DecodeSnapshot, observation); !s.ok()) return s;
+  if (observation) r.observed = DigestOf(*observation);
   r.observation_seq = row.getColumn(4).getInt64();
-  if (Status s = DecodeColumn(row, 5, r.uid, &DecodeDecision, r.decision); !s.ok()) return s;
+  if (Status s = DecodeColumn(row, 5, uid, &DecodeDecision, r.decision); !s.ok()) return s;
   r.decision_seq = row.getColumn(6).getInt64();
   if (!row.getColumn(7).isNull()) r.history.pending_intent_seq = row.getColumn(7).getInt64();
   if (!row.getColumn(8).isNull()) r.history.applied_generation = row.getColumn(8).getInt64();
-  r.updated_at = row.getColumn(9).getString();
+  r.updated_at = CompactString(row.getColumn(9).getString());
   seed_held_sandbox(r);
   return r;
 }
@@ -436,8 +440,8 @@ Status Journal::LoadState() {
         if (!refused.ok()) return refused.status();
         r->refused = *refused;
       }
-      state.sandboxes[r->uid] = *r;
-      reindex_sandbox(state, r->uid, std::nullopt);
+      state.sandboxes.insert_or_assign(r->uid, *r);
+      reindex_sandbox(state, r->uid.str(), std::nullopt);
     }
     for (const auto& [uid, r] : state.sandboxes) {
       if (!r.history.pending_intent_seq) continue;
@@ -447,7 +451,8 @@ Status Journal::LoadState() {
           state.pending_intents[seq] = it->second;
         continue;
       }
-      if (Status s = ForEachEventLocked(seq, seq, PendingIntentLoader(state, uid, seq)); !s.ok())
+      const std::string text = uid.str();  // the loader holds it by reference
+      if (Status s = ForEachEventLocked(seq, seq, PendingIntentLoader(state, text, seq)); !s.ok())
         return s;
     }
     state.last_seq = db.execAndGet(kMaxSeqSql).getInt64();
@@ -465,7 +470,7 @@ Status Journal::LoadState() {
 }
 
 // Intent `seq` and the latest outcome recorded for it, under db_mu_.
-Result<std::optional<Journal::FoundIntent>> Journal::FindIntentLocked(int64_t seq) const {
+Result<std::optional<FoundIntent>> Journal::FindIntentLocked(int64_t seq) const {
   std::optional<FoundIntent> found;
   std::optional<SuspendOutcome> latest;
   auto take = [&](const Event& e) {
@@ -520,7 +525,7 @@ Result<RefusedIntent> Journal::RefusedFromBase(int64_t seq, const JournalState& 
   return *refused;
 }
 
-Result<std::optional<Journal::FoundIntent>> Journal::FindIntent(int64_t seq) const {
+Result<std::optional<FoundIntent>> Journal::FindIntent(int64_t seq) const {
   std::lock_guard db_lock(db_mu_);
   return FindIntentLocked(seq);
 }
@@ -569,7 +574,7 @@ static bool HasIntent(const std::vector<Event>& events) {
                      [](const Event& e) { return e.kind() == EventKind::kSuspendIntent; });
 }
 
-Result<Journal::Recorded> Journal::Record(const Evaluation& evaluation) {
+Result<Recorded> Journal::Record(const Evaluation& evaluation) {
   Recorded r;
   bool hold_started = false;
   Member member([&](BatchState& batch) -> Result<std::vector<Event>> {

@@ -43,6 +43,7 @@
 #include "domain/journal_state.h"
 #include "domain/plan.h"
 #include "journal/chain.h"
+#include "journal/journal_writer.h"
 #include "journal/space.h"
 
 namespace fk::journal {
@@ -128,7 +129,7 @@ struct JournalStats {
   std::map<std::string, uint64_t> events_by_kind;  // events committed, by EventKind name
 };
 
-class Journal {
+class Journal final : public JournalWriter {
  public:
   // Creates (mode 0600) and migrates a missing or empty file, upgrades an older
   // journal, and refuses anything else with a message naming the file.
@@ -138,74 +139,40 @@ class Journal {
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const override { return path_; }
   int schema_version() const { return schema_version_; }
   // State folded from every event so far (loaded from the projections on open).
   // Only for a caller that is the sole user of the journal (replay, tests):
   // with concurrent writers, read through Read().
   const domain::JournalState& state() const { return state_; }
-  // Runs `fn` on the state under a shared lock: what it sees is committed and
-  // does not change while it runs. `fn` must not call back into the journal.
-  template <class Fn>
-  auto Read(Fn&& fn) const -> decltype(fn(std::declval<const domain::JournalState&>())) {
-    std::shared_lock lock(state_mu_);
-    return fn(state_);
-  }
+  // Read(fn) (JournalWriter) runs `fn` under the state's shared lock.
 
   // Appends `events` atomically and durably, assigning seq and recorded_at.
   // On error nothing is appended and state() is unchanged.
   Result<std::vector<domain::Event>> Append(std::vector<domain::Event> events);
 
-  struct Recorded {
-    size_t appended = 0;
-    std::optional<int64_t> intent_seq;  // set when the evaluation issued an intent
-    // The intent recorded (seq intent_seq), as state() holds it while pending.
-    std::optional<domain::IntentRecord> intent;
-    // Set instead when the evaluation repeats a refused intent (see
-    // domain::refused_to_retry): send that intent's PATCH again, nothing new
-    // was recorded.
-    std::optional<domain::IntentRecord> retry;
-    // The volume is short of space and the evaluation recorded no intent:
-    // it was shed (nothing appended, the state unchanged).
-    bool shed = false;
-    // The evaluation started a hold episode (domain::starts_hold_episode):
-    // the seq of the `decided` row that records the hold, for its Event.
-    std::optional<int64_t> hold_started_seq;
-  };
   // Records one evaluation (plan_events + Append). Unchanged evaluations append nothing.
-  Result<Recorded> Record(const domain::Evaluation& evaluation);
+  Result<Recorded> Record(const domain::Evaluation& evaluation) override;
 
-  // Records the outcome of a pending intent, or of a refused intent that was
-  // sent again. Returns the outcome's seq, or 0 when the outcome repeats the
-  // refusal already recorded for that intent (same outcome, same detail): a
-  // refusal that persists is recorded once.
-  //
-  // `known` (from FindIntent) lets an `applied` outcome settle an intent that
-  // is neither pending nor refused — one whose latest outcome is `conflict` or
-  // `failed` but that an object is seen carrying after all: the journal agrees
-  // with the server (docs/transitions.md#the-journal-agrees-with-the-server).
+  // JournalWriter::RecordOutcome, on SQLite.
   Result<int64_t> RecordOutcome(int64_t intent_seq, const domain::SuspendOutcome& outcome,
-                                const domain::IntentRecord* known = nullptr);
+                                const domain::IntentRecord* known = nullptr) override;
 
   // Intent `seq` and its latest outcome (none: still pending), read from the
   // events (either schema); nullopt when `seq` is not an intent of this journal.
-  struct FoundIntent {
-    domain::IntentRecord intent;
-    std::optional<domain::SuspendOutcome> latest;
-  };
-  Result<std::optional<FoundIntent>> FindIntent(int64_t seq) const;
+  Result<std::optional<FoundIntent>> FindIntent(int64_t seq) const override;
 
   // The sandbox with this uid is gone from the cluster: appends, in one
   // transaction, `superseded` for each of its pending intents and a
   // `forgotten` event, and drops it from the projections and state(). Its
   // events stay. Returns the number of events appended (0 for an unknown uid).
-  Result<size_t> Forget(const std::string& uid, const std::string& detail);
+  Result<size_t> Forget(const std::string& uid, const std::string& detail) override;
 
   // Checkpoints the WAL into the main file and truncates it to zero bytes
   // (wal_checkpoint(TRUNCATE)); call when idle. Does nothing when nothing was
   // written since the last one. Returns kBusy at once (never waits) when a
   // reader holds an older snapshot: the next idle moment tries again.
-  Status Checkpoint();
+  Status Checkpoint() override;
 
   // Calls `fn` for each event with from_seq <= seq <= until_seq, in order.
   // A row that does not decode stops the walk with kCorruption naming its seq.
@@ -251,6 +218,12 @@ class Journal {
   // first_seq, the later one: the earlier appended nothing). Empty for a
   // journal of an older schema.
   Result<std::map<int64_t, std::string>> WriterStarts() const;
+
+ protected:
+  void ReadState(const std::function<void(const domain::JournalState&)>& fn) const override {
+    std::shared_lock lock(state_mu_);
+    fn(state_);
+  }
 
  private:
   struct Impl;

@@ -17,22 +17,6 @@ namespace json = boost::json;
 
 namespace {
 
-// RFC 3986: everything but the unreserved characters is percent-encoded.
-std::string PercentEncode(std::string_view v) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : v) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 // Trace: one record per request sent. The path only: a query may carry a
 // continue token, and the headers (never logged) carry the bearer token.
 void TraceRequest(const std::string& verb, std::string_view target, int code,
@@ -47,39 +31,10 @@ void TraceRequest(const std::string& verb, std::string_view target, int code,
 
 }  // namespace
 
-std::string PathSegment(std::string_view name) { return PercentEncode(name); }
-
-std::string QueryEscape(const std::string& v) { return PercentEncode(v); }
-
 std::string ApiHost(std::string_view server) {
   if (const size_t scheme = server.find("://"); scheme != std::string_view::npos)
     server.remove_prefix(scheme + 3);
   return std::string(server.substr(0, server.find('/')));
-}
-
-std::string ResourcePath(const std::string& group, const std::string& version,
-                         const std::string& plural, const std::string& ns,
-                         const std::string& name) {
-  std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-  if (!ns.empty()) p += "/namespaces/" + PathSegment(ns);
-  p += "/" + plural;
-  if (!name.empty()) p += "/" + PathSegment(name);
-  return p;
-}
-
-Status CheckObjectName(const std::string& ns, const std::string& name) {
-  if (!ns.empty() && !domain::IsDns1123Label(ns))
-    return Status::InvalidArgument("namespace '" + ns + "' is not a DNS-1123 label");
-  if (!name.empty() && !domain::IsDns1123Subdomain(name))
-    return Status::InvalidArgument("name '" + name + "' is not a DNS-1123 subdomain");
-  return Status::Ok();
-}
-
-Result<std::string> ObjectPath(const std::string& group, const std::string& version,
-                               const std::string& plural, const std::string& ns,
-                               const std::string& name) {
-  if (Status s = CheckObjectName(ns, name); !s.ok()) return s;
-  return ResourcePath(group, version, plural, ns, name);
 }
 
 Result<std::unique_ptr<ApiClient>> ApiClient::Create(const ClusterConfig& config,
@@ -319,7 +274,7 @@ std::unique_ptr<Transport::Stream> ApiClient::OpenStream(const std::string& path
   return transport_->OpenStream(req, std::move(callbacks));
 }
 
-Result<std::string> ApiClient::DiscoverSandboxVersion(const CallOptions& call) {
+Result<domain::ApiVersion> ApiClient::DiscoverSandboxVersion(const CallOptions& call) {
   ApiResponse r = Get("/apis/agents.x-k8s.io", call);
   if (r.error.kind == ApiErrorKind::kNotFound) {
     return Status::NotFound("the Sandbox API (agents.x-k8s.io) is not served by " + config_.server +
@@ -341,8 +296,8 @@ Result<std::string> ApiClient::DiscoverSandboxVersion(const CallOptions& call) {
       alpha |= ver->as_string() == "v1alpha1";
     }
   }
-  if (beta) return std::string("v1beta1");
-  if (alpha) return std::string("v1alpha1");
+  if (beta) return domain::ApiVersion::kV1beta1;
+  if (alpha) return domain::ApiVersion::kV1alpha1;
   return Status::NotFound("agents.x-k8s.io serves neither v1beta1 nor v1alpha1");
 }
 

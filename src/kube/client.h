@@ -25,6 +25,7 @@
 #include "common/status.h"
 #include "kube/api_status.h"
 #include "kube/config.h"
+#include "kube/paths.h"
 #include "kube/transport.h"
 
 namespace fk::kube {
@@ -120,7 +121,7 @@ class ApiClient {
                                                 Transport::StreamCallbacks callbacks);
 
   // agents.x-k8s.io: "v1beta1" if served, else "v1alpha1".
-  Result<std::string> DiscoverSandboxVersion(const CallOptions& call = {});
+  Result<domain::ApiVersion> DiscoverSandboxVersion(const CallOptions& call = {});
 
   // Abandons every call in progress (its request in flight included: it
   // returns at once with a transport error) and refuses new ones. Final.
@@ -161,27 +162,6 @@ class ApiClient {
   std::map<std::string, int> counts_;
   bool unreachable_ = false;  // the last request got no HTTP answer (logged once per outage)
 };
-
-// /api/v1/namespaces/NS/pods/NAME or /apis/GROUP/VERSION/namespaces/NS/PLURAL/NAME,
-// the namespace and the name percent-encoded (PathSegment), so neither can
-// add a segment, a query or a fragment. "" leaves a part out.
-std::string ResourcePath(const std::string& group, const std::string& version,
-                         const std::string& plural, const std::string& ns = "",
-                         const std::string& name = "");
-// Why `ns`/`name` cannot name an object of the API: a namespace is a DNS-1123
-// label, an object name a DNS-1123 subdomain ("" is not checked: a collection,
-// or every namespace). Names read from the cluster or the journal are checked
-// so that a name the API server would never have issued is never sent.
-Status CheckObjectName(const std::string& ns, const std::string& name);
-// ResourcePath after CheckObjectName: the path, or why there is none.
-Result<std::string> ObjectPath(const std::string& group, const std::string& version,
-                               const std::string& plural, const std::string& ns,
-                               const std::string& name);
-
-// Percent-encodes one path segment per RFC 3986 (all but A-Z a-z 0-9 - . _ ~).
-std::string PathSegment(std::string_view name);
-// Percent-encodes a query parameter value (the same encoding).
-std::string QueryEscape(const std::string& value);
 
 // The server URL's host[:port], as written ("https://10.96.0.1:443/" gives
 // "10.96.0.1:443"): client-go's host label of rest_client_* metrics.

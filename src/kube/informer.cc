@@ -90,35 +90,6 @@ struct WatchInbox {
 
 }  // namespace
 
-CachedPtr ObjectStore::Get(const std::string& ns, const std::string& name) const {
-  std::lock_guard lock(mu_);
-  auto it = objects_.find({ns, name});
-  return it == objects_.end() ? nullptr : it->second;
-}
-
-std::vector<CachedPtr> ObjectStore::List(const std::string& ns) const {
-  std::lock_guard lock(mu_);
-  std::vector<CachedPtr> out;
-  for (const auto& [key, obj] : objects_) {
-    if (ns.empty() || key.first == ns) out.push_back(obj);
-  }
-  return out;
-}
-
-std::vector<std::pair<std::string, std::string>> ObjectStore::Keys(const std::string& ns) const {
-  std::lock_guard lock(mu_);
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [key, obj] : objects_) {
-    if (ns.empty() || key.first == ns) out.push_back(key);
-  }
-  return out;
-}
-
-size_t ObjectStore::size() const {
-  std::lock_guard lock(mu_);
-  return objects_.size();
-}
-
 Informer::Informer(ApiClient& client, ResourceRef resource, InformerOptions options)
     : client_(client),
       resource_(std::move(resource)),
@@ -171,21 +142,18 @@ std::string Informer::Path() const {
                       resource_.namespaced ? options_.ns : "");
 }
 
-void Informer::Notify(const std::vector<Change>& changes) {
-  for (const Change& c : changes) {
-    for (auto& fn : subscribers_) fn(c);
-  }
+void Informer::Notify(const Change& change) {
+  for (auto& fn : subscribers_) fn(change);
 }
 
-bool Informer::Backoff(int* attempt, std::optional<std::chrono::milliseconds> retry_after) {
+bool Informer::Backoff(int attempt, std::optional<std::chrono::milliseconds> retry_after) {
   std::chrono::milliseconds d;
   if (retry_after) {
     // Capped: docs/design.md#retries-and-rate-limits.
     d = std::min<std::chrono::milliseconds>(*retry_after, kMaxRetryAfter);
   } else {
-    d = JitteredDelay(options_.initial_backoff, *attempt, options_.max_backoff, jitter_);
+    d = JitteredDelay(options_.initial_backoff, attempt, options_.max_backoff, jitter_);
   }
-  ++*attempt;
   return options_.time->SleepFor(d, stop_);
 }
 
@@ -323,7 +291,8 @@ Result<Informer::Listing> Informer::FetchAllPages() {
       continue;
     }
     if (!page.ok()) return page.status();
-    for (DecodedObject& item : page->items) all.objects[{item.ns, item.name}] = std::move(item);
+    for (DecodedObject& item : page->items)
+      all.objects[{std::move(item.ns), std::move(item.name)}] = std::move(item.cached);
     for (BadObject& bad : page->bad_items) all.bad.push_back(std::move(bad));
     all.resource_version = page->resource_version;
     if (page->continue_token.empty()) return all;
@@ -340,43 +309,17 @@ void Informer::CarryOverUnreadable(Listing* listing) const {
       continue;
     CachedPtr cached = store_.Get(bad.ns, bad.name);
     if (!cached || cached->uid != bad.uid) continue;
-    listing->objects[{bad.ns, bad.name}] =
-        DecodedObject{bad.ns,  bad.name,
-                      bad.uid, cached->resource_version,
-                      nullptr, std::const_pointer_cast<Cached>(cached)};
+    listing->objects[{bad.ns, bad.name}] = std::move(cached);
   }
 }
 
 // Replaces the cache with a fresh list, notifying what changed since.
-void Informer::ReplaceCache(const Listing& listing) {
-  std::map<Key, CachedPtr> fresh;
-  for (const auto& [key, item] : listing.objects) fresh[key] = item.cached;
-  std::vector<Change> changes;
-  {
-    std::lock_guard lock(store_.mu_);
-    for (const auto& [key, item] : listing.objects) {
-      auto it = store_.objects_.find(key);
-      if (it == store_.objects_.end()) {
-        changes.push_back({ChangeType::kAdded, key.first, key.second, item.resource_version,
-                           item.cached, nullptr});
-      } else if (it->second->resource_version != item.resource_version) {
-        changes.push_back({ChangeType::kModified, key.first, key.second, item.resource_version,
-                           item.cached, it->second});
-      }
-    }
-    for (const auto& [key, obj] : store_.objects_) {
-      if (!fresh.contains(key)) {
-        changes.push_back(
-            {ChangeType::kDeleted, key.first, key.second, obj->resource_version, obj, obj});
-      }
-    }
-    store_.objects_ = std::move(fresh);
-  }
+void Informer::ReplaceCache(Listing* listing) {
   {
     std::lock_guard lock(mu_);
-    rv_ = listing.resource_version;
+    rv_ = listing->resource_version;
   }
-  Notify(changes);
+  writer_.Replace(std::move(listing->objects));
 }
 
 bool Informer::List() {
@@ -393,31 +336,27 @@ bool Informer::List() {
     return false;
   }
   for (const BadObject& bad : listing->bad) ReportBad("list item", bad);
-  CarryOverUnreadable(&*listing);
-  ReplaceCache(*listing);
+  InstallListing(&*listing);
+  return true;
+}
+
+// A whole listing (all pages, or a streaming list up to its bookmark) becomes
+// the cache: unreadable items keep their cached state, changes are notified
+// once, and the memory the listing held goes back to the system.
+void Informer::InstallListing(Listing* listing) {
+  CarryOverUnreadable(listing);
+  ReplaceCache(listing);
+  *listing = Listing{};
   // The pages' bodies (500 items: MiBs each) are freed, but glibc keeps freed
   // heap in its arenas (and raises its mmap threshold after the first large
   // free, so later bodies come from the heap too): hand the pages back, so
   // the steady state is what the caches hold, not the last list's peak.
   ReturnFreedMemory();
   SetSynced(true, "");
-  return true;
 }
 
 void Informer::Apply(ChangeType type, const DecodedObject& o) {
-  Change c{type, o.ns, o.name, o.resource_version, o.cached, nullptr};
-  {
-    std::lock_guard lock(store_.mu_);
-    auto it = store_.objects_.find({o.ns, o.name});
-    if (it != store_.objects_.end()) c.previous = it->second;
-    if (type == ChangeType::kDeleted) {
-      store_.objects_.erase({o.ns, o.name});
-    } else {
-      if (type == ChangeType::kAdded && c.previous) c.type = ChangeType::kModified;
-      store_.objects_[{o.ns, o.name}] = o.cached;
-    }
-  }
-  Notify({c});
+  writer_.Apply(type, o.ns, o.name, o.resource_version, o.cached);
 }
 
 // An event whose object cannot be decoded (identity salvaged from the line).
@@ -455,12 +394,8 @@ bool Informer::TransformEvent(const std::string& type, DecodedObject* o) {
 namespace {
 
 bool IsInitialEventsEnd(const json::value& bookmark) {
-  const json::value* annotations = nullptr;
-  if (const auto* meta = bookmark.as_object().if_contains("metadata"); meta && meta->is_object())
-    annotations = meta->as_object().if_contains("annotations");
-  if (!annotations || !annotations->is_object()) return false;
-  const json::value* end = annotations->as_object().if_contains("k8s.io/initial-events-end");
-  return end && end->is_string() && end->as_string() == "true";
+  return StringField(ObjectField(ObjectField(bookmark, "metadata"), "annotations"),
+                     "k8s.io/initial-events-end") == "true";
 }
 
 }  // namespace
@@ -491,7 +426,7 @@ bool Informer::HandleInitialEvent(WatchEvent& event, InitialEvents* initial) {
     ReportBad("streaming list item", bad);
     listing.bad.push_back(std::move(bad));
   } else if (*kept) {
-    listing.objects[key] = std::move(o);
+    listing.objects[key] = std::move(o.cached);
   } else {
     listing.objects.erase(key);  // not ours to cache
   }
@@ -499,14 +434,9 @@ bool Informer::HandleInitialEvent(WatchEvent& event, InitialEvents* initial) {
 }
 
 void Informer::FinishInitialEvents(InitialEvents* initial, const std::string& resource_version) {
-  Listing& listing = initial->listing;
-  listing.resource_version = resource_version;
-  CarryOverUnreadable(&listing);
-  ReplaceCache(listing);
-  listing = Listing{};
+  initial->listing.resource_version = resource_version;
+  InstallListing(&initial->listing);
   initial->done = true;
-  ReturnFreedMemory();
-  SetSynced(true, "");
 }
 
 bool Informer::HandleLine(const std::string& line, WatchEnd* end, InitialEvents* initial) {
@@ -688,50 +618,64 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
 
 // A streaming list when wanted, else (or when it fails before its bookmark)
 // a paged list; then the watch. Returns false when stopping.
-bool Informer::Cycle(bool* need_list, int* attempt) {
-  if (stopping()) return false;
-  std::optional<std::chrono::milliseconds> retry_after;
-  std::optional<WatchEnd> end;
-  if (*need_list && options_.streaming_list && !streaming_refused_) {
-    InitialEvents initial;
-    const WatchEnd streamed = Watch(&retry_after, &initial);
-    if (initial.done) {
-      *need_list = false;
-      *attempt = 0;
-      end = streamed;
-    }
-  }
-  if (*need_list) {
-    if (!List()) return Backoff(attempt, std::nullopt);
-    *need_list = false;
-    *attempt = 0;
-  }
-  if (!end) end = Watch(&retry_after);
-  switch (*end) {
+WatcherEvent Informer::EventOf(WatchEnd end) {
+  switch (end) {
     case WatchEnd::kClean:
-      *attempt = 0;  // a timed-out or dropped watch resumes from the last resourceVersion
-      return true;
-    case WatchEnd::kExpired: {
-      std::lock_guard lock(mu_);
-      ++stats_.expired;
-      *need_list = true;
-      return true;
-    }
+      return WatcherEvent::kWatchEnded;
+    case WatchEnd::kExpired:
+      return WatcherEvent::kWatchExpired;
     case WatchEnd::kError:
-    case WatchEnd::kNoInitialEvents:  // not from a plain watch
+    case WatchEnd::kNoInitialEvents:
       break;
   }
-  {
-    std::lock_guard lock(mu_);
-    ++stats_.watch_errors;
+  return WatcherEvent::kWatchFailed;
+}
+
+// The listing phase's requests: a streaming list where the server serves
+// one, else (or when it ends before its bookmark) pages. `*streamed`: how the
+// watch a streaming list went on as ended.
+WatcherEvent Informer::ListAll(std::optional<WatchEnd>* streamed,
+                               std::optional<std::chrono::milliseconds>* retry_after) {
+  if (options_.streaming_list && !streaming_refused_) {
+    InitialEvents initial;
+    const WatchEnd end = Watch(retry_after, &initial);
+    if (initial.done) {
+      *streamed = end;
+      return WatcherEvent::kListed;
+    }
   }
-  return Backoff(attempt, retry_after);
+  return List() ? WatcherEvent::kListed : WatcherEvent::kListFailed;
+}
+
+bool Informer::Advance(WatcherState* state, WatcherEvent event,
+                       std::optional<std::chrono::milliseconds> retry_after) {
+  if (event == WatcherEvent::kWatchExpired || event == WatcherEvent::kWatchFailed) {
+    std::lock_guard lock(mu_);
+    ++(event == WatcherEvent::kWatchExpired ? stats_.expired : stats_.watch_errors);
+  }
+  const WatcherStep step = Step(*state, event);
+  if (step.back_off && !Backoff(state->attempt, retry_after)) return false;
+  *state = step.next;
+  return true;
+}
+
+bool Informer::Cycle(WatcherState* state) {
+  if (stopping()) return false;
+  std::optional<std::chrono::milliseconds> retry_after;
+  if (state->phase == WatcherPhase::kListing) {
+    std::optional<WatchEnd> streamed;
+    // A failed listing backs off by its own schedule, whatever a refused
+    // stream before it asked for.
+    if (!Advance(state, ListAll(&streamed, &retry_after), std::nullopt)) return false;
+    if (!streamed) return true;
+    return Advance(state, EventOf(*streamed), retry_after);
+  }
+  return Advance(state, EventOf(Watch(&retry_after)), retry_after);
 }
 
 void Informer::Run() {
-  bool need_list = true;
-  int attempt = 0;
-  while (Cycle(&need_list, &attempt)) {
+  WatcherState state;
+  while (Cycle(&state)) {
   }
 }
 

@@ -30,42 +30,10 @@
 
 #include "kube/client.h"
 #include "kube/json.h"
+#include "kube/object_store.h"
+#include "kube/watcher_state.h"
 
 namespace fk::kube {
-
-struct ResourceRef {
-  std::string group;
-  std::string version;
-  std::string plural;
-  bool namespaced = true;
-};
-
-// What the informer keeps per object: the transform's compact result (by
-// default the whole object, a CachedJson).
-class ObjectStore {
- public:
-  CachedPtr Get(const std::string& ns, const std::string& name) const;
-  std::vector<CachedPtr> List(const std::string& ns = "") const;
-  // Every cached (namespace, name) in `ns` ("" = all).
-  std::vector<std::pair<std::string, std::string>> Keys(const std::string& ns = "") const;
-  size_t size() const;
-
- private:
-  friend class Informer;
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, CachedPtr> objects_;
-};
-
-enum class ChangeType { kAdded, kModified, kDeleted };
-
-struct Change {
-  ChangeType type;
-  std::string ns;
-  std::string name;
-  std::string resource_version;
-  CachedPtr object;    // the new state (the last state for kDeleted)
-  CachedPtr previous;  // null for kAdded
-};
 
 struct InformerOptions {
   std::string ns;  // "" = all namespaces
@@ -140,9 +108,10 @@ class Informer {
   // kNoInitialEvents: a streaming list ended (failed, was refused, timed
   // out) before its initial-events-end bookmark; the cache is as it was.
   enum class WatchEnd { kClean, kExpired, kError, kNoInitialEvents };
-  using Key = std::pair<std::string, std::string>;  // namespace, name
+  static WatcherEvent EventOf(WatchEnd end);
+  using Key = StoreKey;
   struct Listing {
-    std::map<Key, DecodedObject> objects;
+    ObjectMap objects;  // the transformed objects: it becomes the store
     std::vector<BadObject> bad;
     std::string resource_version;
   };
@@ -152,8 +121,9 @@ class Informer {
     bool done = false;  // the bookmark came: the cache was replaced
   };
   void Run();
-  // One watch-and-list cycle; false when the informer is stopping.
-  bool Cycle(bool* need_list, int* attempt);
+  // One step of the watcher: the requests its phase calls for, then the
+  // transition; false when the informer is stopping.
+  bool Cycle(WatcherState* state);
   bool List();
   Result<Listing> FetchAllPages();
   // One page that fits under the body limit (see informer.cc); *r is the last answer.
@@ -162,7 +132,8 @@ class Informer {
   ApiResponse GetPage(const std::string& token, int limit, const std::string& accept);
   std::string ListPath(const std::string& continue_token, int limit) const;
   void CarryOverUnreadable(Listing* listing) const;
-  void ReplaceCache(const Listing& listing);
+  void ReplaceCache(Listing* listing);
+  void InstallListing(Listing* listing);
   void SetSynced(bool synced, std::string reason);
   // A watch from the current resourceVersion, or (`initial` set) a streaming list.
   WatchEnd Watch(std::optional<std::chrono::milliseconds>* retry_after,
@@ -187,17 +158,26 @@ class Informer {
   // The event's object, transformed; false when it is dropped or undecodable.
   bool TransformEvent(const std::string& type, DecodedObject* object);
   void ReportBad(std::string_view context, const BadObject& bad);
-  bool Backoff(int* attempt, std::optional<std::chrono::milliseconds> retry_after);
+  // Waits before failure `attempt` + 1 (0-based exponent), or as the server
+  // asked; false when stopping.
+  bool Backoff(int attempt, std::optional<std::chrono::milliseconds> retry_after);
+  WatcherEvent ListAll(std::optional<WatchEnd>* streamed,
+                       std::optional<std::chrono::milliseconds>* retry_after);
+  // Steps `state` on `event` (watcher_state.h), counting it and backing off
+  // when told; false when stopping.
+  bool Advance(WatcherState* state, WatcherEvent event,
+               std::optional<std::chrono::milliseconds> retry_after);
   void Apply(ChangeType type, const DecodedObject& object);
   void AdvanceResourceVersion(const std::string& rv);
   bool stopping() const;
-  void Notify(const std::vector<Change>& changes);
+  void Notify(const Change& change);
   std::string Path() const;
 
   ApiClient& client_;
   const ResourceRef resource_;
   InformerOptions options_;
   ObjectStore store_;
+  StoreWriter writer_{store_, [this](const Change& c) { Notify(c); }};
   std::vector<std::function<void(const Change&)>> subscribers_;
   std::thread thread_;
   std::atomic<bool> synced_{false};

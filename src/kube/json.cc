@@ -155,10 +155,10 @@ Result<JsonDoc> ParseJson(std::string_view text, std::string_view what, int enve
   try {
     auto doc = std::make_shared<ParsedJson>();
     TreeSink sink(json::storage_ptr(&doc->arena));
-    const std::string error = ReadJson(
+    const Status read = ReadJson(
         text, sink, static_cast<size_t>(kMaxObjectDepth) + static_cast<size_t>(envelope_levels));
-    if (!error.empty())
-      return Status::InvalidArgument(std::string(what) + " cannot be decoded: " + error);
+    if (!read.ok())
+      return Status::InvalidArgument(std::string(what) + " cannot be decoded: " + read.message());
     doc->value = sink.Release();  // the same storage: moved, not copied
     return JsonDoc(doc, &doc->value);
   } catch (const std::exception& e) {  // allocation failure
@@ -185,8 +185,8 @@ Result<bool> TransformObject(const Transform& transform, DecodedObject* object) 
   object->object.reset();
   object->cached = std::move(*cached);
   if (!object->cached) return false;
-  object->cached->uid = object->uid;
-  object->cached->resource_version = object->resource_version;
+  object->cached->uid = CompactString(object->uid);
+  object->cached->resource_version = CompactString(object->resource_version);
   return true;
 }
 
@@ -202,7 +202,9 @@ std::string SalvageIdentity(std::string_view text, bool under_object, BadObject*
   std::string type;
   IdentitySink sink(under_object, out, &type);
   try {
-    ReadJson(text, sink, 0);  // no depth limit: the reader's stack is on the heap
+    // No depth limit: the reader's stack is on the heap. Whatever was read
+    // before an error is kept: salvaging is all this is for.
+    (void)ReadJson(text, sink, 0);
   } catch (const std::exception&) {
     // Whatever was read before the failure is kept.
   }

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/compact_string.h"
 #include "common/status.h"
 
 namespace fk::kube {
@@ -55,7 +56,7 @@ struct BadObject {
 // controller reads. The informer fills the identity it needs itself.
 struct Cached {
   virtual ~Cached() = default;
-  std::string uid, resource_version;
+  CompactString uid, resource_version;
 };
 using CachedPtr = std::shared_ptr<const Cached>;
 

@@ -38,13 +38,13 @@ class Reader {
   Reader(std::string_view text, JsonSink& sink, size_t max_depth)
       : t_(text), sink_(sink), max_depth_(max_depth) {}
 
-  std::string Run() {
+  Status Run() {
     for (;;) {
       SkipSpace();
       if (expect_ == Expect::kDone)
-        return i_ == t_.size() ? std::string() : Error("unexpected characters after the document");
+        return i_ == t_.size() ? Status::Ok() : Error("unexpected characters after the document");
       if (i_ >= t_.size()) return Error("unexpected end of input");
-      if (std::string e = Step(t_[i_]); !e.empty()) return e;
+      if (Status s = Step(t_[i_]); !s.ok()) return s;
     }
   }
 
@@ -55,26 +55,26 @@ class Reader {
     size_t size;
   };
 
-  std::string Step(char c) {
+  Status Step(char c) {
     switch (expect_) {
       case Expect::kKeyOrEnd:
         if (c == '}') return Close();
         [[fallthrough]];
       case Expect::kKey:
         if (c != '"') return Error("expected a key");
-        if (std::string e = ReadString(); !e.empty()) return e;
+        if (Status s = ReadString(); !s.ok()) return s;
         expect_ = Expect::kColon;
-        return sink_.Key(buf_) ? "" : Stopped();
+        return sink_.Key(buf_) ? Status::Ok() : Stopped();
       case Expect::kColon:
         if (c != ':') return Error("expected ':'");
         ++i_;
         expect_ = Expect::kValue;
-        return "";
+        return Status::Ok();
       case Expect::kCommaOrEnd:
         if (c == ',') {
           ++i_;
           expect_ = stack_.back().object ? Expect::kKey : Expect::kValue;
-          return "";
+          return Status::Ok();
         }
         if (c == (stack_.back().object ? '}' : ']')) return Close();
         return Error("expected ',' or the end of the container");
@@ -86,18 +86,18 @@ class Reader {
     }
   }
 
-  std::string Value(char c) {
+  Status Value(char c) {
     if (c == '{' || c == '[') {
       if (max_depth_ && stack_.size() >= max_depth_)
         return Error("too deep: more than " + std::to_string(max_depth_) + " levels");
       ++i_;
       stack_.push_back({c == '{', 0});
       expect_ = c == '{' ? Expect::kKeyOrEnd : Expect::kValueOrEnd;
-      return sink_.Begin(c == '{') ? "" : Stopped();
+      return sink_.Begin(c == '{') ? Status::Ok() : Stopped();
     }
     bool ok = true;
     if (c == '"') {
-      if (std::string e = ReadString(); !e.empty()) return e;
+      if (Status s = ReadString(); !s.ok()) return s;
       ok = sink_.String(buf_);
     } else if (c == 't' || c == 'f' || c == 'n') {
       const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
@@ -105,8 +105,7 @@ class Reader {
       i_ += word.size();
       ok = c == 'n' ? sink_.Null() : sink_.Bool(c == 't');
     } else if (c == '-' || IsDigit(c)) {
-      std::string e = ReadNumber(&ok);
-      if (!e.empty()) return e;
+      if (Status s = ReadNumber(&ok); !s.ok()) return s;
     } else {
       return Error("unexpected character");
     }
@@ -114,7 +113,7 @@ class Reader {
     return AfterValue();
   }
 
-  std::string Close() {
+  Status Close() {
     ++i_;
     const Frame f = stack_.back();
     stack_.pop_back();
@@ -122,24 +121,24 @@ class Reader {
     return AfterValue();
   }
 
-  std::string AfterValue() {
+  Status AfterValue() {
     if (stack_.empty()) {
       expect_ = Expect::kDone;
     } else {
       ++stack_.back().size;
       expect_ = Expect::kCommaOrEnd;
     }
-    return "";
+    return Status::Ok();
   }
 
   // At the opening quote; leaves the unescaped text in buf_.
-  std::string ReadString() {
+  Status ReadString() {
     buf_.clear();
     for (++i_; i_ < t_.size(); ++i_) {
       const char c = t_[i_];
       if (c == '"') {
         ++i_;
-        return "";
+        return Status::Ok();
       }
       if (static_cast<unsigned char>(c) < 0x20) return Error("control character in a string");
       if (c != '\\') {
@@ -147,37 +146,37 @@ class Reader {
         continue;
       }
       if (++i_ >= t_.size()) break;
-      if (std::string e = Escape(t_[i_]); !e.empty()) return e;
+      if (Status s = Escape(t_[i_]); !s.ok()) return s;
     }
     return Error("unterminated string");
   }
 
-  std::string Escape(char c) {
+  Status Escape(char c) {
     switch (c) {
       case '"':
         buf_.push_back('"');
-        return "";
+        return Status::Ok();
       case '\\':
         buf_.push_back('\\');
-        return "";
+        return Status::Ok();
       case '/':
         buf_.push_back('/');
-        return "";
+        return Status::Ok();
       case 'b':
         buf_.push_back('\b');
-        return "";
+        return Status::Ok();
       case 'f':
         buf_.push_back('\f');
-        return "";
+        return Status::Ok();
       case 'n':
         buf_.push_back('\n');
-        return "";
+        return Status::Ok();
       case 'r':
         buf_.push_back('\r');
-        return "";
+        return Status::Ok();
       case 't':
         buf_.push_back('\t');
-        return "";
+        return Status::Ok();
       case 'u':
         break;
       default:
@@ -196,7 +195,7 @@ class Reader {
     }
     if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;  // a lone surrogate
     AppendUtf8(cp, &buf_);
-    return "";
+    return Status::Ok();
   }
 
   int Hex4(size_t at) const {
@@ -210,7 +209,7 @@ class Reader {
     return v;
   }
 
-  std::string ReadNumber(bool* ok) {
+  Status ReadNumber(bool* ok) {
     const size_t start = i_;
     if (t_[i_] == '-') ++i_;
     if (i_ >= t_.size() || !IsDigit(t_[i_])) return Error("invalid number");
@@ -240,13 +239,13 @@ class Reader {
       int64_t v;
       if (std::from_chars(first, last, v).ec == std::errc()) {
         *ok = sink_.Int64(v);
-        return "";
+        return Status::Ok();
       }
     } else if (integer) {
       uint64_t v;
       if (std::from_chars(first, last, v).ec == std::errc()) {
         *ok = v <= INT64_MAX ? sink_.Int64(static_cast<int64_t>(v)) : sink_.Uint64(v);
-        return "";
+        return Status::Ok();
       }
     }
     // A fraction, an exponent or an integer beyond 64 bits: a double, as the
@@ -263,17 +262,17 @@ class Reader {
       return Error("invalid number");
     }
     *ok = sink_.Double(d);
-    return "";
+    return Status::Ok();
   }
 
   void SkipSpace() {
     while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' || t_[i_] == '\n' || t_[i_] == '\r'))
       ++i_;
   }
-  std::string Error(const std::string& what) const {
-    return what + " at byte " + std::to_string(i_);
+  Status Error(const std::string& what) const {
+    return Status::InvalidArgument(what + " at byte " + std::to_string(i_));
   }
-  std::string Stopped() const { return Error("stopped by the reader's sink"); }
+  Status Stopped() const { return Error("stopped by the reader's sink"); }
 
   std::string_view t_;
   JsonSink& sink_;
@@ -286,7 +285,7 @@ class Reader {
 
 }  // namespace
 
-std::string ReadJson(std::string_view text, JsonSink& sink, size_t max_depth) {
+Status ReadJson(std::string_view text, JsonSink& sink, size_t max_depth) {
   return Reader(text, sink, max_depth).Run();
 }
 

@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace fk::kube {
 
 // Receives the tokens of one document; returning false stops the reader.
@@ -35,8 +37,9 @@ class JsonSink {
 };
 
 // Reads exactly one document from `text`. `max_depth`: the deepest nesting
-// of arrays/objects allowed ({} is 1; 0: no limit). Returns "" on success,
-// else what went wrong and where ("too deep: more than 10000 levels at byte 12").
-std::string ReadJson(std::string_view text, JsonSink& sink, size_t max_depth);
+// of arrays/objects allowed ({} is 1; 0: no limit). An InvalidArgument
+// error says what went wrong and where ("too deep: more than 10000 levels at
+// byte 12").
+Status ReadJson(std::string_view text, JsonSink& sink, size_t max_depth);
 
 }  // namespace fk::kube

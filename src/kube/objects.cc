@@ -1,5 +1,6 @@
 #include "kube/objects.h"
 
+#include "common/field_count.h"
 #include "common/utf8.h"
 #include "domain/event.h"
 #include "kube/json.h"
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cassert>
 #include <cctype>
 #include <charconv>
 
@@ -182,7 +184,7 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
   }
   sb.fence_uid = TextField(annotations, kFenceUidAnnotation);
   if (auto g = StringField(annotations, kFenceGenerationAnnotation))
-    sb.fence_generation = ParseFenceGeneration(*g);
+    sb.fence_generation = ParseDigits(*g);  // nullopt: what decide() treats as a mismatch
   sb.bootstrap_phase = TextField(annotations, kBootstrapPhaseAnnotation).value_or("");
   if (auto t = StringField(annotations, kBootstrapStartedAtAnnotation))
     sb.bootstrap_started_at_ms = ParseDigits(*t);
@@ -194,7 +196,7 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
   p.workload_pod_name = StringField(annotations, kPodNameAnnotation).value_or(sb.name);
   if (p.workload_pod_name.empty()) p.workload_pod_name = sb.name;
   auto id = StringField(labels, kSandboxIdLabel);
-  if (id && !id->empty()) p.supervisor_pod_name = "os-supervisor-" + Lower(*id);
+  if (id && !id->empty()) p.supervisor_pod_name = kSupervisorPodPrefix + Lower(*id);
   return p;
 }
 
@@ -257,39 +259,101 @@ std::optional<PolicyRole> FenceRole(std::string_view policy_name) {
   return std::nullopt;
 }
 
+namespace {
+
+std::optional<CompactString> Pack(const std::optional<std::string>& s) {
+  if (!s) return std::nullopt;
+  return CompactString(*s);
+}
+
+std::optional<std::string> Unpack(const std::optional<CompactString>& s) {
+  if (!s) return std::nullopt;
+  return s->str();
+}
+
+// Of() and Parsed() list every field: one added to these types must be added
+// there too, or the cache would drop it.
+static_assert(field_count::FieldCount<domain::SandboxObservation>() == 15);
+static_assert(field_count::FieldCount<ParsedSandbox>() == 5);
+
+}  // namespace
+
+std::shared_ptr<CachedSandbox> CachedSandbox::Of(const ParsedSandbox& parsed) {
+  auto out = std::make_shared<CachedSandbox>();
+  const domain::SandboxObservation& o = parsed.observation;
+  out->generation = o.generation;
+  out->bootstrap_started_at_ms = o.bootstrap_started_at_ms;
+  out->fence_generation = o.fence_generation;
+  out->fence_uid = Pack(o.fence_uid);
+  out->workload_uid = Pack(o.workload_uid);
+  out->supervisor_uid = Pack(o.supervisor_uid);
+  out->bootstrap_phase = CompactString(o.bootstrap_phase);
+  out->api_version = o.api_version;
+  out->bootstrap_op = o.bootstrap_op;
+  out->deleting = o.deleting;
+  out->should_run = o.should_run;
+  out->bootstrapping = o.bootstrapping;
+  if (parsed.workload_pod_name != o.name)
+    out->workload_pod = CompactString(parsed.workload_pod_name);
+  // ParseSandbox names the supervisor pod by the sandbox id, so the id is
+  // all that is kept; a name without the prefix would be lost, so it is a
+  // programming error, not input.
+  const std::string_view supervisor = parsed.supervisor_pod_name;
+  const std::string_view prefix = kSupervisorPodPrefix;
+  assert(supervisor.empty() || supervisor.starts_with(prefix));
+  if (supervisor.starts_with(prefix))
+    out->sandbox_id = CompactString(supervisor.substr(prefix.size()));
+  if (parsed.mark) out->mark = *parsed.mark;
+  return out;
+}
+
 ParsedSandbox CachedSandbox::Parsed(const std::string& ns, const std::string& name) const {
-  ParsedSandbox p = compact;
-  p.observation.ns = ns;
-  p.observation.name = name;
-  p.observation.uid = uid;
-  p.resource_version = resource_version;
-  if (p.workload_pod_name.empty()) p.workload_pod_name = name;
+  ParsedSandbox p;
+  domain::SandboxObservation& o = p.observation;
+  o.ns = ns;
+  o.name = name;
+  o.uid = uid.str();
+  o.generation = generation;
+  o.api_version = api_version;
+  o.deleting = deleting;
+  o.should_run = should_run;
+  o.bootstrapping = bootstrapping;
+  o.bootstrap_op = bootstrap_op;
+  o.bootstrap_phase = bootstrap_phase.str();
+  o.bootstrap_started_at_ms = bootstrap_started_at_ms;
+  o.fence_uid = Unpack(fence_uid);
+  o.fence_generation = fence_generation;
+  o.workload_uid = Unpack(workload_uid);
+  o.supervisor_uid = Unpack(supervisor_uid);
+  p.resource_version = resource_version.str();
+  p.workload_pod_name = workload_pod.empty() ? name : workload_pod.str();
+  if (!sandbox_id.empty()) p.supervisor_pod_name = kSupervisorPodPrefix + sandbox_id.str();
+  if (mark) p.mark = *mark;
   return p;
+}
+
+std::vector<std::string> CachedSandbox::Pods(const std::string& sandbox_name) const {
+  if (!error.empty()) return {};
+  std::vector<std::string> pods{workload_pod.empty() ? sandbox_name : workload_pod.str()};
+  if (!sandbox_id.empty()) pods.push_back(kSupervisorPodPrefix + sandbox_id.str());
+  return pods;
 }
 
 bool CachedSandbox::Names(const std::string& sandbox_name, const std::string& pod) const {
   if (!error.empty() || pod.empty()) return false;
-  const std::string& workload =
-      compact.workload_pod_name.empty() ? sandbox_name : compact.workload_pod_name;
-  return pod == workload || pod == compact.supervisor_pod_name;
+  if (workload_pod.empty() ? pod == sandbox_name : workload_pod == pod) return true;
+  const std::string_view prefix = kSupervisorPodPrefix;
+  return !sandbox_id.empty() && pod.starts_with(prefix) && sandbox_id == pod.substr(prefix.size());
 }
 
 Result<std::shared_ptr<Cached>> CompactSandbox(const DecodedObject& object, ApiVersion version) {
-  auto out = std::make_shared<CachedSandbox>();
   auto parsed = ParseSandbox(*object.object, version);
   if (!parsed.ok()) {
-    out->error = parsed.status().message();
+    auto out = std::make_shared<CachedSandbox>();
+    out->error = CompactString(parsed.status().message());
     return std::shared_ptr<Cached>(std::move(out));
   }
-  out->compact = std::move(*parsed);
-  auto& o = out->compact.observation;
-  if (out->compact.workload_pod_name == o.name) out->compact.workload_pod_name.clear();
-  o.ns.clear();
-  o.name.clear();
-  o.uid.clear();
-  out->compact.resource_version.clear();
-  out->compact.workload_pod_name.shrink_to_fit();
-  return std::shared_ptr<Cached>(std::move(out));
+  return std::shared_ptr<Cached>(CachedSandbox::Of(*parsed));
 }
 
 Result<std::shared_ptr<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port) {

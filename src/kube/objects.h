@@ -6,10 +6,15 @@
 // error.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "common/compact_string.h"
 #include "common/status.h"
+#include "domain/heap_optional.h"
 #include "domain/observation.h"
 #include "kube/json.h"
 
@@ -39,8 +44,13 @@ inline constexpr const char* kBootstrapStartedAtAnnotation =
 // The intent a suspend PATCH leaves on a sandbox (docs/design.md#the-suspend-patch).
 inline constexpr const char* kSeqAnnotation = "openshell.ai/fail-closed-journal-seq";
 inline constexpr const char* kWriterAnnotation = "openshell.ai/fail-closed-journal-writer";
+// What else the suspend PATCH writes: why, and that the sandbox is unavailable.
+inline constexpr const char* kReasonAnnotation = "openshell.ai/fail-closed-reason";
+inline constexpr const char* kReadinessAnnotation = "openshell.ai/sandbox-runtime-readiness";
 inline constexpr const char* kPodNameAnnotation = "agents.x-k8s.io/pod-name";
 inline constexpr const char* kSandboxIdLabel = "openshell.ai/sandbox-id";
+// A sandbox's supervisor pod is this and its sandbox id, lower case.
+inline constexpr const char* kSupervisorPodPrefix = "os-supervisor-";
 
 // The intent an object carries: its fail-closed-journal-seq and -writer
 // annotations. A seq is unique only inside one journal, so an object carries
@@ -69,10 +79,6 @@ Result<ParsedSandbox> ParseSandboxJson(std::string_view json, domain::ApiVersion
 // overflow) -> nullopt. Numeric annotations (the fence generation, the
 // bootstrap start in ms) are read this way.
 std::optional<int64_t> ParseDigits(std::string_view text);
-// nullopt is what decide() treats as a mismatch.
-inline std::optional<int64_t> ParseFenceGeneration(std::string_view text) {
-  return ParseDigits(text);
-}
 
 enum class PolicyRole { kWorkload, kSupervisor };
 
@@ -102,25 +108,45 @@ std::optional<PolicyRole> FenceRole(std::string_view policy_name);
 // and name in the cache's key, uid and resourceVersion in kube::Cached.
 
 struct CachedSandbox final : Cached {
-  std::string error;  // why it does not parse ("" = it does): reported, never decided
-  // The observation with ns, name and uid left empty, the resourceVersion
-  // empty, and the workload pod name empty when it is the sandbox's name.
-  ParsedSandbox compact;
+  // What the transform keeps of a sandbox that parsed: `parsed` without its
+  // identity (the cache key and kube::Cached hold that) or resourceVersion.
+  static std::shared_ptr<CachedSandbox> Of(const ParsedSandbox& parsed);
+
   // The parsed sandbox whole again, under its cache key.
   ParsedSandbox Parsed(const std::string& ns, const std::string& name) const;
+  // The pods it names: its workload pod, and its supervisor pod if it has a
+  // sandbox id (none when it does not parse).
+  std::vector<std::string> Pods(const std::string& sandbox_name) const;
   // Whether `pod` is its workload or supervisor pod (false if it does not parse).
   bool Names(const std::string& sandbox_name, const std::string& pod) const;
+
+  CompactString error;  // why it does not parse ("" = it does): reported, never decided
+
+  // SandboxObservation's fields but the identity, packed: at 10,000 sandboxes
+  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB.
+  int64_t generation = 0;
+  std::optional<int64_t> bootstrap_started_at_ms;
+  std::optional<int64_t> fence_generation;
+  std::optional<CompactString> fence_uid, workload_uid, supervisor_uid;
+  CompactString bootstrap_phase;
+  domain::ApiVersion api_version = domain::ApiVersion::kV1beta1;
+  domain::BootstrapOp bootstrap_op = domain::BootstrapOp::kNone;
+  bool deleting = false, should_run = true, bootstrapping = false;
+  // The workload pod's name when it is not the sandbox's; the sandbox id,
+  // lower case, that names the supervisor pod ("" = none).
+  CompactString workload_pod, sandbox_id;
+  domain::HeapOptional<IntentMark> mark;  // rare: only while an intent is on it
 };
 struct CachedPolicy final : Cached {
   int64_t generation = 0;
   bool intact = false;
-  domain::PolicyObservation Observation() const { return {true, uid, generation, intact}; }
+  domain::PolicyObservation Observation() const { return {true, uid.str(), generation, intact}; }
 };
 struct CachedPod final : Cached {
   bool readable = true;  // false: a pod without the identity we need, observed as absent
   bool scheduling_gated = false;
   domain::PodObservation Observation() const {
-    return readable ? domain::PodObservation{true, uid, scheduling_gated}
+    return readable ? domain::PodObservation{true, uid.str(), scheduling_gated}
                     : domain::PodObservation{};
   }
 };

@@ -1,8 +1,9 @@
 // The seam between the API client and the wire: one HTTP exchange at a time
 // (RoundTrip) and long-lived streaming responses (watches). HttpTransport
-// (http_transport.h) implements it with Beast over TCP/TLS; FakeTransport
-// (fake_transport.h) answers from a function, for unit tests and the
-// deterministic simulation. No Beast or Asio here.
+// (http_transport.h) implements it with Beast over TCP/TLS; the tests'
+// FakeTransport (tests/fake_transport.h, never linked into the binary)
+// answers from a function, for unit tests and the deterministic simulation.
+// No Beast or Asio here.
 #pragma once
 
 #include <chrono>

@@ -12,11 +12,7 @@ size_t PodHash(const std::string& ns, const std::string& pod) {
 
 // The pod names a sandbox gives (none when it does not parse).
 std::vector<std::string> PodsOf(const std::string& sandbox, const kube::CachedSandbox* sb) {
-  if (!sb || !sb->error.empty()) return {};
-  std::vector<std::string> pods{
-      sb->compact.workload_pod_name.empty() ? sandbox : sb->compact.workload_pod_name};
-  if (!sb->compact.supervisor_pod_name.empty()) pods.push_back(sb->compact.supervisor_pod_name);
-  return pods;
+  return sb ? sb->Pods(sandbox) : std::vector<std::string>{};
 }
 
 template <class T>
@@ -35,14 +31,14 @@ void PodIndex::Update(const std::string& ns, const std::string& sandbox,
     if (it != last) sandboxes_.erase(it);
   }
   for (const std::string& pod : PodsOf(sandbox, after))
-    sandboxes_.emplace(PodHash(ns, pod), sandbox);
+    sandboxes_.emplace(PodHash(ns, pod), CompactString(sandbox));
 }
 
 std::vector<std::string> PodIndex::Candidates(const std::string& ns, const std::string& pod) const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
   auto [first, last] = sandboxes_.equal_range(PodHash(ns, pod));
-  for (auto it = first; it != last; ++it) out.push_back(it->second);
+  for (auto it = first; it != last; ++it) out.push_back(it->second.str());
   return out;
 }
 
@@ -65,8 +61,7 @@ std::vector<std::string> ClusterCache::SandboxesNamingPod(const std::string& ns,
 InformerCache::InformerCache(kube::ApiClient& client, const CacheScope& scope) {
   std::vector<std::string> namespaces = scope.namespaces;
   if (namespaces.empty()) namespaces.push_back("");
-  const auto version = scope.sandbox_version == "v1alpha1" ? domain::ApiVersion::kV1alpha1
-                                                           : domain::ApiVersion::kV1beta1;
+  const domain::ApiVersion version = scope.sandbox_version;
   const int port = scope.boundary_port;
   for (const std::string& ns : namespaces) {
     kube::InformerOptions o = scope.informer;
@@ -75,23 +70,22 @@ InformerCache::InformerCache(kube::ApiClient& client, const CacheScope& scope) {
     o.transform = [version](const kube::DecodedObject& d) {
       return kube::CompactSandbox(d, version);
     };
-    informers_.push_back(std::make_unique<kube::Informer>(
-        client, kube::ResourceRef{"agents.x-k8s.io", scope.sandbox_version, "sandboxes", true}, o));
+    Add(CacheKind::kSandboxes,
+        std::make_unique<kube::Informer>(client, kube::SandboxResource(version), o));
     // Every NetworkPolicy of the namespace is listed (a field selector cannot
     // name two), but only the two fences are kept.
     o.label_selector.clear();
     o.transform = [port](const kube::DecodedObject& d) { return kube::CompactPolicy(d, port); };
-    informers_.push_back(std::make_unique<kube::Informer>(
-        client, kube::ResourceRef{"networking.k8s.io", "v1", "networkpolicies", true}, o));
+    Add(CacheKind::kPolicies,
+        std::make_unique<kube::Informer>(client, kube::NetworkPolicyResource(), o));
     o.label_selector =
         "openshell.ai/boundary-role";  // only the boundary pods, not every pod of the namespace
     o.transform = [](const kube::DecodedObject& d) { return kube::CompactPod(d); };
-    informers_.push_back(
-        std::make_unique<kube::Informer>(client, kube::ResourceRef{"", "v1", "pods", true}, o));
+    Add(CacheKind::kPods, std::make_unique<kube::Informer>(client, kube::PodResource(), o));
   }
   // First subscriber: the index is current before any handler hears the change.
-  for (size_t i = 0; i < informers_.size(); i += 3) {
-    informers_[i]->Subscribe([this](const kube::Change& c) {
+  for (kube::Informer* sandboxes : Of(CacheKind::kSandboxes)) {
+    sandboxes->Subscribe([this](const kube::Change& c) {
       const auto* before = dynamic_cast<const kube::CachedSandbox*>(c.previous.get());
       const auto* after = c.type == kube::ChangeType::kDeleted
                               ? nullptr
@@ -101,11 +95,15 @@ InformerCache::InformerCache(kube::ApiClient& client, const CacheScope& scope) {
   }
 }
 
+void InformerCache::Add(CacheKind kind, std::unique_ptr<kube::Informer> informer) {
+  by_kind_[static_cast<size_t>(kind)].push_back(informer.get());
+  informers_.push_back(std::move(informer));
+}
+
 void InformerCache::Subscribe(const Handler& handler) {
-  for (size_t i = 0; i < informers_.size(); ++i) {
-    const auto kind = static_cast<CacheKind>(i % 3);
-    informers_[i]->Subscribe(
-        [kind, handler](const kube::Change& c) { handler(kind, c.ns, c.name); });
+  for (CacheKind kind : {CacheKind::kSandboxes, CacheKind::kPolicies, CacheKind::kPods}) {
+    for (kube::Informer* informer : Of(kind))
+      informer->Subscribe([kind, handler](const kube::Change& c) { handler(kind, c.ns, c.name); });
   }
 }
 
@@ -119,8 +117,8 @@ void InformerCache::Stop() {
 
 kube::CachedPtr InformerCache::Get(CacheKind kind, const std::string& ns,
                                    const std::string& name) const {
-  for (size_t i = static_cast<size_t>(kind); i < informers_.size(); i += 3) {
-    if (auto obj = informers_[i]->store().Get(ns, name)) return obj;
+  for (const kube::Informer* informer : Of(kind)) {
+    if (auto obj = informer->store().Get(ns, name)) return obj;
   }
   return nullptr;
 }
@@ -139,16 +137,17 @@ PodPtr InformerCache::Pod(const std::string& ns, const std::string& name) const 
 
 std::vector<ObjectKey> InformerCache::SandboxKeys(const std::string& ns) const {
   std::vector<ObjectKey> out;
-  for (size_t i = 0; i < informers_.size(); i += 3) {
-    for (auto& k : informers_[i]->store().Keys(ns)) out.push_back(std::move(k));
+  for (const kube::Informer* sandboxes : Of(CacheKind::kSandboxes)) {
+    for (auto& k : sandboxes->store().Keys(ns))
+      out.push_back({std::move(k.first), std::move(k.second)});
   }
   return out;
 }
 
 std::map<std::string, size_t> InformerCache::CountByNamespace(CacheKind kind) const {
   std::map<std::string, size_t> out;
-  for (size_t i = static_cast<size_t>(kind); i < informers_.size(); i += 3) {
-    for (const auto& [ns, name] : informers_[i]->store().Keys()) ++out[ns];
+  for (const kube::Informer* informer : Of(kind)) {
+    for (const auto& [ns, name] : informer->store().Keys()) ++out[ns];
   }
   return out;
 }

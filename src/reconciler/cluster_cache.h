@@ -6,6 +6,7 @@
 // and out of order on purpose.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,9 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/compact_string.h"
 #include "kube/informer.h"
 #include "kube/objects.h"
 #include "reconciler/readiness.h"
+#include "reconciler/reconciler.h"
 
 namespace fk::reconciler {
 
@@ -26,7 +29,6 @@ enum class CacheKind { kSandboxes = 0, kPolicies = 1, kPods = 2 };
 using SandboxPtr = std::shared_ptr<const kube::CachedSandbox>;
 using PolicyPtr = std::shared_ptr<const kube::CachedPolicy>;
 using PodPtr = std::shared_ptr<const kube::CachedPod>;
-using ObjectKey = std::pair<std::string, std::string>;  // namespace, name
 
 // Which sandboxes name a pod as their workload or supervisor pod, kept up to
 // date as sandboxes change, so a pod event finds its sandboxes without reading
@@ -43,7 +45,7 @@ class PodIndex {
 
  private:
   mutable std::mutex mu_;
-  std::unordered_multimap<size_t, std::string> sandboxes_;  // hash(ns, pod) -> sandbox name
+  std::unordered_multimap<size_t, CompactString> sandboxes_;  // hash(ns, pod) -> sandbox name
 };
 
 class ClusterCache {
@@ -72,7 +74,7 @@ class ClusterCache {
 struct CacheScope {
   std::vector<std::string> namespaces;  // empty: all namespaces
   std::string selector;                 // sandboxes' label selector
-  std::string sandbox_version = "v1beta1";
+  domain::ApiVersion sandbox_version = domain::ApiVersion::kV1beta1;
   kube::InformerOptions informer;  // backoff and time; namespace and selector are set per informer
   int boundary_port = domain::kDefaultBoundaryPort;  // what an intact workload fence admits
 };
@@ -107,9 +109,14 @@ class InformerCache final : public ClusterCache {
  private:
   const PodIndex& pod_index() const override { return index_; }
   kube::CachedPtr Get(CacheKind kind, const std::string& ns, const std::string& name) const;
+  void Add(CacheKind kind, std::unique_ptr<kube::Informer> informer);
+  const std::vector<kube::Informer*>& Of(CacheKind kind) const {
+    return by_kind_[static_cast<size_t>(kind)];
+  }
 
-  // index = 3 * namespace_index + kind
-  std::vector<std::unique_ptr<kube::Informer>> informers_;
+  std::vector<std::unique_ptr<kube::Informer>>
+      informers_;                                        // per namespace: sandboxes, policies, pods
+  std::array<std::vector<kube::Informer*>, 3> by_kind_;  // the same, by CacheKind
   PodIndex index_;
 };
 

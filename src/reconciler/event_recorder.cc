@@ -2,13 +2,12 @@
 
 #include "common/log.h"
 #include "common/utf8.h"
+#include "kube/event_body.h"
 
 #include <algorithm>
-#include <boost/json.hpp>
 #include <cstdio>
 
 namespace fk::reconciler {
-namespace json = boost::json;
 
 std::string EventName(const std::string& sandbox, const std::string& suffix) {
   constexpr size_t kMaxName = 253;
@@ -34,23 +33,19 @@ std::string EventJson(const FailClosedEvent& e, const std::string& instance, Wal
   // A hold also says how to get out of it; the cut below keeps the cause first.
   if (held) note += "; " + std::string(kResumeHint);
   if (note.size() > 1024) note = std::string(Utf8Prefix(note, 1021)) + "...";
-  json::object event{{"apiVersion", "events.k8s.io/v1"},
-                     {"kind", "Event"},
-                     {"metadata", {{"name", EventName(e.name, suffix)}, {"namespace", e.ns}}},
-                     {"eventTime", FormatMicroTime(now)},
-                     {"type", held ? "Normal" : "Warning"},
-                     {"reason", held ? "FailClosedHeld" : "FailClosedSuspended"},
-                     {"action", held ? "Hold" : "Suspend"},
-                     {"reportingController", "openshell.ai/fencekeeper"},
-                     {"reportingInstance", instance},
-                     {"regarding",
-                      {{"apiVersion", "agents.x-k8s.io/" + e.api_version},
-                       {"kind", "Sandbox"},
-                       {"namespace", e.ns},
-                       {"name", e.name},
-                       {"uid", e.uid}}},
-                     {"note", note}};
-  return json::serialize(event);
+  kube::EventSpec event;
+  event.name = EventName(e.name, suffix);
+  event.ns = e.ns;
+  event.event_time = FormatMicroTime(now);
+  event.type = held ? "Normal" : "Warning";
+  event.reason = held ? "FailClosedHeld" : "FailClosedSuspended";
+  event.action = held ? "Hold" : "Suspend";
+  event.reporting_controller = "openshell.ai/fencekeeper";
+  event.reporting_instance = instance;
+  event.regarding = {kube::ApiVersionOf(kube::SandboxResource(e.api_version)), "Sandbox", e.ns,
+                     e.name, e.uid};
+  event.note = std::move(note);
+  return kube::EventBody(event);
 }
 
 EventRecorder::EventRecorder(kube::ApiClient& client, std::string instance, TimeSource& time,
@@ -167,7 +162,7 @@ kube::ApiResponse EventRecorder::Post(const std::string& path, const FailClosedE
 }
 
 EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
-  const auto path = kube::ObjectPath("events.k8s.io", "v1", "events", e.ns, "");
+  const auto path = kube::ObjectPath(kube::EventResource(), e.ns, "");
   if (!path.ok()) {
     std::lock_guard lock(mu_);
     Count(&EventStats::failed, "failed");

@@ -26,10 +26,10 @@ namespace fk::reconciler {
 
 struct FailClosedEvent {
   std::string ns, name, uid;
-  std::string api_version;  // the Sandbox API version, e.g. v1beta1
-  std::string reason;       // fail-closed reason, e.g. fence-stale
-  std::string note;         // why, for people
-  int64_t seq = 0;          // the journal seq: the intent's, or the hold's `decided` row
+  domain::ApiVersion api_version = domain::ApiVersion::kV1beta1;  // the Sandbox API's
+  std::string reason;  // fail-closed reason, e.g. fence-stale
+  std::string note;    // why, for people
+  int64_t seq = 0;     // the journal seq: the intent's, or the hold's `decided` row
   // kSuspended: fencekeeper suspended the sandbox (Warning FailClosedSuspended);
   // kHeld: it found the sandbox already suspended behind a stale fence and
   // holds it there (Normal FailClosedHeld, once per hold episode).

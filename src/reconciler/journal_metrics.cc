@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "common/log.h"
+#include "domain/decision.h"
 
 namespace fk::reconciler {
 namespace {
@@ -99,6 +100,19 @@ void ReportJournal(const journal::Journal& journal, Metrics& metrics, WallTime n
   metrics.PendingIntents(count, count == 0 ? 0 : AgeOf(journal, seq, now));
   const journal::chain::Head head = journal.ChainHead();
   metrics.ChainHead(head.seq, head.hash);
+}
+
+std::map<std::string, int> VerdictCounts(const journal::Journal& journal) {
+  return journal.Read([](const domain::JournalState& s) {
+    std::map<std::string, int> counts;
+    for (const auto& [uid, r] : s.sandboxes)
+      if (r.decision) ++counts[domain::ToString(r.decision->verdict)];
+    return counts;
+  });
+}
+
+void ReportVerdicts(const journal::Journal& journal, Metrics& metrics) {
+  metrics.SandboxesByVerdict(VerdictCounts(journal));
 }
 
 bool ChainHeadLog::Tick(const journal::Journal& journal, MonoTime now) {

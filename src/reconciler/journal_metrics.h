@@ -3,6 +3,7 @@
 // (the alert on a stuck intent reads the oldest one's age).
 #pragma once
 
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -13,6 +14,14 @@
 namespace fk::reconciler {
 
 void ReportJournal(const journal::Journal& journal, Metrics& metrics, WallTime now);
+
+// The sandboxes the journal remembers, by the verdict last recorded for each
+// (one never decided counts for none). The journal forgets a sandbox at the
+// first pass after it is gone, so this counts the sandboxes that exist.
+std::map<std::string, int> VerdictCounts(const journal::Journal& journal);
+// fencekeeper_sandboxes{verdict}: reported by the leader only (a standby's
+// journal is not what the cluster looks like now).
+void ReportVerdicts(const journal::Journal& journal, Metrics& metrics);
 
 // Logs the journal's hash-chain head (docs/journal-chain.md) when it has
 // changed since it was last logged and `every` has passed since: ticked at

@@ -4,54 +4,21 @@
 
 #include <algorithm>
 #include <array>
-#include <boost/json.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 
 #include "common/random_id.h"
-#include "kube/json.h"
-#include "kube/json_fields.h"
+#include "kube/lease.h"
 #include "reconciler/metrics.h"
 
 namespace fk::reconciler {
-namespace json = boost::json;
 
 namespace {
 
 constexpr MonoTime::rep kNoFence = std::numeric_limits<MonoTime::rep>::min();
 
 // The Lease as first created: held by us from `now`, no transitions yet.
-json::object NewLease(const LeaderOptions& options, const std::string& now, int64_t duration_s) {
-  return {{"apiVersion", "coordination.k8s.io/v1"},
-          {"kind", "Lease"},
-          {"metadata", {{"name", options.name}, {"namespace", options.ns}}},
-          {"spec",
-           {{"holderIdentity", options.identity},
-            {"leaseDurationSeconds", duration_s},
-            {"acquireTime", now},
-            {"renewTime", now},
-            {"leaseTransitions", 0}}}};
-}
-
-int64_t IntFieldOr(const json::object& spec, std::string_view key, int64_t fallback) {
-  if (const json::value* v = spec.if_contains(key); v && v->is_int64()) return v->as_int64();
-  return fallback;
-}
-
-// Rewrites a Lease spec last held by `holder` to say `identity` holds it,
-// renewed `now`; a change of holder is one more transition.
-void ClaimSpec(json::object& spec, const std::string& identity, const std::string& holder,
-               const std::string& now, int64_t duration_s) {
-  if (holder != identity) {
-    spec["acquireTime"] = now;
-    spec["leaseTransitions"] = IntFieldOr(spec, "leaseTransitions", 0) + 1;
-  }
-  spec["holderIdentity"] = identity;
-  spec["leaseDurationSeconds"] = duration_s;
-  spec["renewTime"] = now;
-}
-
 }  // namespace
 
 std::string LeaderIdentity(const std::string& hostname) {
@@ -134,12 +101,13 @@ void LeaderElector::Confirm(MonoTime started) {
 
 bool LeaderElector::CreateLease(const kube::CallOptions& call, MonoTime started,
                                 const std::string& now, int64_t duration_s) {
-  json::object lease = NewLease(options_, now, duration_s);
+  const kube::Lease lease =
+      kube::Lease::New(options_.ns, options_.name, options_.identity, now, duration_s);
   kube::ApiResponse created =
-      client_.Send("POST", kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns),
-                   json::serialize(lease), "application/json", call);
+      client_.Send("POST", kube::ResourcePath(kube::LeaseResource(), options_.ns), lease.Body(),
+                   "application/json", call);
   if (!created.ok()) return false;
-  Observe(json::serialize(lease["spec"]));
+  Observe(lease.SpecRecord());
   Confirm(started);
   return true;
 }
@@ -152,8 +120,7 @@ bool LeaderElector::TryAcquireOrRenew() {
       started +
           (fence > MonoTime::duration::zero() ? fence : MonoTime::duration(options_.retry_period)),
       options_.cancel};
-  const std::string path =
-      kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
+  const std::string path = kube::ResourcePath(kube::LeaseResource(), options_.ns, options_.name);
   const std::string now = FormatMicroTime(time_.Now());
   const int64_t duration_s =
       std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
@@ -161,27 +128,21 @@ bool LeaderElector::TryAcquireOrRenew() {
   if (got.error.kind == kube::ApiErrorKind::kNotFound)
     return CreateLease(call, started, now, duration_s);
   if (!got.ok()) return false;
-  auto parsed = kube::ParseJson(got.body, "Lease");
-  if (!parsed.ok() || !(*parsed)->is_object()) return false;
-  json::value& lease = **parsed;
-  json::value& spec_v = lease.as_object()["spec"];
-  if (!spec_v.is_object()) spec_v = json::object{};
-  json::object& spec = spec_v.as_object();
-  if (std::string record = json::serialize(spec); record != observed_record_)
+  auto lease = kube::Lease::Parse(got.body);
+  if (!lease.ok()) return false;
+  if (std::string record = lease->SpecRecord(); record != observed_record_)
     Observe(std::move(record));
-  const std::string holder = kube::StringField(&spec, "holderIdentity").value_or("");
+  const std::string holder = lease->holder();
   if (!holder.empty() && holder != options_.identity) {
     fence_until_.store(kNoFence);  // someone else holds it now: whatever we held is gone
-    const auto held_for =
-        std::chrono::seconds(IntFieldOr(spec, "leaseDurationSeconds", duration_s));
+    const auto held_for = std::chrono::seconds(lease->duration_seconds(duration_s));
     if (observed_at_ + held_for > time_.MonotonicNow()) return false;  // and validly
   }
-  ClaimSpec(spec, options_.identity, holder, now, duration_s);
+  lease->Claim(options_.identity, now, duration_s);
   // Carries metadata.resourceVersion: of two candidates, one wins.
-  kube::ApiResponse updated =
-      client_.Send("PUT", path, json::serialize(lease), "application/json", call);
+  kube::ApiResponse updated = client_.Send("PUT", path, lease->Body(), "application/json", call);
   if (!updated.ok()) return false;
-  Observe(json::serialize(spec));
+  Observe(lease->SpecRecord());
   Confirm(started);
   return true;
 }
@@ -189,23 +150,15 @@ bool LeaderElector::TryAcquireOrRenew() {
 void LeaderElector::Release() {
   fence_until_.store(kNoFence);  // no writes from here on, whatever the API server says
   const kube::CallOptions call{time_.MonotonicNow() + options_.retry_period, nullptr};
-  const std::string path =
-      kube::ResourcePath("coordination.k8s.io", "v1", "leases", options_.ns, options_.name);
+  const std::string path = kube::ResourcePath(kube::LeaseResource(), options_.ns, options_.name);
   kube::ApiResponse got = client_.Get(path, call);
   if (!got.ok()) return;
-  auto parsed = kube::ParseJson(got.body, "Lease");
-  if (!parsed.ok() || !(*parsed)->is_object()) return;
-  json::value& lease = **parsed;
-  json::value& spec = lease.as_object()["spec"];
-  if (!spec.is_object() ||
-      kube::StringField(&spec.as_object(), "holderIdentity").value_or("") != options_.identity)
-    return;
-  const std::string now = FormatMicroTime(time_.Now());
-  spec.as_object()["holderIdentity"] = "";
-  spec.as_object()["leaseDurationSeconds"] = 1;
-  spec.as_object()["renewTime"] = now;
-  spec.as_object()["acquireTime"] = now;
-  client_.Send("PUT", path, json::serialize(lease), "application/json", call);
+  auto lease = kube::Lease::Parse(got.body);
+  if (!lease.ok() || lease->holder() != options_.identity) return;
+  lease->Release(FormatMicroTime(time_.Now()));
+  // Best effort: a release that fails only makes the next leader wait out
+  // the lease duration, so the answer is not looked at.
+  client_.Send("PUT", path, lease->Body(), "application/json", call);
 }
 
 LeaderExit LeaderElector::StopLeading(const std::function<void()>& on_stopped, LeaderExit why) {

@@ -24,63 +24,109 @@ Manager::Manager(journal::Journal& journal, Metrics& metrics, ManagerOptions opt
     options_.leader->time = &time_;
     options_.leader->metrics = &metrics_;  // leader_election_master_status
   }
+  AddOwnChecks();
+  AddOwnMetricsSources();
+  AddRunnable("journal-upkeep", [this](Interrupt& done) { Upkeep(done); });
 }
 
 Manager::~Manager() { StopTerm(); }
 
 bool Manager::Ready() const { return AllReady(ReadinessChecks()); }
 
+void Manager::AddReadinessCheck(std::string name, std::function<CheckResult()> check,
+                                bool needs_leadership) {
+  checks_.push_back([name = std::move(name), check = std::move(check), needs_leadership] {
+    CheckResult r = check();
+    return std::vector<ReadinessCheck>{{name, r.ok, std::move(r.reason), needs_leadership}};
+  });
+}
+
+void Manager::AddReadinessChecks(std::function<std::vector<ReadinessCheck>()> checks) {
+  checks_.push_back(std::move(checks));
+}
+
+void Manager::AddRunnable(std::string name, std::function<void(Interrupt&)> run) {
+  runnables_.emplace_back(std::move(name), std::move(run));
+}
+
+void Manager::AddMetricsSource(std::function<void()> report) {
+  metrics_sources_.push_back(std::move(report));
+}
+
 std::vector<ReadinessCheck> Manager::ReadinessChecks() const {
-  std::vector<ReadinessCheck> checks;
-  std::lock_guard lock(mu_);
-  const Controller* c = term_.controller.get();
-  const bool writable = !c || c->JournalWritable();
-  checks.push_back({"journal", writable, writable ? "" : "not writable: the last write failed"});
+  std::vector<ReadinessCheck> all;
+  for (const auto& checks : checks_)
+    for (ReadinessCheck& c : checks()) all.push_back(std::move(c));
+  return all;
+}
+
+void Manager::AddOwnChecks() {
+  AddReadinessCheck("journal", [this]() -> CheckResult {
+    std::lock_guard lock(mu_);
+    const SandboxController* c = term_.controller.get();
+    if (!c || c->JournalWritable()) return {true, ""};
+    return {false, "not writable: the last write failed"};
+  });
   // Never unready for it: a volume short of space still takes every intent.
-  checks.push_back({"journal-volume", true, volume_.Summary()});
-  if (options_.leader)
-    checks.push_back({"leader", leading_.load(), leading_ ? "" : "not leading", true});
-  if (!discovered_.load()) {
-    checks.push_back({"sandbox-api", false, "not discovered yet"});
-  } else if (!c && options_.leader) {
-    checks.push_back(
-        {"reconciler", false, "not started: standby, starts when this replica leads", true});
-  } else if (!c) {
-    checks.push_back({"reconciler", false, "not started"});
-  } else {
-    for (ReadinessCheck& check : c->CacheChecks()) checks.push_back(std::move(check));
-    for (ReadinessCheck& check : c->CoverageChecks()) checks.push_back(std::move(check));
+  AddReadinessCheck("journal-volume", [this]() -> CheckResult {
+    return {true, volume_.Summary()};
+  });
+  if (options_.leader) {
+    AddReadinessCheck(
+        "leader",
+        [this]() -> CheckResult {
+          return {leading_.load(), leading_ ? "" : "not leading"};
+        },
+        /*needs_leadership=*/true);
   }
-  return checks;
+  AddReadinessChecks([this]() -> std::vector<ReadinessCheck> {
+    if (!discovered_.load()) return {{"sandbox-api", false, "not discovered yet"}};
+    std::lock_guard lock(mu_);
+    const SandboxController* c = term_.controller.get();
+    if (!c && options_.leader)
+      return {{"reconciler", false, "not started: standby, starts when this replica leads", true}};
+    if (!c) return {{"reconciler", false, "not started"}};
+    std::vector<ReadinessCheck> checks = c->CacheChecks();
+    for (ReadinessCheck& check : c->CoverageChecks()) checks.push_back(std::move(check));
+    return checks;
+  });
+}
+
+void Manager::AddOwnMetricsSources() {
+  AddMetricsSource([this] { ReportTerm(); });
+  AddMetricsSource([this] {
+    ReportJournal(journal_, metrics_, time_.Now());
+    const journal::SpaceStatus space = volume_.Tick(journal_);
+    metrics_.JournalVolume(space.volume.free_bytes, space.volume.size_bytes, space.shedding);
+    metrics_.Retention(retention_.rows_pruned(), retention_.failures());
+  });
+}
+
+void Manager::ReportTerm() {
+  std::lock_guard lock(mu_);
+  if (!term_.controller) return;
+  // Summed over the namespaces' informers; a first watch is no restart.
+  std::map<std::string, int> restarts;
+  for (const auto& i : term_.controller->informers())
+    restarts[i->resource().plural] += std::max(0, i->stats().watches - 1);
+  for (const auto& [resource, total] : restarts) metrics_.WatchRestarts(resource, total);
+  for (const auto& [kind, total] : DecodeErrorTotals(term_.controller->informers()))
+    metrics_.DecodeErrors(kind, total);
+  term_.controller->queue().ReportUnfinished();
+  metrics_.WatchedNamespaces(term_.controller->CoverageCounts());
+  ReportVerdicts(journal_, metrics_);
 }
 
 std::string Manager::RenderMetrics() {
-  {
-    std::lock_guard lock(mu_);
-    if (term_.controller) {
-      // Summed over the namespaces' informers; a first watch is no restart.
-      std::map<std::string, int> restarts;
-      for (const auto& i : term_.controller->informers())
-        restarts[i->resource().plural] += std::max(0, i->stats().watches - 1);
-      for (const auto& [resource, total] : restarts) metrics_.WatchRestarts(resource, total);
-      for (const auto& [kind, total] : DecodeErrorTotals(term_.controller->informers()))
-        metrics_.DecodeErrors(kind, total);
-      term_.controller->queue().ReportUnfinished();
-      metrics_.WatchedNamespaces(term_.controller->CoverageCounts());
-    }
-  }
-  ReportJournal(journal_, metrics_, time_.Now());
-  const journal::SpaceStatus space = volume_.Tick(journal_);
-  metrics_.JournalVolume(space.volume.free_bytes, space.volume.size_bytes, space.shedding);
-  metrics_.Retention(retention_.rows_pruned(), retention_.failures());
+  for (const auto& report : metrics_sources_) report();
   metrics_.Ready(Ready());
   metrics_.Leader(leading_.load());
   return metrics_.Render();
 }
 
 // The Sandbox API version; an unreachable API server is retried, not fatal.
-std::optional<std::string> Manager::DiscoverSandboxVersion(kube::ApiClient& client,
-                                                           Interrupt& stop) {
+std::optional<domain::ApiVersion> Manager::DiscoverSandboxVersion(kube::ApiClient& client,
+                                                                  Interrupt& stop) {
   for (int attempt = 0;; ++attempt) {
     if (stop.fired()) return std::nullopt;
     auto v = client.DiscoverSandboxVersion({std::nullopt, &stop});  // SIGTERM cuts it short
@@ -100,7 +146,8 @@ Status Manager::StartTerm() {
   if (!client.ok()) return client.status();
   t.client = std::move(*client);
   metrics_.NewTerm();  // the term's informers count watches and decode errors from zero
-  t.controller = std::make_unique<Controller>(*t.client, journal_, options_.controller, &metrics_);
+  t.controller =
+      SandboxController::WithInformers(*t.client, journal_, options_.controller, &metrics_);
   t.controller->Start();  // pending intents are settled key by key inside the term
   std::lock_guard lock(mu_);
   term_ = std::move(t);
@@ -130,13 +177,17 @@ ManagerExit Manager::Run(Interrupt& stop) {
   const auto& co = options_.controller;
   log::Info("watching for Sandboxes")
       .Str("scope", ScopeText(co.namespaces))
-      .Str("api", "agents.x-k8s.io/" + *version)
+      .Str("api", kube::ApiVersionOf(kube::SandboxResource(*version)))
       .Str("selector", co.selector);
   Interrupt done;
-  std::thread heads([this, &done] { Upkeep(done); });
+  std::vector<std::thread> threads;
+  for (auto& [name, run] : runnables_) {
+    log::Debug("starting runnable").Str("runnable", name);
+    threads.emplace_back([&run = run, &done] { run(done); });
+  }
   const ManagerExit exit = options_.leader ? RunElected(**client, stop) : RunAlone(stop);
   done.Fire();
-  heads.join();
+  for (std::thread& t : threads) t.join();
   return exit;
 }
 

@@ -6,28 +6,31 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "journal/journal.h"
 #include "kube/client.h"
 #include "kube/config.h"
-#include "reconciler/controller.h"
 #include "reconciler/journal_metrics.h"
 #include "reconciler/leader.h"
 #include "reconciler/metrics.h"
 #include "reconciler/readiness.h"
 #include "reconciler/retention.h"
+#include "reconciler/sandbox_controller.h"
 
 namespace fk::reconciler {
 
 struct ManagerOptions {
   kube::ClusterConfig cluster;
   kube::ClientOptions client;
-  ControllerOptions controller;         // sandbox_version is discovered
+  SandboxControllerOptions controller;  // sandbox_version is discovered
   std::optional<LeaderOptions> leader;  // set: leader election
   RetentionOptions retention;           // retention 0: the journal keeps everything
   TimeSource* time = nullptr;           // the real clock by default
@@ -49,20 +52,45 @@ class Manager {
   // Runs until `stop` fires or leadership ends.
   ManagerExit Run(Interrupt& stop);
 
-  // For /readyz: the caches synced, the journal writable, and (with leader
-  // election) this instance leads.
+  // For /readyz: every registered check passes (the journal writable, the
+  // Sandbox API discovered, the caches synced and, with leader election,
+  // this instance leads).
   bool Ready() const;
-  // The same, check by check, for /readyz?verbose.
+  // The same, check by check, for /readyz?verbose, in the order registered.
   std::vector<ReadinessCheck> ReadinessChecks() const;
-  // For /metrics: the Prometheus text, refreshed.
+  // For /metrics: every metrics source reports, then the Prometheus text.
   std::string RenderMetrics();
 
+  // controller-runtime's AddReadyzCheck: a named check of /readyz. The
+  // manager registers its own (journal, journal-volume, leader, the
+  // reconciler's); more may be added before Run and before the probes are
+  // served (the lists are not guarded against a concurrent reader).
+  struct CheckResult {
+    bool ok = false;
+    std::string reason;  // why not ok, or (ok) anything worth saying
+  };
+  void AddReadinessCheck(std::string name, std::function<CheckResult()> check,
+                         bool needs_leadership = false);
+  // Checks whose number and names change (one per informer): listed in place.
+  void AddReadinessChecks(std::function<std::vector<ReadinessCheck>()> checks);
+  // controller-runtime's Runnable: runs on its own thread from Run's start
+  // until `done` fires as Run returns, leader or not.
+  void AddRunnable(std::string name, std::function<void(Interrupt& done)> run);
+  // Called at each scrape before the text is rendered: for gauges computed,
+  // not kept.
+  void AddMetricsSource(std::function<void()> report);
+
  private:
+  void AddOwnChecks();
+  void AddOwnMetricsSources();
+  // What the term's controller reports: informers, queue, coverage, verdicts.
+  void ReportTerm();
   Status StartTerm();
   void StopTerm();
-  // Once a minute: the chain head (ChainHeadLog) and retention's steps.
+  // Once a minute: the volume, retention's steps and the chain head (ChainHeadLog).
   void Upkeep(Interrupt& done);
-  std::optional<std::string> DiscoverSandboxVersion(kube::ApiClient& client, Interrupt& stop);
+  std::optional<domain::ApiVersion> DiscoverSandboxVersion(kube::ApiClient& client,
+                                                           Interrupt& stop);
   // The reconciler runs at once, until `stop` (no leader election).
   ManagerExit RunAlone(Interrupt& stop);
   // The reconciler runs while this replica holds the Lease.
@@ -80,10 +108,13 @@ class Manager {
   // never disturbs the Lease or the next term) and its controller.
   struct Term {
     std::unique_ptr<kube::ApiClient> client;
-    std::unique_ptr<Controller> controller;
+    std::unique_ptr<SandboxController> controller;
   };
   mutable std::mutex mu_;
   Term term_;
+  std::vector<std::function<std::vector<ReadinessCheck>()>> checks_;
+  std::vector<std::pair<std::string, std::function<void(Interrupt&)>>> runnables_;
+  std::vector<std::function<void()>> metrics_sources_;
 };
 
 }  // namespace fk::reconciler

@@ -1,15 +1,11 @@
 #include "reconciler/sandbox_reconciler.h"
 
-#include <boost/json.hpp>
-
 #include "common/log.h"
 #include "domain/decision.h"
 #include "domain/fold.h"
-#include "kube/json.h"
-#include "kube/json_fields.h"
+#include "kube/sandbox_api.h"
 
 namespace fk::reconciler {
-namespace json = boost::json;
 using domain::Action;
 using domain::IntentRecord;
 using domain::Outcome;
@@ -19,38 +15,11 @@ using domain::Verdict;
 
 namespace {
 
-constexpr const char* kReasonAnnotation = "openshell.ai/fail-closed-reason";
-constexpr const char* kReadinessAnnotation = "openshell.ai/sandbox-runtime-readiness";
-
-domain::ApiVersion VersionOf(const std::string& v) {
-  return v == "v1alpha1" ? domain::ApiVersion::kV1alpha1 : domain::ApiVersion::kV1beta1;
-}
-
-// Names come from the cluster or, for pending intents, from the journal: one
-// the API server could not have issued is refused here, never sent.
-Result<std::string> SandboxPath(domain::ApiVersion version, const std::string& ns,
-                                const std::string& name) {
-  return kube::ObjectPath("agents.x-k8s.io", domain::ToString(version), "sandboxes", ns, name);
-}
-
 // The compact form of a sandbox read live (after a conflict), as the cache keeps it.
 SandboxPtr CompactOf(const kube::ObjectPtr& object, domain::ApiVersion version) {
   auto c = kube::Transformed(
       [version](const kube::DecodedObject& d) { return kube::CompactSandbox(d, version); }, object);
   return c.ok() ? std::dynamic_pointer_cast<const kube::CachedSandbox>(*c) : nullptr;
-}
-
-kube::ObjectPtr ParseObject(const std::string& body) {
-  auto v = kube::ParseJson(body, "object");
-  return v.ok() && (*v)->is_object() ? *v : nullptr;
-}
-
-std::optional<int64_t> GenerationOf(const std::string& body) {
-  kube::ObjectPtr obj = ParseObject(body);
-  const json::object* meta = obj ? kube::ObjectField(*obj, "metadata") : nullptr;
-  const json::value* g = meta ? meta->if_contains("generation") : nullptr;
-  if (g && g->is_int64()) return g->as_int64();
-  return std::nullopt;
 }
 
 // A refusal that settles the attempt: the server looked at the PATCH and said
@@ -75,8 +44,8 @@ FenceGenerations FenceOf(const domain::Snapshot& o) {
 // As the journal last observed the sandbox (what its intent was decided on).
 FenceGenerations FenceOf(const domain::JournalState& s, const std::string& uid) {
   const auto it = s.sandboxes.find(uid);
-  if (it == s.sandboxes.end() || !it->second.observation) return {};
-  return FenceOf(*it->second.observation);
+  if (it == s.sandboxes.end() || !it->second.observed) return {};
+  return {it->second.observed->fence_from, it->second.observed->fence_to};
 }
 
 // A held sandbox is converged: logged at info, never above (docs/design.md#held-sandboxes).
@@ -87,18 +56,6 @@ void LogHeld(const domain::Snapshot& snap, const domain::Decision& decision) {
       .Int(log::key::kFenceFrom, fence.from)
       .Int(log::key::kFenceTo, fence.to)
       .Str("note", decision.note);
-}
-
-const char* ToString(ReconcileResult::Next next) {
-  switch (next) {
-    case ReconcileResult::Next::kDone:
-      return "done";
-    case ReconcileResult::Next::kRetry:
-      return "retry";
-    case ReconcileResult::Next::kAfter:
-      return "after";
-  }
-  return "?";
 }
 
 // One record per settled intent; an applied one is its transition's one warning.
@@ -124,8 +81,10 @@ void LogSettled(const IntentRecord& intent, const SuspendOutcome& outcome,
 }
 
 std::string IntentBody(const IntentRecord& i) {
-  return SuspendPatchBody(domain::ToString(i.intent.api_version), i.intent.resource_version,
-                          domain::ToString(i.intent.reason), i.seq, i.intent.writer);
+  return kube::SuspendPatchBody({i.intent.api_version,
+                                 i.intent.resource_version,
+                                 domain::ToString(i.intent.reason),
+                                 {i.seq, i.intent.writer}});
 }
 
 kube::IntentMark MarkOf(const IntentRecord& i) { return {i.seq, i.intent.writer}; }
@@ -139,24 +98,6 @@ SuspendOutcome AppliedOnObject(const IntentRecord& intent, const domain::Sandbox
 }
 
 }  // namespace
-
-std::string SuspendPatchBody(const std::string& api_version, const std::string& resource_version,
-                             const std::string& reason, int64_t journal_seq,
-                             const std::string& writer) {
-  json::object patch{{"metadata",
-                      {{"resourceVersion", resource_version},
-                       {"annotations",
-                        {{kReadinessAnnotation, "unavailable"},
-                         {kReasonAnnotation, reason},
-                         {kube::kSeqAnnotation, std::to_string(journal_seq)},
-                         {kube::kWriterAnnotation, writer}}}}}};
-  if (api_version == "v1alpha1") {
-    patch["spec"] = {{"replicas", 0}};
-  } else {
-    patch["spec"] = {{"operatingMode", "Suspended"}};
-  }
-  return json::serialize(patch);
-}
 
 bool NeedsLiveConfirmation(const domain::Snapshot& s, const domain::Decision& d) {
   if (d.action != Action::kPatchSuspend) return false;
@@ -174,8 +115,8 @@ bool NeedsLiveConfirmation(const domain::Snapshot& s, const domain::Decision& d)
 }
 
 SandboxReconciler::SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client,
-                                     journal::Journal& journal, TimeSource& time, EventSink* events,
-                                     Metrics* metrics, ReconcilerOptions options)
+                                     journal::JournalWriter& journal, TimeSource& time,
+                                     EventSink* events, Metrics* metrics, ReconcilerOptions options)
     : cache_(cache),
       client_(client),
       journal_(journal),
@@ -206,7 +147,8 @@ std::optional<MonoTime> SandboxReconciler::WriteDeadline(const Pass& p) {
   return std::nullopt;
 }
 
-ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::string& name) {
+ReconcileResult SandboxReconciler::Reconcile(const ObjectKey& key) {
+  const auto& [ns, name] = key;
   // Every record of this pass carries the controller, this pass's id and the key.
   const log::ReconcileScope scope("sandbox", ns, name);
   Count(&ReconcilerStats::reconciles);
@@ -221,6 +163,25 @@ ReconcileResult SandboxReconciler::Reconcile(const std::string& ns, const std::s
   return result;
 }
 
+std::vector<ObjectKey> SandboxReconciler::KeysAtStart() {
+  return journal_.Read([](const domain::JournalState& s) {
+    std::vector<ObjectKey> keys;
+    for (const auto& [seq, intent] : s.pending_intents) keys.push_back({intent.ns, intent.name});
+    for (const auto& [uid, r] : s.sandboxes) keys.push_back({r.ns.str(), r.name.str()});
+    return keys;
+  });
+}
+
+void SandboxReconciler::Idle() {
+  // Never waits for readers; a no-op when nothing was written
+  // (docs/design.md#growth-with-changes-not-time). A failure is no key's: the
+  // WAL just stays until the next idle moment, and the journal reports write
+  // failures itself (journal_metrics.h), so the result is dropped here.
+  (void)journal_.Checkpoint();
+}
+
+void SandboxReconciler::Cancel() { client_.Stop(); }
+
 kube::ApiResponse SandboxReconciler::Pass::Noted(kube::ApiResponse r) {
   if (r.error.retry_after_seconds)
     retry_after = std::max<int64_t>(retry_after.value_or(0), *r.error.retry_after_seconds);
@@ -234,14 +195,14 @@ ReconcileResult SandboxReconciler::Run(Pass& p, const std::string& ns, const std
     return ReconcileResult::Done();
   }
   SandboxPtr sandbox = cache_.Sandbox(ns, name);
-  const ReconcileResult forgot = ForgetReplaced(p, ns, name, sandbox ? sandbox->uid : "");
+  const ReconcileResult forgot = ForgetReplaced(p, ns, name, sandbox ? sandbox->uid.str() : "");
   if (!sandbox || forgot.next != ReconcileResult::Next::kDone) return forgot;
   for (int round = 0; round < options_.max_rounds; ++round) {
     if (!sandbox) return ReconcileResult::Done();  // gone: nothing to fence
     Round r = Evaluate(p, ns, name, *sandbox);
     if (!r.fresh) return r.result;
     // 409: the object changed under us; decide again on what it is now
-    sandbox = CompactOf(r.fresh, VersionOf(options_.sandbox_version));
+    sandbox = CompactOf(r.fresh, options_.sandbox_version);
   }
   return ReconcileResult::Retry();
 }
@@ -309,17 +270,16 @@ std::optional<domain::Snapshot> SandboxReconciler::ObserveLive(Pass& p,
   // A live read, parsed fresh (the cached side holds compact structs).
   auto fetch = [&](CacheKind kind, const std::string& object_name) -> kube::ObjectPtr {
     if (object_name.empty()) return nullptr;
-    const auto path =
-        kind == CacheKind::kPods
-            ? kube::ObjectPath("", "v1", "pods", ns, object_name)
-            : kube::ObjectPath("networking.k8s.io", "v1", "networkpolicies", ns, object_name);
+    const auto path = kind == CacheKind::kPods
+                          ? kube::ObjectPath(kube::PodResource(), ns, object_name)
+                          : kube::ObjectPath(kube::NetworkPolicyResource(), ns, object_name);
     if (!path.ok()) {  // e.g. a hostile pod-name annotation: no such object can exist
       log::Warn("not reading an object the sandbox names").Error(path.status().message());
       return nullptr;
     }
     kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
     if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
-    kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
+    kube::ObjectPtr obj = r.ok() ? kube::ParseObject(r.body) : nullptr;
     if (!obj) read_failed = true;
     return obj;
   };
@@ -365,19 +325,18 @@ ReconcileResult SandboxReconciler::ForgetReplaced(Pass& p, const std::string& ns
   const std::vector<std::string> remembered = journal_.Read([&](const domain::JournalState& s) {
     std::vector<std::string> out;
     if (auto it = s.uids_by_name.find({ns, name}); it != s.uids_by_name.end())
-      for (const std::string& uid : it->second)
-        if (uid != cached_uid) out.push_back(uid);
+      for (const CompactString& uid : it->second)
+        if (uid != cached_uid) out.push_back(uid.str());
     return out;
   });
   if (remembered.empty()) return ReconcileResult::Done();
   // A name the API server cannot have issued names nothing in the cluster:
   // no request, nothing lives under it.
   std::string live_uid;
-  if (const auto path = SandboxPath(VersionOf(options_.sandbox_version), ns, name); path.ok()) {
+  if (const auto path = kube::SandboxPath(options_.sandbox_version, ns, name); path.ok()) {
     kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
     if (r.ok()) {
-      kube::ObjectPtr obj = ParseObject(r.body);
-      live_uid = obj ? kube::MetadataString(*obj, "uid") : "";
+      live_uid = kube::UidOf(r.body);
       if (live_uid.empty()) return ReconcileResult::Retry();
     } else if (r.error.kind != kube::ApiErrorKind::kNotFound) {
       return ReconcileResult::Retry();
@@ -429,7 +388,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
                                                      const std::string& name,
                                                      const kube::CachedSandbox& sandbox) {
   if (!sandbox.error.empty()) {
-    log::Warn("skipping sandbox").Error(sandbox.error);
+    log::Warn("skipping sandbox").Error(sandbox.error.str());
     return {ReconcileResult::Done(), nullptr};  // its next change re-enqueues it
   }
   const kube::ParsedSandbox parsed = sandbox.Parsed(ns, name);
@@ -452,9 +411,8 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
     // Once per hold episode: the journal says when one starts, so neither a
     // later pass nor a restart repeats it (docs/design.md#held-sandboxes).
     const domain::SandboxObservation& sb = snap.sandbox;
-    events_->Publish({sb.ns, sb.name, sb.uid, domain::ToString(sb.api_version),
-                      domain::ToString(decision.reason), decision.note, *recorded->hold_started_seq,
-                      FailClosedEvent::Kind::kHeld});
+    events_->Publish({sb.ns, sb.name, sb.uid, sb.api_version, domain::ToString(decision.reason),
+                      decision.note, *recorded->hold_started_seq, FailClosedEvent::Kind::kHeld});
   }
   if (recorded->retry) return Resend(p, ns, name, *recorded->retry);
   if (!recorded->intent) {
@@ -507,7 +465,7 @@ SandboxReconciler::Round SandboxReconciler::Resend(Pass& p, const std::string& n
 // result is known: docs/design.md#lost-answers-and-conflicts.
 SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& intent,
                                                   bool send_first) {
-  const auto path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
+  const auto path = kube::SandboxPath(intent.intent.api_version, intent.ns, intent.name);
   if (!path.ok()) {
     // A name the API server cannot have issued (a damaged journal): no such
     // sandbox exists, so the intent is settled without sending anything.
@@ -526,7 +484,8 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
       Count(&ReconcilerStats::patches);
       kube::ApiResponse r =
           p.Noted(client_.MergePatch(*path, IntentBody(intent), {*deadline, nullptr}));
-      if (r.ok()) return Settle(intent, {Outcome::kApplied, GenerationOf(r.body), ""}, nullptr);
+      if (r.ok())
+        return Settle(intent, {Outcome::kApplied, kube::GenerationOf(r.body), ""}, nullptr);
       if (DefiniteRefusal(r)) {
         const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;
         return Settle(intent,
@@ -551,7 +510,7 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
 }
 
 SandboxReconciler::ReadBack SandboxReconciler::Read(Pass& p, const IntentRecord& intent) {
-  const auto path = SandboxPath(intent.intent.api_version, intent.ns, intent.name);
+  const auto path = kube::SandboxPath(intent.intent.api_version, intent.ns, intent.name);
   if (!path.ok()) return {};  // Drive settles these before reading
   kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
   if (r.error.kind == kube::ApiErrorKind::kNotFound) {
@@ -559,7 +518,7 @@ SandboxReconciler::ReadBack SandboxReconciler::Read(Pass& p, const IntentRecord&
             {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"},
             nullptr};
   }
-  kube::ObjectPtr obj = r.ok() ? ParseObject(r.body) : nullptr;
+  kube::ObjectPtr obj = r.ok() ? kube::ParseObject(r.body) : nullptr;
   auto parsed = obj ? kube::ParseSandbox(*obj, intent.intent.api_version)
                     : Result<kube::ParsedSandbox>(
                           Status::IOError(r.ok() ? "not a JSON object" : r.error.ToString()));
@@ -605,9 +564,8 @@ SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
       Count(&ReconcilerStats::warnings);
       Count(&ReconcilerStats::applied);
       if (events_) {
-        events_->Publish({intent.ns, intent.name, intent.uid,
-                          domain::ToString(intent.intent.api_version), reason, intent.intent.note,
-                          intent.seq});
+        events_->Publish({intent.ns, intent.name, intent.uid, intent.intent.api_version, reason,
+                          intent.intent.note, intent.seq});
       }
       return {ReconcileResult::Done(), nullptr};
     case Outcome::kFailed:
@@ -648,7 +606,7 @@ void SandboxReconciler::Journaled(const Status& status, size_t appended, MonoTim
   ++stats_.journal_errors;
 }
 
-Result<journal::Journal::Recorded> SandboxReconciler::Record(const domain::Evaluation& eval) {
+Result<journal::Recorded> SandboxReconciler::Record(const domain::Evaluation& eval) {
   const MonoTime start = time_.MonotonicNow();
   auto r = journal_.Record(eval);
   Journaled(r.status(), r.ok() ? r->appended : 0, start,

@@ -33,17 +33,18 @@
 
 #include "common/clock.h"
 #include "domain/journal_state.h"
-#include "journal/journal.h"
+#include "journal/journal_writer.h"
 #include "kube/client.h"
 #include "kube/objects.h"
 #include "reconciler/cluster_cache.h"
 #include "reconciler/event_recorder.h"
 #include "reconciler/metrics.h"
+#include "reconciler/reconciler.h"
 
 namespace fk::reconciler {
 
 struct ReconcilerOptions {
-  std::string sandbox_version = "v1beta1";
+  domain::ApiVersion sandbox_version = domain::ApiVersion::kV1beta1;
   int boundary_port = domain::kDefaultBoundaryPort;
   // The leadership fence: until when writes may be sent (nullopt: not now;
   // LeaderElector::WriteFenceUntil). A suspend PATCH's deadline is at most
@@ -78,28 +79,21 @@ struct ReconcilerStats {
   int fenced = 0;            // writes withheld because leadership could not be confirmed
 };
 
-// What the controller does with the key next.
-struct ReconcileResult {
-  enum class Next { kDone, kRetry, kAfter };
-  Next next = Next::kDone;
-  std::chrono::milliseconds after{0};  // for kAfter
-  // For kRetry: the longest Retry-After an answer of the pass asked for; the
-  // work queue waits that long if it exceeds the backoff (at most 60 s).
-  std::optional<int64_t> retry_after_seconds;
-  static ReconcileResult Done() { return {}; }
-  static ReconcileResult Retry() { return {Next::kRetry, {}, std::nullopt}; }
-  static ReconcileResult After(std::chrono::milliseconds d) {
-    return {Next::kAfter, d, std::nullopt};
-  }
-};
-
-class SandboxReconciler {
+class SandboxReconciler final : public Reconciler {
  public:
-  SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client, journal::Journal& journal,
-                    TimeSource& time, EventSink* events, Metrics* metrics,
-                    ReconcilerOptions options);
+  SandboxReconciler(const ClusterCache& cache, kube::ApiClient& client,
+                    journal::JournalWriter& journal, TimeSource& time, EventSink* events,
+                    Metrics* metrics, ReconcilerOptions options);
 
-  ReconcileResult Reconcile(const std::string& ns, const std::string& name);
+  ReconcileResult Reconcile(const ObjectKey& key) override;
+  // Every key the journal holds an unsettled intent for, and every sandbox it
+  // remembers: one deleted while fencekeeper was down is never announced by
+  // the informer, and must be forgotten.
+  std::vector<ObjectKey> KeysAtStart() override;
+  // Folds the WAL into the main file (a bounded WAL).
+  void Idle() override;
+  // Interrupts the client's calls in flight.
+  void Cancel() override;
 
   ReconcilerStats stats() const;
   bool JournalWritable() const;
@@ -163,7 +157,7 @@ class SandboxReconciler {
   // The deadline for a write sent now: the pass's, cut to the fence's end;
   // nullopt when the fence does not hold (counted in `fenced`).
   std::optional<MonoTime> WriteDeadline(const Pass& p);
-  Result<journal::Journal::Recorded> Record(const domain::Evaluation& eval);
+  Result<journal::Recorded> Record(const domain::Evaluation& eval);
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome,
                                 const domain::IntentRecord* known);
   Result<size_t> Forget(const std::string& uid, const std::string& why);
@@ -173,7 +167,7 @@ class SandboxReconciler {
 
   const ClusterCache& cache_;
   kube::ApiClient& client_;
-  journal::Journal& journal_;
+  journal::JournalWriter& journal_;
   TimeSource& time_;
   EventSink* events_;
   Metrics* metrics_;
@@ -188,11 +182,6 @@ class SandboxReconciler {
   // yet (SettleResent reads it back before the sandbox is decided again).
   std::map<std::pair<std::string, std::string>, domain::IntentRecord> resent_;
 };
-
-// The suspend PATCH body, a contract (docs/design.md#the-suspend-patch).
-std::string SuspendPatchBody(const std::string& api_version, const std::string& resource_version,
-                             const std::string& reason, int64_t journal_seq,
-                             const std::string& writer);
 
 // Whether a suspend verdict rests on cached pods or policies that may lag and
 // must be confirmed with live reads (docs/design.md#stale-reads-and-lagging-caches). A cached

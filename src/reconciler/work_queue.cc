@@ -10,17 +10,17 @@ WorkQueue::WorkQueue(TimeSource& time, std::chrono::milliseconds base_delay,
                      std::chrono::milliseconds max_delay, Metrics* metrics)
     : time_(time), base_delay_(base_delay), max_delay_(max_delay), metrics_(metrics) {}
 
-void WorkQueue::Add(const std::string& key) {
+void WorkQueue::Add(const ObjectKey& key) {
   std::lock_guard lock(mu_);
   if (!shutdown_) Enqueue(key);
 }
 
-void WorkQueue::Resync(const std::string& key) {
+void WorkQueue::Resync(const ObjectKey& key) {
   std::lock_guard lock(mu_);
   if (!shutdown_ && !waiting_.contains(key) && !processing_.contains(key)) Enqueue(key);
 }
 
-void WorkQueue::Enqueue(const std::string& key) {
+void WorkQueue::Enqueue(const ObjectKey& key) {
   if (dirty_.contains(key)) return;
   dirty_.insert(key);
   queued_at_.emplace(key, time_.MonotonicNow());
@@ -37,7 +37,7 @@ double WorkQueue::SecondsSince(MonoTime t) const {
   return std::chrono::duration<double>(time_.MonotonicNow() - t).count();
 }
 
-void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay) {
+void WorkQueue::AddAfter(const ObjectKey& key, std::chrono::milliseconds delay) {
   if (delay.count() <= 0) return Add(key);
   std::lock_guard lock(mu_);
   if (shutdown_) return;
@@ -54,7 +54,7 @@ void WorkQueue::AddAfter(const std::string& key, std::chrono::milliseconds delay
   cv_.notify_one();
 }
 
-void WorkQueue::AddRateLimited(const std::string& key, std::optional<int64_t> retry_after_seconds) {
+void WorkQueue::AddRateLimited(const ObjectKey& key, std::optional<int64_t> retry_after_seconds) {
   std::chrono::milliseconds delay;
   {
     std::lock_guard lock(mu_);
@@ -65,7 +65,7 @@ void WorkQueue::AddRateLimited(const std::string& key, std::optional<int64_t> re
   AddAfter(key, delay);
 }
 
-void WorkQueue::Forget(const std::string& key) {
+void WorkQueue::Forget(const ObjectKey& key) {
   std::lock_guard lock(mu_);
   failures_.erase(key);
 }
@@ -73,14 +73,14 @@ void WorkQueue::Forget(const std::string& key) {
 void WorkQueue::PromoteDue() {
   const auto now = time_.MonotonicNow();
   while (!delayed_.empty() && delayed_.begin()->first <= now) {
-    const std::string key = delayed_.begin()->second;
+    const ObjectKey key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
     waiting_.erase(key);
     Enqueue(key);
   }
 }
 
-std::optional<std::string> WorkQueue::Get() {
+std::optional<ObjectKey> WorkQueue::Get() {
   std::unique_lock lock(mu_);
   for (;;) {
     if (shutdown_) return std::nullopt;
@@ -97,7 +97,7 @@ std::optional<std::string> WorkQueue::Get() {
   return TakeFront();
 }
 
-std::optional<std::string> WorkQueue::TryGet() {
+std::optional<ObjectKey> WorkQueue::TryGet() {
   std::lock_guard lock(mu_);
   if (shutdown_) return std::nullopt;
   PromoteDue();
@@ -111,8 +111,8 @@ std::optional<MonoTime> WorkQueue::NextDue() const {
   return delayed_.begin()->first;
 }
 
-std::string WorkQueue::TakeFront() {
-  std::string key = queue_.front();
+ObjectKey WorkQueue::TakeFront() {
+  ObjectKey key = queue_.front();
   queue_.pop_front();
   dirty_.erase(key);
   processing_.insert(key);
@@ -124,7 +124,7 @@ std::string WorkQueue::TakeFront() {
   return key;
 }
 
-void WorkQueue::Done(const std::string& key) {
+void WorkQueue::Done(const ObjectKey& key) {
   std::lock_guard lock(mu_);
   processing_.erase(key);
   if (const auto taken = taken_at_.find(key); taken != taken_at_.end()) {
@@ -158,12 +158,6 @@ void WorkQueue::ShutDown() {
 size_t WorkQueue::Depth() const {
   std::lock_guard lock(mu_);
   return queue_.size();
-}
-
-int WorkQueue::Failures(const std::string& key) const {
-  std::lock_guard lock(mu_);
-  auto it = failures_.find(key);
-  return it == failures_.end() ? 0 : it->second;
 }
 
 }  // namespace fk::reconciler

@@ -12,8 +12,8 @@
 
 #include "bench_support.h"
 #include "journal/journal.h"
-#include "reconciler/controller.h"
 #include "reconciler/metrics.h"
+#include "reconciler/sandbox_controller.h"
 #include "sim/scenario.h"
 
 namespace fk::bench {
@@ -67,9 +67,9 @@ class ChurnRun {
     if (!j.ok()) return j.status().ToString();
     journal_ = std::move(*j);
     client_ = HttpClient(cluster_.url(), 8);
-    reconciler::ControllerOptions o;
+    reconciler::SandboxControllerOptions o;
     o.workers = 4;
-    controller_ = std::make_unique<reconciler::Controller>(*client_, *journal_, o, &metrics_);
+    controller_ = reconciler::SandboxController::WithInformers(*client_, *journal_, o, &metrics_);
     controller_->Start();
     if (!WaitUntil([&] { return controller_->Synced(); }, 60s)) return "caches not synced";
     if (!journal_->Checkpoint().ok()) return "checkpoint failed";
@@ -142,7 +142,7 @@ class ChurnRun {
   reconciler::Metrics metrics_;
   std::unique_ptr<journal::Journal> journal_;
   std::unique_ptr<kube::ApiClient> client_;
-  std::unique_ptr<reconciler::Controller> controller_;
+  std::unique_ptr<reconciler::SandboxController> controller_;
   FileUse start_;
   uint64_t commits_at_start_ = 0;
   int lifecycles_ = 0;

@@ -21,8 +21,8 @@
 
 #include "bench_support.h"
 #include "journal/journal.h"
-#include "reconciler/controller.h"
 #include "reconciler/manager.h"
+#include "reconciler/sandbox_controller.h"
 
 namespace fk::bench {
 namespace {
@@ -39,8 +39,8 @@ std::string JournalOnePass(SimCluster& cluster, const std::string& path) {
   auto client = HttpClient(cluster.url());
   // One worker: this is set-up, not measured, and it must not depend on
   // concurrent workers sharing the journal.
-  reconciler::Controller c(*client, **j, reconciler::ControllerOptions{});
-  c.Start();
+  auto c = reconciler::SandboxController::WithInformers(*client, **j, {});
+  c->Start();
   const bool done = WaitUntil(
       [&] {
         return (*j)->Read([](const domain::JournalState& s) {
@@ -49,7 +49,7 @@ std::string JournalOnePass(SimCluster& cluster, const std::string& path) {
         }) == kSandboxes;
       },
       300s);
-  c.Stop();
+  c->Stop();
   return done ? "" : "the controller did not decide every sandbox of the cluster";
 }
 

@@ -18,9 +18,10 @@
 
 #include "bench_support.h"
 #include "journal/journal.h"
-#include "reconciler/controller.h"
+#include "kube/sandbox_api.h"
 #include "reconciler/event_recorder.h"
 #include "reconciler/metrics.h"
+#include "reconciler/sandbox_controller.h"
 #include "reconciler/sandbox_reconciler.h"
 
 namespace fk::bench {
@@ -54,15 +55,21 @@ std::vector<Target> Targets(sim::Simulator& sim) {
 // One fail-closed transition's API work as the reconciler sends it: the
 // conditional merge PATCH and the events.k8s.io/v1 Event. Nothing else.
 bool Transition(kube::ApiClient& client, const Target& t, int64_t seq) {
-  const auto patch_path = kube::ObjectPath("agents.x-k8s.io", "v1beta1", "sandboxes", t.ns, t.name);
-  const auto event_path = kube::ObjectPath("events.k8s.io", "v1", "events", t.ns, "");
+  const auto patch_path =
+      kube::ObjectPath(kube::SandboxResource(domain::ApiVersion::kV1beta1), t.ns, t.name);
+  const auto event_path = kube::ObjectPath(kube::EventResource(), t.ns, "");
   if (!patch_path.ok() || !event_path.ok()) return false;
   const auto patched = client.MergePatch(
       *patch_path,
-      reconciler::SuspendPatchBody("v1beta1", t.resource_version, "fence-stale", seq, "bench"));
+      kube::SuspendPatchBody(
+          {domain::ApiVersion::kV1beta1, t.resource_version, "fence-stale", {seq, "bench"}}));
   const reconciler::FailClosedEvent e{
-      t.ns,      t.name,        t.uid,
-      "v1beta1", "fence-stale", "workload fence openshell-sandbox-workloads generation 1 -> 2",
+      t.ns,
+      t.name,
+      t.uid,
+      domain::ApiVersion::kV1beta1,
+      "fence-stale",
+      "workload fence openshell-sandbox-workloads generation 1 -> 2",
       seq};
   const auto posted =
       client.Send("POST", *event_path,
@@ -125,9 +132,9 @@ class RolloutRun {
     if (!j.ok()) return j.status().ToString();
     journal_ = std::move(*j);
     client_ = HttpClient(cluster_.url(), 2 * workers_);  // workers and Event senders
-    reconciler::ControllerOptions o;
+    reconciler::SandboxControllerOptions o;
     o.workers = workers_;
-    controller_ = std::make_unique<reconciler::Controller>(*client_, *journal_, o, &metrics_);
+    controller_ = reconciler::SandboxController::WithInformers(*client_, *journal_, o, &metrics_);
     controller_->Start();
     if (WaitUntil([&] { return controller_->Synced(); }, Deadline(n_))) return "";
     std::string unsynced;
@@ -240,7 +247,7 @@ class RolloutRun {
   reconciler::Metrics metrics_;
   std::unique_ptr<journal::Journal> journal_;
   std::unique_ptr<kube::ApiClient> client_;
-  std::unique_ptr<reconciler::Controller> controller_;
+  std::unique_ptr<reconciler::SandboxController> controller_;
   double seconds_ = 0;
   int suspended_at_sync_ = 0, requests_at_sync_ = 0, idle_requests_ = 0, idle_watches_ = 0;
   int64_t rows_at_sync_ = 0, idle_rows_ = 0;

@@ -1,4 +1,4 @@
-#include "kube/fake_transport.h"
+#include "fake_transport.h"
 
 #include <algorithm>
 

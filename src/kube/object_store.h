@@ -1,0 +1,78 @@
+// The reflector's half of an informer (kube-runtime's reflector/store.rs):
+// the store of what is cached per object, read by any thread, and the one
+// writer that applies what the watcher saw to it and says what changed.
+// The watcher (informer.h) decides what to list and watch; this decides
+// nothing, it only keeps the store equal to what it is given.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/namespaced_name.h"
+#include "kube/json.h"
+
+namespace fk::kube {
+
+enum class ChangeType { kAdded, kModified, kDeleted };
+
+struct Change {
+  ChangeType type;
+  std::string ns;
+  std::string name;
+  std::string resource_version;
+  CachedPtr object;    // the new state (the last state for kDeleted)
+  CachedPtr previous;  // null for kAdded
+};
+
+using ObjectKey = std::pair<std::string, std::string>;  // namespace, name
+
+// How the store keys an object: packed (common/namespaced_name.h).
+using StoreKey = NamespacedName;
+using ObjectMap = std::map<StoreKey, CachedPtr>;
+
+// What the informer keeps per object: the transform's compact result (by
+// default the whole object, a CachedJson).
+class ObjectStore {
+ public:
+  CachedPtr Get(const std::string& ns, const std::string& name) const;
+  std::vector<CachedPtr> List(const std::string& ns = "") const;
+  // Every cached (namespace, name) in `ns` ("" = all).
+  std::vector<ObjectKey> Keys(const std::string& ns = "") const;
+  size_t size() const;
+
+ private:
+  friend class StoreWriter;
+  mutable std::mutex mu_;
+  ObjectMap objects_;
+};
+
+// The store's one writer. Every change it makes is passed to `notify`, once,
+// after the store holds it and outside the store's lock (a subscriber may
+// read the store, never write it: Replace walks the store while notifying).
+// Listings and events hold no null objects.
+class StoreWriter {
+ public:
+  StoreWriter(ObjectStore& store, std::function<void(const Change&)> notify)
+      : store_(store), notify_(std::move(notify)) {}
+
+  // A whole listing becomes the store, as it is (no copy: at 10,000
+  // sandboxes a copy was MBs of a start-up peak the allocator keeps). Then
+  // each difference is notified, one by one: what was added or modified in
+  // key order, then what is gone.
+  void Replace(ObjectMap listing);
+  // One watch event at `resource_version`: an ADDED of an object already
+  // held is a modification.
+  void Apply(ChangeType type, const std::string& ns, const std::string& name,
+             const std::string& resource_version, CachedPtr object);
+
+ private:
+  ObjectStore& store_;
+  std::function<void(const Change&)> notify_;
+};
+
+}  // namespace fk::kube

@@ -1,0 +1,71 @@
+// kube/object_store.h: the store and its one writer, without a watcher. A
+// listing becomes the store as it is and each difference is notified once,
+// in order; an event is applied and notified with the state it replaced.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kube/object_store.h"
+
+namespace fk::kube {
+namespace {
+
+CachedPtr Object(const std::string& uid, const std::string& rv) {
+  auto c = std::make_shared<Cached>();
+  c->uid = CompactString(uid);
+  c->resource_version = CompactString(rv);
+  return c;
+}
+
+class ObjectStoreTest : public ::testing::Test {
+ protected:
+  // Each change as "A|M|D name rv (previous rv)", read back from the store
+  // as it is notified: the store already holds the change, and is not locked.
+  ObjectStore store_;
+  StoreWriter writer_{
+      store_, [this](const Change& c) {
+        const CachedPtr now = store_.Get(c.ns, c.name);
+        seen_.push_back(std::string(c.type == ChangeType::kAdded      ? "A "
+                                    : c.type == ChangeType::kModified ? "M "
+                                                                      : "D ") +
+                        c.name + " " + c.resource_version +
+                        (c.previous ? " (" + c.previous->resource_version.str() + ")" : "") +
+                        (now ? "" : " gone"));
+      }};
+  std::vector<std::string> seen_;
+};
+
+TEST_F(ObjectStoreTest, AListingBecomesTheStoreAndEachDifferenceIsNotifiedOnce) {
+  writer_.Replace({{{"ns", "a"}, Object("ua", "1")}, {{"ns", "b"}, Object("ub", "1")}});
+  EXPECT_EQ(seen_, (std::vector<std::string>{"A a 1", "A b 1"}));
+  seen_.clear();
+  // b changed, c is new, a is gone; an unchanged resourceVersion is no news.
+  writer_.Replace({{{"ns", "b"}, Object("ub", "2")},
+                   {{"ns", "c"}, Object("uc", "1")},
+                   {{"other", "d"}, Object("ud", "1")}});
+  EXPECT_EQ(seen_, (std::vector<std::string>{"M b 2 (1)", "A c 1", "A d 1", "D a 1 (1) gone"}));
+  EXPECT_EQ(store_.size(), 3u);
+  EXPECT_EQ(store_.Keys("ns"), (std::vector<ObjectKey>{{"ns", "b"}, {"ns", "c"}}));
+  EXPECT_EQ(store_.List("other").size(), 1u);
+  seen_.clear();
+  writer_.Replace({{{"ns", "b"}, Object("ub", "2")},
+                   {{"ns", "c"}, Object("uc", "1")},
+                   {{"other", "d"}, Object("ud", "1")}});
+  EXPECT_TRUE(seen_.empty());
+}
+
+TEST_F(ObjectStoreTest, EventsAreAppliedWithTheStateTheyReplace) {
+  writer_.Apply(ChangeType::kAdded, "ns", "a", "1", Object("ua", "1"));
+  writer_.Apply(ChangeType::kAdded, "ns", "a", "2", Object("ua", "2"));  // held: a modification
+  writer_.Apply(ChangeType::kModified, "ns", "a", "3", Object("ua", "3"));
+  writer_.Apply(ChangeType::kDeleted, "ns", "a", "4", Object("ua", "3"));
+  writer_.Apply(ChangeType::kDeleted, "ns", "never", "5", Object("un", "5"));
+  EXPECT_EQ(seen_, (std::vector<std::string>{"A a 1", "M a 2 (1)", "M a 3 (2)", "D a 4 (3) gone",
+                                             "D never 5 gone"}));
+  EXPECT_EQ(store_.size(), 0u);
+  EXPECT_EQ(store_.Get("ns", "a"), nullptr);
+}
+
+}  // namespace
+}  // namespace fk::kube
