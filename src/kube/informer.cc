@@ -649,6 +649,10 @@ WatcherEvent Informer::ListAll(std::optional<WatchEnd>* streamed,
 
 bool Informer::Advance(WatcherState* state, WatcherEvent event,
                        std::optional<std::chrono::milliseconds> retry_after) {
+  // Stop() cancels the stream before it fires stop_: a watch it cut ends as
+  // a failure, which is no watch error and waits for no backoff (CI saw
+  // ASeededJitterReplaysTheSameBackoffs record a fifth wait so).
+  if (stopping()) return false;
   if (event == WatcherEvent::kWatchExpired || event == WatcherEvent::kWatchFailed) {
     std::lock_guard lock(mu_);
     ++(event == WatcherEvent::kWatchExpired ? stats_.expired : stats_.watch_errors);
