@@ -33,6 +33,11 @@ class ObjectStoreTest : public ::testing::Test {
                         (c.previous ? " (" + c.previous->resource_version.str() + ")" : "") +
                         (now ? "" : " gone"));
       }};
+  std::vector<ObjectKey> Keys(const std::string& ns) const {
+    std::vector<ObjectKey> keys;
+    store_.ForEachKey(ns, [&](const StoreKey& k) { keys.push_back(k.Unpacked()); });
+    return keys;
+  }
   std::vector<std::string> seen_;
 };
 
@@ -46,7 +51,10 @@ TEST_F(ObjectStoreTest, AListingBecomesTheStoreAndEachDifferenceIsNotifiedOnce) 
                    {{"other", "d"}, Object("ud", "1")}});
   EXPECT_EQ(seen_, (std::vector<std::string>{"M b 2 (1)", "A c 1", "A d 1", "D a 1 (1) gone"}));
   EXPECT_EQ(store_.size(), 3u);
-  EXPECT_EQ(store_.Keys("ns"), (std::vector<ObjectKey>{{"ns", "b"}, {"ns", "c"}}));
+  EXPECT_EQ(Keys("ns"), (std::vector<ObjectKey>{{"ns", "b"}, {"ns", "c"}}));
+  EXPECT_EQ(Keys("other"), (std::vector<ObjectKey>{{"other", "d"}}));
+  EXPECT_EQ(Keys("n"), std::vector<ObjectKey>{});  // a prefix of a namespace is not it
+  EXPECT_EQ(Keys("").size(), 3u);
   EXPECT_EQ(store_.List("other").size(), 1u);
   seen_.clear();
   writer_.Replace({{{"ns", "b"}, Object("ub", "2")},

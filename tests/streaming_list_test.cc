@@ -68,7 +68,7 @@ class StreamingListTest : public ClientTest {
   }
   std::set<std::string> CachedNames() {
     std::set<std::string> out;
-    for (const auto& [ns, name] : informer_->store().Keys()) out.insert(name);
+    informer_->store().ForEachKey("", [&](const kube::StoreKey& k) { out.insert(k.name.str()); });
     return out;
   }
 

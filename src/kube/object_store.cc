@@ -27,9 +27,12 @@ std::vector<CachedPtr> ObjectStore::List(const std::string& ns) const {
   return Select(objects_, ns, [](const StoreKey&, const CachedPtr& obj) { return obj; });
 }
 
-std::vector<ObjectKey> ObjectStore::Keys(const std::string& ns) const {
+void ObjectStore::ForEachKey(const std::string& ns,
+                             const std::function<void(const StoreKey&)>& fn) const {
   std::lock_guard lock(mu_);
-  return Select(objects_, ns, [](const StoreKey& key, const CachedPtr&) { return key.Unpacked(); });
+  // Keys are ordered by namespace first: `ns`'s are one run.
+  auto it = ns.empty() ? objects_.begin() : objects_.lower_bound(StoreKey(ns, ""));
+  for (; it != objects_.end() && (ns.empty() || it->first.ns == ns); ++it) fn(it->first);
 }
 
 size_t ObjectStore::size() const {

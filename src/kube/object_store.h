@@ -41,8 +41,10 @@ class ObjectStore {
  public:
   CachedPtr Get(const std::string& ns, const std::string& name) const;
   std::vector<CachedPtr> List(const std::string& ns = "") const;
-  // Every cached (namespace, name) in `ns` ("" = all).
-  std::vector<ObjectKey> Keys(const std::string& ns = "") const;
+  // Calls fn with the key of every cached object in `ns` ("" = all), in key
+  // order, under the store's lock: fn must not call the store. A resync or a
+  // count of 10,000 objects copies no list of keys on the way (memory).
+  void ForEachKey(const std::string& ns, const std::function<void(const StoreKey&)>& fn) const;
   size_t size() const;
 
  private:

@@ -1,6 +1,7 @@
 #include "reconciler/cluster_cache.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace fk::reconciler {
 namespace {
@@ -136,10 +137,15 @@ PodPtr InformerCache::Pod(const std::string& ns, const std::string& name) const 
 }
 
 std::vector<ObjectKey> InformerCache::SandboxKeys(const std::string& ns) const {
+  const auto informers = Of(CacheKind::kSandboxes);
+  size_t cached = 0;
+  for (const kube::Informer* sandboxes : informers) cached += sandboxes->store().size();
   std::vector<ObjectKey> out;
-  for (const kube::Informer* sandboxes : Of(CacheKind::kSandboxes)) {
-    for (auto& k : sandboxes->store().Keys(ns))
-      out.push_back({std::move(k.first), std::move(k.second)});
+  out.reserve(ns.empty() ? cached : 0);  // one allocation for a resync of every sandbox
+  for (const kube::Informer* sandboxes : informers) {
+    sandboxes->store().ForEachKey(ns, [&](const kube::StoreKey& k) {
+      out.push_back({k.ns.str(), k.name.str()});
+    });
   }
   return out;
 }
@@ -147,7 +153,13 @@ std::vector<ObjectKey> InformerCache::SandboxKeys(const std::string& ns) const {
 std::map<std::string, size_t> InformerCache::CountByNamespace(CacheKind kind) const {
   std::map<std::string, size_t> out;
   for (const kube::Informer* informer : Of(kind)) {
-    for (const auto& [ns, name] : informer->store().Keys()) ++out[ns];
+    // Counted by runs of one namespace: no string per object.
+    std::optional<CompactString> ns;
+    size_t* count = nullptr;
+    informer->store().ForEachKey("", [&](const kube::StoreKey& k) {
+      if (!ns || k.ns != *ns) count = &out[(ns = k.ns)->str()];
+      ++*count;
+    });
   }
   return out;
 }

@@ -21,9 +21,7 @@ void WorkQueue::Resync(const ObjectKey& key) {
 }
 
 void WorkQueue::Enqueue(const ObjectKey& key) {
-  if (dirty_.contains(key)) return;
-  dirty_.insert(key);
-  queued_at_.emplace(key, time_.MonotonicNow());
+  if (!dirty_.emplace(key, time_.MonotonicNow()).second) return;
   if (metrics_) {
     metrics_->QueueAdd();
     metrics_->QueueDepth(dirty_.size());
@@ -114,11 +112,11 @@ std::optional<MonoTime> WorkQueue::NextDue() const {
 ObjectKey WorkQueue::TakeFront() {
   ObjectKey key = queue_.front();
   queue_.pop_front();
-  dirty_.erase(key);
+  if (const auto queued = dirty_.find(key); queued != dirty_.end()) {
+    if (metrics_) metrics_->QueueWait(SecondsSince(queued->second));
+    dirty_.erase(queued);
+  }
   processing_.insert(key);
-  const auto queued = queued_at_.find(key);
-  if (metrics_ && queued != queued_at_.end()) metrics_->QueueWait(SecondsSince(queued->second));
-  if (queued != queued_at_.end()) queued_at_.erase(queued);
   taken_at_[key] = time_.MonotonicNow();
   if (metrics_) metrics_->QueueDepth(dirty_.size());
   return key;

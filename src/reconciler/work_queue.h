@@ -71,14 +71,15 @@ class WorkQueue {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<ObjectKey> queue_;
-  std::set<ObjectKey> dirty_;       // queued and not yet taken
+  // Queued and not yet taken, with since when. One node per key: at a
+  // resync every sandbox is here at once.
+  std::map<ObjectKey, MonoTime> dirty_;
   std::set<ObjectKey> processing_;  // taken and not yet Done
   std::multimap<MonoTime, ObjectKey> delayed_;
   std::set<ObjectKey> waiting_;  // the keys in delayed_
   std::map<ObjectKey, int> failures_;
   Metrics* const metrics_;
-  std::map<ObjectKey, MonoTime> queued_at_;  // dirty keys: since when
-  std::map<ObjectKey, MonoTime> taken_at_;   // keys being processed: since when
+  std::map<ObjectKey, MonoTime> taken_at_;  // keys being processed: since when
   bool shutdown_ = false;
 };
 
