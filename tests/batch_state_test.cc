@@ -183,7 +183,7 @@ TEST_F(BatchStateTest, ASandboxForgottenInTheBatchStaysGone) {
   std::move(batch).MergeInto(committed_);
   EXPECT_FALSE(committed_.sandboxes.contains("uid-agents-sb-2"));
   EXPECT_TRUE(committed_.pending_intents.empty());
-  EXPECT_FALSE(committed_.uids_by_name.contains({"agents", "sb-2"}));
+  EXPECT_TRUE(domain::uids_named(committed_, {"agents", "sb-2"}).empty());
   EXPECT_TRUE(committed_.sandboxes.contains("uid-agents-sb-1"));
 }
 

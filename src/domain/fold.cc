@@ -90,16 +90,18 @@ struct Folder {
 
 void reindex_sandbox(JournalState& state, const std::string& uid,
                      const std::optional<NamespacedName>& before) {
-  if (before) {
-    auto it = state.uids_by_name.find(*before);
-    if (it != state.uids_by_name.end()) {
-      if (auto u = it->second.find(uid); u != it->second.end()) it->second.erase(u);
-      if (it->second.empty()) state.uids_by_name.erase(it);
-    }
-  }
+  if (before) state.uids_by_name.erase(NamedUid{*before, CompactString(uid)});
   if (auto r = state.sandboxes.find(uid); r != state.sandboxes.end())
-    state.uids_by_name.try_emplace(NamespacedName{r->second.ns, r->second.name})
-        .first->second.insert(r->first);
+    state.uids_by_name.insert(NamedUid{NamespacedName{r->second.ns, r->second.name}, r->first});
+}
+
+std::vector<CompactString> uids_named(const JournalState& state, const NamespacedName& name) {
+  std::vector<CompactString> out;
+  // The empty uid orders first: the run of `name` starts at or after it.
+  for (auto it = state.uids_by_name.lower_bound(NamedUid{name, CompactString()});
+       it != state.uids_by_name.end() && it->name == name; ++it)
+    out.push_back(it->uid);
+  return out;
 }
 
 void fold(JournalState& state, const Event& event) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "domain/event.h"
 #include "domain/journal_state.h"
@@ -16,6 +17,9 @@ namespace fk::domain {
 // (nullopt if it was not there).
 void reindex_sandbox(JournalState& state, const std::string& uid,
                      const std::optional<NamespacedName>& before);
+
+// The uids the journal remembers under (ns, name), in order.
+std::vector<CompactString> uids_named(const JournalState& state, const NamespacedName& name);
 
 // Applies one event. Events must arrive in seq order. A `forgotten` event
 // removes the sandbox (its uid) from every map.

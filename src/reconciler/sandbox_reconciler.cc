@@ -324,9 +324,8 @@ ReconcileResult SandboxReconciler::ForgetReplaced(Pass& p, const std::string& ns
                                                   const std::string& cached_uid) {
   const std::vector<std::string> remembered = journal_.Read([&](const domain::JournalState& s) {
     std::vector<std::string> out;
-    if (auto it = s.uids_by_name.find({ns, name}); it != s.uids_by_name.end())
-      for (const CompactString& uid : it->second)
-        if (uid != cached_uid) out.push_back(uid.str());
+    for (const CompactString& uid : domain::uids_named(s, {ns, name}))
+      if (uid != cached_uid) out.push_back(uid.str());
     return out;
   });
   if (remembered.empty()) return ReconcileResult::Done();
