@@ -4,9 +4,24 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <new>
+
 #include <string>
 #include <utility>
 #include <vector>
+
+// Allocations made by this thread through operator new: CompactString's heap
+// copies are new[]s. (Replaces the binary's operator new; it only counts.)
+thread_local long t_allocations = 0;
+
+void* operator new(std::size_t n) {
+  ++t_allocations;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace fk {
 namespace {
@@ -15,9 +30,20 @@ std::vector<std::string> Samples() {
   return {"",
           "a",
           "12345",
-          "exactly-twenty-two-by!",                 // the inline limit
-          "twenty-three-bytes-long",                // one past it
-          "d56ecc1b-5e3d-4000-8000-000000000014",   // a canonical UUID
+          "exactly-twenty-two-by!",                // the inline limit
+          "twenty-three-bytes-long",               // one past it
+          "d56ecc1b-5e3d-4000-8000-000000000014",  // a canonical UUID
+          "d56ecc1b-5e3d-4000-8000-00000000001a",  // ... and others, each ordered
+          "d56ecc1b-5e3d-4000-8000-000000000015",  //     against the rest by their
+          "a56ecc1b-5e3d-4000-8000-000000000014",  //     bytes, not their text
+          "f56ecc1b-5e3d-4000-8000-000000000014",
+          "2026-12-05T07:01:12.684Z",  // a timestamp as fencekeeper writes them
+          "2026-12-05T07:01:12.685Z",
+          "2025-01-01T00:00:00.000Z",
+          "2026-12-05T07:01:12.684z",  // not the template: kept as written
+          "2026-12-05T07:01:12,684Z",
+          "2026-12-05T07:01:1a.684Z",
+          "2026-12-05T07:01:12Z",                   // short enough to be inline
           "D56ECC1B-5E3D-4000-8000-000000000014",   // uppercase: kept as written
           "d56ecc1b-5e3d-4000-8000-00000000001g",   // not hex
           "d56ecc1b_5e3d-4000-8000-000000000014",   // a dash missing
@@ -48,6 +74,22 @@ TEST(CompactString, OrdersAsTheStringsDo) {
       EXPECT_EQ(CompactString(a) > CompactString(b), a > b) << a << " vs " << b;
     }
   }
+}
+
+// What the API server and the journal write most takes no heap at all.
+TEST(CompactString, KeepsUuidsAndTimestampsOffTheHeap) {
+  for (const char* text : {"exactly-twenty-two-by!", "d56ecc1b-5e3d-4000-8000-000000000014",
+                           "2026-12-05T07:01:12.684Z"}) {
+    const long before = t_allocations;
+    const CompactString c{std::string_view(text)};
+    const long after = t_allocations;
+    EXPECT_EQ(after, before) << text;
+    EXPECT_EQ(c.str(), text);
+  }
+  // The count can tell: a text of no template takes its copy.
+  const long before = t_allocations;
+  const CompactString c("2026-12-05T07:01:12.684z");
+  EXPECT_EQ(t_allocations, before + 1);
 }
 
 TEST(CompactString, CopiesAndMovesKeepTheTextAndOwnItOnce) {

@@ -9,24 +9,31 @@ namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
 
-bool IsDash(size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
+// The texts packed as their digits, one nibble each: 'x' stands for a
+// lowercase hex digit, 'd' for a decimal one, anything else for itself. A
+// text packs only if it matches its template exactly, so it comes back the
+// same; and since the digits keep their order as nibbles, two packed texts of
+// one template order as their bytes do.
+constexpr std::string_view kTemplates[] = {
+    "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx",  // Kind::kUuid: metadata.uid
+    "dddd-dd-ddTdd:dd:dd.dddZ",              // Kind::kTimestamp: RFC 3339 in ms
+};
 
-int HexValue(char c) {
+int DigitValue(char slot, char c) {
   if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;  // an uppercase digit too: it would not come back the same
+  if (slot == 'x' && c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;  // an uppercase hex digit too: it would not come back the same
 }
 
-// The 16 bytes of a canonical lowercase UUID; false for any other text.
-bool PackUuid(std::string_view text, uint8_t* out) {
-  if (text.size() != 36) return false;
+bool PackDigits(std::string_view text, std::string_view tmpl, uint8_t* out) {
+  if (text.size() != tmpl.size()) return false;
   int nibbles = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (IsDash(i)) {
-      if (text[i] != '-') return false;
+    if (tmpl[i] != 'x' && tmpl[i] != 'd') {
+      if (text[i] != tmpl[i]) return false;
       continue;
     }
-    const int v = HexValue(text[i]);
+    const int v = DigitValue(tmpl[i], text[i]);
     if (v < 0) return false;
     if (nibbles % 2 == 0) {
       out[nibbles / 2] = static_cast<uint8_t>(v << 4);
@@ -38,11 +45,11 @@ bool PackUuid(std::string_view text, uint8_t* out) {
   return true;
 }
 
-void SpellUuid(const uint8_t* bytes, char* out) {
+void SpellDigits(const uint8_t* bytes, std::string_view tmpl, char* out) {
   int nibble = 0;
-  for (size_t i = 0; i < 36; ++i) {
-    if (IsDash(i)) {
-      out[i] = '-';
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] != 'x' && tmpl[i] != 'd') {
+      out[i] = tmpl[i];
       continue;
     }
     const uint8_t b = bytes[nibble / 2];
@@ -59,9 +66,13 @@ CompactString::CompactString(std::string_view text) {
     inline_size_ = static_cast<uint8_t>(text.size());
     return;
   }
-  if (PackUuid(text, bytes_)) {
-    kind_ = Kind::kUuid;
-    return;
+  for (const Kind kind : {Kind::kUuid, Kind::kTimestamp}) {
+    uint8_t packed[kInlineMax] = {};  // zero past the digits: equality compares every byte
+    if (PackDigits(text, Template(kind), packed)) {
+      std::memcpy(bytes_, packed, kInlineMax);
+      kind_ = kind;
+      return;
+    }
   }
   char* data = new char[text.size()];
   std::memcpy(data, text.data(), text.size());
@@ -129,8 +140,9 @@ std::string_view CompactString::View(Spelling* scratch) const {
     case Kind::kInline:
       return {reinterpret_cast<const char*>(bytes_), inline_size_};
     case Kind::kUuid:
-      SpellUuid(bytes_, scratch->text);
-      return {scratch->text, kUuidLength};
+    case Kind::kTimestamp:
+      SpellDigits(bytes_, Template(kind_), scratch->text);
+      return {scratch->text, Template(kind_).size()};
     case Kind::kHeap:
       return {HeapData(), HeapSize()};
   }
@@ -147,12 +159,30 @@ bool CompactString::operator==(std::string_view other) const {
   return View(&scratch) == other;
 }
 
+std::string_view CompactString::Template(Kind kind) {
+  return kTemplates[kind == Kind::kUuid ? 0 : 1];
+}
+
+bool CompactString::Packed() const { return kind_ == Kind::kUuid || kind_ == Kind::kTimestamp; }
+
 bool CompactString::operator==(const CompactString& other) const {
+  // A text has one form (the first that fits), so forms that differ hold
+  // different texts; packed ones are equal when their bytes are.
+  if (kind_ != other.kind_) return false;
+  if (Packed()) return std::memcmp(bytes_, other.bytes_, kInlineMax) == 0;
   Spelling scratch;
   return other == View(&scratch);
 }
 
 std::strong_ordering CompactString::operator<=>(const CompactString& other) const {
+  // Two packed texts of one template order as their bytes (kTemplates): the
+  // maps keyed by uids compare without spelling either out.
+  if (kind_ == other.kind_ && Packed()) {
+    const int c = std::memcmp(bytes_, other.bytes_, kInlineMax);
+    return c < 0   ? std::strong_ordering::less
+           : c > 0 ? std::strong_ordering::greater
+                   : std::strong_ordering::equal;
+  }
   Spelling theirs;
   return *this <=> other.View(&theirs);
 }

@@ -6,6 +6,8 @@
 // - up to 22 bytes (names, resourceVersions, a phase): inline;
 // - a canonical lowercase UUID (8-4-4-4-12 hex digits, as metadata.uid is):
 //   its 16 bytes;
+// - a timestamp as fencekeeper writes them (2026-12-05T07:01:12.684Z, RFC
+//   3339 in milliseconds): its 17 digits in 9 bytes;
 // - anything else (a hostile annotation, an uppercase UUID): one heap copy.
 //
 // A std::string of a 36-character uid costs 32 bytes plus a 37-byte heap
@@ -43,22 +45,25 @@ class CompactString {
   std::strong_ordering operator<=>(std::string_view other) const;
 
  private:
-  enum class Kind : uint8_t { kInline, kUuid, kHeap };
+  enum class Kind : uint8_t { kInline, kUuid, kTimestamp, kHeap };
   static constexpr size_t kInlineMax = 22;
   static constexpr size_t kUuidLength = 36;
   // Where a UUID is spelled out to be read as text.
   struct Spelling {
-    char text[kUuidLength];
+    char text[kUuidLength];  // the longest template
   };
   std::string_view View(Spelling* scratch) const;
+  static std::string_view Template(Kind kind);  // of a packed kind
+  bool Packed() const;                          // kUuid or kTimestamp
   void Release();
   // A heap copy's pointer and size live in bytes_ too, copied in and out:
   // an aligned member would round the object up to 32 bytes.
   char* HeapData() const;
   size_t HeapSize() const;
 
-  // The text (kInline), the UUID's 16 bytes (kUuid) or the heap copy's
-  // pointer and size (kHeap).
+  // The text (kInline), the digits of a UUID or a timestamp (kUuid,
+  // kTimestamp; the bytes after them zero) or the heap copy's pointer and
+  // size (kHeap).
   unsigned char bytes_[kInlineMax] = {};
   uint8_t inline_size_ = 0;
   Kind kind_ = Kind::kInline;
