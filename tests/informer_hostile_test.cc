@@ -438,6 +438,9 @@ TEST(InformerWatch, UndecodableEventsKeepTheLastStateButDeletesApplyByUid) {
       ListBody({DeepItem("a", deep, "20"), Item("d", "", "21")}, R"({"resourceVersion":"30"})");
   stream->Send(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
   ReadUpTo(informer, "30");
+  // A relist publishes its resourceVersion just before it swaps the store in
+  // (whole: b leaves as d arrives).
+  ASSERT_TRUE(Eventually([&] { return informer.store().Get("ns", "d") != nullptr; }));
   EXPECT_EQ(informer.store().Get("ns", "a"), a_before);
   EXPECT_EQ(informer.store().Get("ns", "b"), nullptr);
   EXPECT_NE(informer.store().Get("ns", "d"), nullptr);
