@@ -198,6 +198,7 @@ Status ConfigureConnection(SQLite::Database& db, const std::string& path,
     db.exec("PRAGMA journal_size_limit = " + std::to_string(options.wal_size_limit_bytes));
   }
   db.exec("PRAGMA foreign_keys = ON");
+  db.exec("PRAGMA cache_size = -" + std::to_string(options.cache_kib));
   if (options.max_page_count > 0) {
     db.exec("PRAGMA max_page_count = " + std::to_string(options.max_page_count));
   }
