@@ -21,23 +21,61 @@ std::shared_ptr<const T> As(kube::CachedPtr p) {
   return std::dynamic_pointer_cast<const T>(std::move(p));
 }
 
+// How a pod's name gives its sandbox's, if it does: the pod is named as the
+// sandbox, or is the supervisor pod of a sandbox whose id is its name.
+enum class NamedAfter { kNot, kSameName, kSupervisorOf };
+
+NamedAfter HowNamed(const std::string& sandbox, const std::string& pod) {
+  if (pod == sandbox) return NamedAfter::kSameName;
+  const std::string_view prefix = kube::kSupervisorPodPrefix;
+  if (pod.size() == prefix.size() + sandbox.size() && pod.starts_with(prefix) &&
+      pod.ends_with(sandbox))
+    return NamedAfter::kSupervisorOf;
+  return NamedAfter::kNot;
+}
+
+uint64_t NamedAfterHash(const std::string& ns, const std::string& pod, NamedAfter how) {
+  return PodHash(ns, pod) ^ (how == NamedAfter::kSupervisorOf ? 0x9e3779b97f4a7c15ULL : 0);
+}
+
 }  // namespace
+
+void PodIndex::Add(const std::string& ns, const std::string& sandbox, const std::string& pod) {
+  const NamedAfter how = HowNamed(sandbox, pod);
+  if (how != NamedAfter::kNot) {
+    named_after_sandbox_.Insert(NamedAfterHash(ns, pod, how));
+  } else {
+    sandboxes_.emplace(PodHash(ns, pod), CompactString(sandbox));
+  }
+}
+
+void PodIndex::Remove(const std::string& ns, const std::string& sandbox, const std::string& pod) {
+  const NamedAfter how = HowNamed(sandbox, pod);
+  if (how != NamedAfter::kNot) {
+    named_after_sandbox_.Erase(NamedAfterHash(ns, pod, how));
+    return;
+  }
+  auto [first, last] = sandboxes_.equal_range(PodHash(ns, pod));
+  auto it = std::find_if(first, last, [&](const auto& e) { return e.second == sandbox; });
+  if (it != last) sandboxes_.erase(it);
+}
 
 void PodIndex::Update(const std::string& ns, const std::string& sandbox,
                       const kube::CachedSandbox* before, const kube::CachedSandbox* after) {
   std::lock_guard lock(mu_);
-  for (const std::string& pod : PodsOf(sandbox, before)) {
-    auto [first, last] = sandboxes_.equal_range(PodHash(ns, pod));
-    auto it = std::find_if(first, last, [&](const auto& e) { return e.second == sandbox; });
-    if (it != last) sandboxes_.erase(it);
-  }
-  for (const std::string& pod : PodsOf(sandbox, after))
-    sandboxes_.emplace(PodHash(ns, pod), CompactString(sandbox));
+  for (const std::string& pod : PodsOf(sandbox, before)) Remove(ns, sandbox, pod);
+  for (const std::string& pod : PodsOf(sandbox, after)) Add(ns, sandbox, pod);
 }
 
 std::vector<std::string> PodIndex::Candidates(const std::string& ns, const std::string& pod) const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
+  if (named_after_sandbox_.Count(NamedAfterHash(ns, pod, NamedAfter::kSameName)) > 0)
+    out.push_back(pod);
+  const std::string_view prefix = kube::kSupervisorPodPrefix;
+  if (pod.starts_with(prefix) &&
+      named_after_sandbox_.Count(NamedAfterHash(ns, pod, NamedAfter::kSupervisorOf)) > 0)
+    out.push_back(pod.substr(prefix.size()));
   auto [first, last] = sandboxes_.equal_range(PodHash(ns, pod));
   for (auto it = first; it != last; ++it) out.push_back(it->second.str());
   return out;
@@ -45,7 +83,7 @@ std::vector<std::string> PodIndex::Candidates(const std::string& ns, const std::
 
 size_t PodIndex::size() const {
   std::lock_guard lock(mu_);
-  return sandboxes_.size();
+  return named_after_sandbox_.size() + sandboxes_.size();
 }
 
 std::vector<std::string> ClusterCache::SandboxesNamingPod(const std::string& ns,

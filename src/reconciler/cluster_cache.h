@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/compact_string.h"
+#include "common/hash_multiset.h"
 #include "kube/informer.h"
 #include "kube/objects.h"
 #include "reconciler/readiness.h"
@@ -34,17 +35,25 @@ using PodPtr = std::shared_ptr<const kube::CachedPod>;
 // date as sandboxes change, so a pod event finds its sandboxes without reading
 // every sandbox of the namespace (that was quadratic in a rollout). Keyed by a
 // hash of (namespace, pod): a collision only adds a candidate, and candidates
-// are checked against the cached sandbox.
+// are checked against the cached sandbox. Most pods are named after their
+// sandbox (the workload pod is the sandbox's name, the supervisor pod
+// os-supervisor-<sandbox id> and the id is the name): for those only the
+// hash is kept, 8 bytes, as the pod's name gives the sandbox's (issue 20:
+// a node with the sandbox's name was 100 bytes of every sandbox at 10,000).
 class PodIndex {
  public:
   // A sandbox changed from `before` to `after` (either null: added, deleted).
   void Update(const std::string& ns, const std::string& sandbox, const kube::CachedSandbox* before,
               const kube::CachedSandbox* after);
   std::vector<std::string> Candidates(const std::string& ns, const std::string& pod) const;
-  size_t size() const;
+  size_t size() const;  // one entry per pod each sandbox names
 
  private:
+  void Add(const std::string& ns, const std::string& sandbox, const std::string& pod);
+  void Remove(const std::string& ns, const std::string& sandbox, const std::string& pod);
+
   mutable std::mutex mu_;
+  HashMultiset named_after_sandbox_;  // hash(ns, pod, how the name gives the sandbox's)
   std::unordered_multimap<size_t, CompactString> sandboxes_;  // hash(ns, pod) -> sandbox name
 };
 
