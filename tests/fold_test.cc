@@ -46,7 +46,7 @@ TEST(FoldTest, ARenamedOrErasedRecordLeavesItsOldName) {
   s.sandboxes.erase(CompactString("uid-1"));
   reindex_sandbox(s, "uid-1", NamespacedName{"ns", "b"});
   EXPECT_TRUE(Named(s, "ns", "b").empty());
-  EXPECT_TRUE(s.uids_by_name.empty());
+  EXPECT_EQ(s.uids_by_name.size(), 0u);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 
 #include "domain/fold.h"
 
@@ -88,19 +89,32 @@ struct Folder {
 
 }  // namespace
 
+namespace {
+
+uint64_t NameHash(const CompactString& ns, const CompactString& name) {
+  const std::hash<std::string> h;
+  return h(ns.str()) * 1000003u ^ h(name.str());
+}
+
+}  // namespace
+
 void reindex_sandbox(JournalState& state, const std::string& uid,
                      const std::optional<NamespacedName>& before) {
-  if (before) state.uids_by_name.erase(NamedUid{*before, CompactString(uid)});
-  if (auto r = state.sandboxes.find(uid); r != state.sandboxes.end())
-    state.uids_by_name.insert(NamedUid{NamespacedName{r->second.ns, r->second.name}, r->first});
+  const CompactString packed(uid);
+  if (before) state.uids_by_name.Erase(NameHash(before->ns, before->name), packed);
+  if (auto r = state.sandboxes.find(packed); r != state.sandboxes.end())
+    state.uids_by_name.Insert(NameHash(r->second.ns, r->second.name), packed);
 }
 
 std::vector<CompactString> uids_named(const JournalState& state, const NamespacedName& name) {
   std::vector<CompactString> out;
-  // The empty uid orders first: the run of `name` starts at or after it.
-  for (auto it = state.uids_by_name.lower_bound(NamedUid{name, CompactString()});
-       it != state.uids_by_name.end() && it->name == name; ++it)
-    out.push_back(it->uid);
+  state.uids_by_name.ForEach(NameHash(name.ns, name.name), [&](const CompactString& uid) {
+    auto r = state.sandboxes.find(uid);
+    // Another name of the same hash: not this one's.
+    if (r != state.sandboxes.end() && r->second.ns == name.ns && r->second.name == name.name)
+      out.push_back(uid);
+  });
+  std::sort(out.begin(), out.end());
   return out;
 }
 

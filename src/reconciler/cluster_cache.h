@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/compact_string.h"
-#include "common/hash_multiset.h"
+#include "common/hash_multimap.h"
 #include "kube/informer.h"
 #include "kube/objects.h"
 #include "reconciler/readiness.h"

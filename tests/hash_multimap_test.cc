@@ -1,4 +1,4 @@
-#include "common/hash_multiset.h"
+#include "common/hash_multimap.h"
 
 #include <gtest/gtest.h>
 
