@@ -186,7 +186,7 @@ TEST(PodIndex, FollowsEachSandboxsPodsThroughChangesAndDeletion) {
 TEST(PodIndex, ASandboxThatDoesNotParseNamesNoPod) {
   reconciler::PodIndex index;
   auto broken = std::make_shared<CachedSandbox>();
-  broken->error = CompactString("spec.operatingMode is missing");
+  broken->error = HeapText("spec.operatingMode is missing");
   index.Update("ns", "a", nullptr, broken.get());
   EXPECT_EQ(index.size(), 0u);
   EXPECT_TRUE(index.Candidates("ns", "a").empty());

@@ -453,7 +453,7 @@ TEST(CompactCache, ASandboxComesBackWholeFromItsCompactForm) {
     EXPECT_EQ(compact->error, "");
     // Identity is stored once (the cache key, kube::Cached): the compact form
     // has no field for it, and is not a ParsedSandbox (568 bytes) either.
-    static_assert(sizeof(CachedSandbox) <= 320);
+    static_assert(sizeof(CachedSandbox) <= 248);
     const ParsedSandbox back = compact->Parsed("agents", "sb-1");
     EXPECT_EQ(back.observation, full->observation);
     EXPECT_EQ(back.resource_version, full->resource_version);

@@ -287,14 +287,13 @@ std::shared_ptr<CachedSandbox> CachedSandbox::Of(const ParsedSandbox& parsed) {
   out->fence_uid = Pack(o.fence_uid);
   out->workload_uid = Pack(o.workload_uid);
   out->supervisor_uid = Pack(o.supervisor_uid);
-  out->bootstrap_phase = CompactString(o.bootstrap_phase);
+  out->bootstrap_phase = HeapText(o.bootstrap_phase);
   out->api_version = o.api_version;
   out->bootstrap_op = o.bootstrap_op;
   out->deleting = o.deleting;
   out->should_run = o.should_run;
   out->bootstrapping = o.bootstrapping;
-  if (parsed.workload_pod_name != o.name)
-    out->workload_pod = CompactString(parsed.workload_pod_name);
+  if (parsed.workload_pod_name != o.name) out->workload_pod = HeapText(parsed.workload_pod_name);
   // ParseSandbox names the supervisor pod by the sandbox id, so the id is
   // all that is kept; a name without the prefix would be lost, so it is a
   // programming error, not input.
@@ -350,7 +349,7 @@ Result<std::shared_ptr<Cached>> CompactSandbox(const DecodedObject& object, ApiV
   auto parsed = ParseSandbox(*object.object, version);
   if (!parsed.ok()) {
     auto out = std::make_shared<CachedSandbox>();
-    out->error = CompactString(parsed.status().message());
+    out->error = HeapText(parsed.status().message());
     return std::shared_ptr<Cached>(std::move(out));
   }
   return std::shared_ptr<Cached>(CachedSandbox::Of(*parsed));

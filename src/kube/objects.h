@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/compact_string.h"
+#include "common/heap_text.h"
 #include "common/status.h"
 #include "domain/heap_optional.h"
 #include "domain/observation.h"
@@ -120,7 +121,7 @@ struct CachedSandbox final : Cached {
   // Whether `pod` is its workload or supervisor pod (false if it does not parse).
   bool Names(const std::string& sandbox_name, const std::string& pod) const;
 
-  CompactString error;  // why it does not parse ("" = it does): reported, never decided
+  HeapText error;  // why it does not parse ("" = it does): reported, never decided
 
   // SandboxObservation's fields but the identity, packed: at 10,000 sandboxes
   // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB.
@@ -128,13 +129,14 @@ struct CachedSandbox final : Cached {
   std::optional<int64_t> bootstrap_started_at_ms;
   std::optional<int64_t> fence_generation;
   std::optional<CompactString> fence_uid, workload_uid, supervisor_uid;
-  CompactString bootstrap_phase;
+  HeapText bootstrap_phase;  // only while OpenShell admits it
   domain::ApiVersion api_version = domain::ApiVersion::kV1beta1;
   domain::BootstrapOp bootstrap_op = domain::BootstrapOp::kNone;
   bool deleting = false, should_run = true, bootstrapping = false;
   // The workload pod's name when it is not the sandbox's; the sandbox id,
   // lower case, that names the supervisor pod ("" = none).
-  CompactString workload_pod, sandbox_id;
+  HeapText workload_pod;
+  CompactString sandbox_id;
   domain::HeapOptional<IntentMark> mark;  // rare: only while an intent is on it
 };
 struct CachedPolicy final : Cached {
