@@ -14,7 +14,7 @@ namespace {
 CachedPtr Object(const std::string& uid, const std::string& rv) {
   auto c = std::make_shared<Cached>();
   c->uid = CompactString(uid);
-  c->resource_version = CompactString(rv);
+  c->resource_version = ResourceVersion(rv);
   return c;
 }
 

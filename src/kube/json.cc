@@ -186,7 +186,7 @@ Result<bool> TransformObject(const Transform& transform, DecodedObject* object) 
   object->cached = std::move(*cached);
   if (!object->cached) return false;
   object->cached->uid = CompactString(object->uid);
-  object->cached->resource_version = CompactString(object->resource_version);
+  object->cached->resource_version = ResourceVersion(object->resource_version);
   return true;
 }
 

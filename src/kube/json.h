@@ -26,6 +26,7 @@
 
 #include "common/compact_string.h"
 #include "common/status.h"
+#include "kube/resource_version.h"
 
 namespace fk::kube {
 
@@ -56,7 +57,8 @@ struct BadObject {
 // controller reads. The informer fills the identity it needs itself.
 struct Cached {
   virtual ~Cached() = default;
-  CompactString uid, resource_version;
+  CompactString uid;
+  ResourceVersion resource_version;
 };
 using CachedPtr = std::shared_ptr<const Cached>;
 
