@@ -90,8 +90,18 @@ struct WatchInbox {
 
 }  // namespace
 
-Informer::Informer(ApiClient& client, ResourceRef resource, InformerOptions options)
-    : client_(client),
+Informer::Informer(ApiClient& client, const ResourceRef& resource, const InformerOptions& options)
+    : Informer(std::make_unique<ApiListerWatcher>(client, resource, options.ns), resource,
+               options) {}
+
+Informer::Informer(std::unique_ptr<ListerWatcher> source, ResourceRef resource,
+                   InformerOptions options)
+    : Informer(*source, std::move(resource), std::move(options)) {
+  owned_source_ = std::move(source);
+}
+
+Informer::Informer(ListerWatcher& source, ResourceRef resource, InformerOptions options)
+    : source_(source),
       resource_(std::move(resource)),
       options_(std::move(options)),
       jitter_(options_.jitter_seed ? options_.jitter_seed : std::random_device{}()) {
@@ -135,11 +145,6 @@ InformerStats Informer::stats() const {
   InformerStats s = stats_;
   s.resource_version = rv_;
   return s;
-}
-
-std::string Informer::Path() const {
-  return ResourcePath(resource_.group, resource_.version, resource_.plural,
-                      resource_.namespaced ? options_.ns : "");
 }
 
 void Informer::Notify(const Change& change) {
@@ -205,17 +210,8 @@ void Informer::ReportBad(std::string_view context, const BadObject& bad) {
       .Error(bad.reason);
 }
 
-std::string Informer::ListPath(const std::string& continue_token, int limit) const {
-  std::string path = Path() + "?limit=" + std::to_string(limit);
-  if (!options_.label_selector.empty())
-    path += "&labelSelector=" + QueryEscape(options_.label_selector);
-  if (!continue_token.empty()) path += "&continue=" + QueryEscape(continue_token);
-  return path;
-}
-
-ApiResponse Informer::GetPage(const std::string& token, int limit, const std::string& accept) {
-  ApiResponse r = accept.empty() ? client_.Get(ListPath(token, limit))
-                                 : client_.GetAs(ListPath(token, limit), accept);
+ApiResponse Informer::GetPage(const std::string& token, int limit, bool metadata_only) {
+  ApiResponse r = source_.List({token, limit, metadata_only, options_.label_selector});
   std::lock_guard lock(mu_);
   ++stats_.pages;
   return r;
@@ -226,9 +222,7 @@ ApiResponse Informer::GetPage(const std::string& token, int limit, const std::st
 // is kept, fail closed) and the token after it; it is skipped like any item
 // that cannot be decoded, and the list goes on.
 Result<ListPage> Informer::SkipOversizedItem(const std::string& token) {
-  constexpr const char* kMetadataOnly =
-      "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
-  ApiResponse r = GetPage(token, 1, kMetadataOnly);
+  ApiResponse r = GetPage(token, 1, /*metadata_only=*/true);
   if (!r.ok()) return Status::Unavailable("listing failed: " + r.error.ToString());
   auto page = DecodeListPage(r.body);
   if (!page.ok()) return Status::Corruption("listing failed: " + page.status().message());
@@ -247,7 +241,7 @@ Result<ListPage> Informer::SkipOversizedItem(const std::string& token) {
 // skipped (SkipOversizedItem). A page that fits lets the limit grow back.
 Result<ListPage> Informer::FetchPage(const std::string& token, int* limit, ApiResponse* r) {
   for (;;) {
-    *r = GetPage(token, *limit, "");
+    *r = GetPage(token, *limit, /*metadata_only=*/false);
     if (r->error.kind != ApiErrorKind::kTooLarge) break;
     if (*limit == 1) return SkipOversizedItem(token);
     *limit = std::max(1, *limit / 2);
@@ -494,22 +488,19 @@ bool Informer::HandleLine(const std::string& line, WatchEnd* end, InitialEvents*
   return false;
 }
 
-std::string Informer::WatchPath(bool streaming_list) {
-  std::string path = Path() + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" +
-                     std::to_string(options_.watch_timeout_seconds);
+WatchRequest Informer::NextWatch(bool streaming_list) {
+  WatchRequest request;
+  request.timeout_seconds = options_.watch_timeout_seconds;
+  request.send_initial_events = streaming_list;
+  request.label_selector = options_.label_selector;
+  std::lock_guard lock(mu_);
   if (streaming_list) {
-    // No resourceVersion: a consistent read, never older than what we saw.
-    path += "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan";
-    std::lock_guard lock(mu_);
     ++stats_.streaming_lists;
   } else {
-    std::lock_guard lock(mu_);
-    path += "&resourceVersion=" + QueryEscape(rv_);
+    request.resource_version = rv_;
     ++stats_.watches;
   }
-  if (!options_.label_selector.empty())
-    path += "&labelSelector=" + QueryEscape(options_.label_selector);
-  return path;
+  return request;
 }
 
 std::optional<Informer::WatchEnd> Informer::FailedWatch(
@@ -557,13 +548,13 @@ Informer::WatchEnd Informer::NoInitialEvents(const Status& status,
 
 Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* retry_after,
                                    InitialEvents* initial) {
-  const std::string path = WatchPath(initial != nullptr);
+  const WatchRequest request = NextWatch(initial != nullptr);
   auto inbox = std::make_shared<WatchInbox>();
   {
     std::lock_guard lock(mu_);
     if (stopping_) return WatchEnd::kClean;
   }
-  auto stream = client_.OpenStream(path, WatchInbox::FeedFrom(inbox));
+  auto stream = source_.Watch(request, WatchInbox::FeedFrom(inbox));
   {
     std::lock_guard lock(mu_);
     stream_ = std::move(stream);

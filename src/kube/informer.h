@@ -30,6 +30,7 @@
 
 #include "kube/client.h"
 #include "kube/json.h"
+#include "kube/lister_watcher.h"
 #include "kube/object_store.h"
 #include "kube/watcher_state.h"
 
@@ -84,7 +85,13 @@ struct SyncState {
 
 class Informer {
  public:
-  Informer(ApiClient& client, ResourceRef resource, InformerOptions options = {});
+  // Lists and watches `resource` (in options.ns) through `client`.
+  Informer(ApiClient& client, const ResourceRef& resource, const InformerOptions& options = {});
+  // Lists and watches through `source` (owned, or outliving the informer);
+  // `resource` names the informer.
+  Informer(std::unique_ptr<ListerWatcher> source, ResourceRef resource,
+           InformerOptions options = {});
+  Informer(ListerWatcher& source, ResourceRef resource, InformerOptions options = {});
   ~Informer();
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -129,8 +136,7 @@ class Informer {
   // One page that fits under the body limit (see informer.cc); *r is the last answer.
   Result<ListPage> FetchPage(const std::string& token, int* limit, ApiResponse* r);
   Result<ListPage> SkipOversizedItem(const std::string& token);
-  ApiResponse GetPage(const std::string& token, int limit, const std::string& accept);
-  std::string ListPath(const std::string& continue_token, int limit) const;
+  ApiResponse GetPage(const std::string& token, int limit, bool metadata_only);
   void CarryOverUnreadable(Listing* listing) const;
   void ReplaceCache(Listing* listing);
   void InstallListing(Listing* listing);
@@ -138,9 +144,9 @@ class Informer {
   // A watch from the current resourceVersion, or (`initial` set) a streaming list.
   WatchEnd Watch(std::optional<std::chrono::milliseconds>* retry_after,
                  InitialEvents* initial = nullptr);
-  // The watch request's path from the current resourceVersion (or, for a
+  // The watch request from the current resourceVersion (or, for a
   // streaming list, from none: a consistent read); counts it.
-  std::string WatchPath(bool streaming_list);
+  WatchRequest NextWatch(bool streaming_list);
   // How a streaming list that ended before its bookmark is reported.
   WatchEnd NoInitialEvents(const Status& status, const std::optional<HttpResponse>& non_ok,
                            bool timed_out);
@@ -171,9 +177,9 @@ class Informer {
   void AdvanceResourceVersion(const std::string& rv);
   bool stopping() const;
   void Notify(const Change& change);
-  std::string Path() const;
 
-  ApiClient& client_;
+  std::unique_ptr<ListerWatcher> owned_source_;  // null when the source is the caller's
+  ListerWatcher& source_;
   const ResourceRef resource_;
   InformerOptions options_;
   ObjectStore store_;
