@@ -28,57 +28,58 @@ using namespace std::chrono_literals;
 using fk::testing::ClientTest;
 using fk::testing::kSandboxes;
 
+ApiErrorKind KindOf(const ApiResult& r) { return ApiErrorOf(r.status()).kind; }
+
 TEST_F(ClientTest, CreateGetPatchAndTypedErrors) {
   StartServer();
   ApiClient& c = Client();
-  ApiResponse created = c.Send("POST", kSandboxes, SandboxJson("a"), "application/json");
-  ASSERT_TRUE(created.ok()) << created.error.ToString();
-  EXPECT_EQ(created.status, 201);
+  ApiResult created = c.Send("POST", kSandboxes, SandboxJson("a"), "application/json");
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_EQ(HttpCode(created), 201);
   // The agent-sandbox emulation has written status since; patch against what is there now.
-  ApiResponse current = c.Get(kSandboxes + "/a");
+  ApiResult current = c.Get(kSandboxes + "/a");
   ASSERT_TRUE(current.ok());
-  const std::string rv(json::parse(current.body).at("metadata").at("resourceVersion").as_string());
+  const std::string rv(json::parse(current->body).at("metadata").at("resourceVersion").as_string());
 
-  ApiResponse missing = c.Get(kSandboxes + "/nope");
-  EXPECT_EQ(missing.error.kind, ApiErrorKind::kNotFound);
-  EXPECT_EQ(missing.error.reason, "NotFound");
-  EXPECT_NE(missing.error.message.find("\"nope\" not found"), std::string::npos);
+  ApiResult missing = c.Get(kSandboxes + "/nope");
+  EXPECT_EQ(ApiErrorOf(missing.status()).kind, ApiErrorKind::kNotFound);
+  EXPECT_EQ(ApiErrorOf(missing.status()).reason, "NotFound");
+  EXPECT_NE(ApiErrorOf(missing.status()).message.find("\"nope\" not found"), std::string::npos);
 
-  ApiResponse patched =
+  ApiResult patched =
       c.MergePatch(kSandboxes + "/a", R"({"metadata":{"resourceVersion":")" + rv +
                                           R"("},"spec":{"operatingMode":"Suspended"}})");
-  ASSERT_TRUE(patched.ok()) << patched.error.ToString();
-  EXPECT_EQ(json::parse(patched.body).at("metadata").at("generation"), 2);
+  ASSERT_TRUE(patched.ok()) << patched.status().message();
+  EXPECT_EQ(json::parse(patched->body).at("metadata").at("generation"), 2);
 
   // The same conditional patch again carries a stale resourceVersion: 409, never retried.
-  ApiResponse stale =
+  ApiResult stale =
       c.MergePatch(kSandboxes + "/a", R"({"metadata":{"resourceVersion":")" + rv +
                                           R"("},"spec":{"operatingMode":"Running"}})");
-  EXPECT_EQ(stale.error.kind, ApiErrorKind::kConflict);
-  EXPECT_EQ(stale.status, 409);
+  EXPECT_EQ(ApiErrorOf(stale.status()).kind, ApiErrorKind::kConflict);
+  EXPECT_EQ(HttpCode(stale), 409);
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
   EXPECT_TRUE(time_.sleeps().empty());
 
-  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").error.kind,
+  EXPECT_EQ(KindOf(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json")),
             ApiErrorKind::kAlreadyExists);
-  ApiResponse invalid = c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json");
-  EXPECT_EQ(invalid.error.kind, ApiErrorKind::kInvalid);
-  ApiResponse media =
+  ApiResult invalid = c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json");
+  EXPECT_EQ(ApiErrorOf(invalid.status()).kind, ApiErrorKind::kInvalid);
+  ApiResult media =
       c.Send("PATCH", kSandboxes + "/a", "{}", "application/strategic-merge-patch+json");
-  EXPECT_EQ(media.error.kind, ApiErrorKind::kUnsupportedMedia);
-  ApiResponse json_patch =
-      c.Send("PATCH", kSandboxes + "/a",
-             R"([{"op":"test","path":"/spec/operatingMode","value":"Running"}])",
-             "application/json-patch+json");
-  EXPECT_EQ(json_patch.status, 422);
+  EXPECT_EQ(ApiErrorOf(media.status()).kind, ApiErrorKind::kUnsupportedMedia);
+  ApiResult json_patch = c.Send("PATCH", kSandboxes + "/a",
+                                R"([{"op":"test","path":"/spec/operatingMode","value":"Running"}])",
+                                "application/json-patch+json");
+  EXPECT_EQ(HttpCode(json_patch), 422);
 }
 
 TEST_F(ClientTest, TooManyRequestsHonoursRetryAfter) {
   StartServer();
   ApiClient& c = Client();
   sim_->AddFault({"list", "sandboxes", 429, 3, false, "", 1});
-  ApiResponse r = c.Get(kSandboxes);
-  ASSERT_TRUE(r.ok()) << r.error.ToString();
+  ApiResult r = c.Get(kSandboxes);
+  ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(time_.sleeps().size(), 1u);
   EXPECT_EQ(time_.sleeps().at(0), 3000ms);
   EXPECT_EQ(sim_->RequestCount("list", "sandboxes"), 2);
@@ -95,9 +96,9 @@ TEST_F(ClientTest, ServerErrorsAreRetriedWithGrowingBackoff) {
   o.initial_backoff = 100ms;
   ApiClient& c = Client(o);
   sim_->AddFault({"get", "sandboxes", 503, 0, false, "", 3});
-  c.Send("POST", kSandboxes, SandboxJson("a"), "application/json");
-  ApiResponse r = c.Get(kSandboxes + "/a");
-  ASSERT_TRUE(r.ok()) << r.error.ToString();
+  ASSERT_TRUE(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").ok());
+  ApiResult r = c.Get(kSandboxes + "/a");
+  ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(time_.sleeps().size(), 3u);
   EXPECT_GE(time_.sleeps().at(0), 100ms);
   EXPECT_LT(time_.sleeps().at(0), 200ms);
@@ -107,8 +108,8 @@ TEST_F(ClientTest, ServerErrorsAreRetriedWithGrowingBackoff) {
   EXPECT_EQ(sim_->RequestCount("get", "sandboxes"), 4);
 
   sim_->AddFault({"get", "sandboxes", 500, 0, false, "", -1});
-  ApiResponse exhausted = c.Get(kSandboxes + "/a");
-  EXPECT_EQ(exhausted.error.kind, ApiErrorKind::kServerError);
+  ApiResult exhausted = c.Get(kSandboxes + "/a");
+  EXPECT_EQ(ApiErrorOf(exhausted.status()).kind, ApiErrorKind::kServerError);
   EXPECT_EQ(sim_->RequestCount("get", "sandboxes"), 4 + 1 + o.max_retries);
 }
 
@@ -121,28 +122,28 @@ TEST_F(ClientTest, WritesAreSentOnceWhateverTheError) {
   const std::string patch = R"({"spec":{"operatingMode":"Suspended"}})";
 
   sim_->AddFault({"patch", "sandboxes", 503, 0, false, "", 1});
-  ApiResponse unavailable = c.MergePatch(kSandboxes + "/a", patch);
-  EXPECT_EQ(unavailable.error.kind, ApiErrorKind::kServerError);
+  ApiResult unavailable = c.MergePatch(kSandboxes + "/a", patch);
+  EXPECT_EQ(ApiErrorOf(unavailable.status()).kind, ApiErrorKind::kServerError);
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 1);
 
   sim_->AddFault({"patch", "sandboxes", 429, 1, false, "", 1});
-  ApiResponse throttled = c.MergePatch(kSandboxes + "/a", patch);
-  EXPECT_EQ(throttled.error.kind, ApiErrorKind::kTooManyRequests);
-  EXPECT_EQ(throttled.error.retry_after_seconds, 1);  // the caller may honour it
+  ApiResult throttled = c.MergePatch(kSandboxes + "/a", patch);
+  EXPECT_EQ(ApiErrorOf(throttled.status()).kind, ApiErrorKind::kTooManyRequests);
+  EXPECT_EQ(ApiErrorOf(throttled.status()).retry_after_seconds, 1);  // the caller may honour it
   EXPECT_EQ(sim_->RequestCount("patch", "sandboxes"), 2);
 
   sim_->AddFault({"create", "sandboxes", 503, 0, false, "", 1});
-  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("b"), "application/json").error.kind,
+  EXPECT_EQ(KindOf(c.Send("POST", kSandboxes, SandboxJson("b"), "application/json")),
             ApiErrorKind::kServerError);
   EXPECT_EQ(sim_->RequestCount("create", "sandboxes"), 2);  // "a" above, and "b" once
 
   sim_->AddFault({"update", "sandboxes", 500, 0, false, "", 1});
-  EXPECT_EQ(c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json").error.kind,
+  EXPECT_EQ(KindOf(c.Send("PUT", kSandboxes + "/a", SandboxJson("a"), "application/json")),
             ApiErrorKind::kServerError);
   EXPECT_EQ(sim_->RequestCount("update", "sandboxes"), 1);
 
   sim_->AddFault({"delete", "sandboxes", 503, 0, false, "", 1});
-  EXPECT_EQ(c.Send("DELETE", kSandboxes + "/a").error.kind, ApiErrorKind::kServerError);
+  EXPECT_EQ(KindOf(c.Send("DELETE", kSandboxes + "/a")), ApiErrorKind::kServerError);
   EXPECT_EQ(sim_->RequestCount("delete", "sandboxes"), 1);
 
   EXPECT_TRUE(time_.sleeps().empty());  // no retry was even waited for
@@ -150,14 +151,42 @@ TEST_F(ClientTest, WritesAreSentOnceWhateverTheError) {
   EXPECT_TRUE(c.MergePatch(kSandboxes + "/a", patch).ok());
 }
 
+// A failed call is one Status: its code says what to do in general, and it
+// carries the ApiError for the callers that branch on the kind.
+TEST_F(ClientTest, AFailedCallIsAStatusWithTheHouseCodeAndItsApiError) {
+  StartServer();
+  ApiClient& c = Client();
+  ASSERT_TRUE(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").ok());
+  const ApiResult missing = c.Get(kSandboxes + "/nope");
+  EXPECT_EQ(missing.status().code(), Code::kNotFound);
+  EXPECT_EQ(ApiErrorOf(missing.status()).code, 404);
+  const ApiResult exists = c.Send("POST", kSandboxes, SandboxJson("a"), "application/json");
+  EXPECT_EQ(exists.status().code(), Code::kConflict);
+  EXPECT_EQ(KindOf(exists), ApiErrorKind::kAlreadyExists);
+  EXPECT_EQ(exists.status().message(), ApiErrorOf(exists.status()).ToString());
+  Interrupt cancel;
+  cancel.Fire();
+  const ApiResult cancelled = c.Get(kSandboxes, {std::nullopt, &cancel});
+  EXPECT_EQ(cancelled.status().code(), Code::kCancelled);
+  EXPECT_EQ(KindOf(cancelled), ApiErrorKind::kTransport);
+  c.Stop();
+  EXPECT_EQ(c.Get(kSandboxes).status().code(), Code::kCancelled);
+  config_.server = "http://127.0.0.1:1";  // nothing listens there
+  ClientOptions once;
+  once.max_retries = 0;
+  const ApiResult unanswered = Client(once).Get(kSandboxes);
+  EXPECT_EQ(unanswered.status().code(), Code::kUnavailable);
+  EXPECT_EQ(HttpCode(unanswered), 0);
+}
+
 TEST_F(ClientTest, AWriteWithoutAnAnswerIsNotResentButAReadIs) {
   StartServer();
   config_.server = "http://127.0.0.1:1";  // nothing listens there
   ApiClient& c = Client();
-  EXPECT_EQ(c.MergePatch(kSandboxes + "/a", "{}").error.kind, ApiErrorKind::kTransport);
-  EXPECT_EQ(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json").error.kind,
+  EXPECT_EQ(KindOf(c.MergePatch(kSandboxes + "/a", "{}")), ApiErrorKind::kTransport);
+  EXPECT_EQ(KindOf(c.Send("POST", kSandboxes, SandboxJson("a"), "application/json")),
             ApiErrorKind::kTransport);
-  EXPECT_EQ(c.Get(kSandboxes).error.kind, ApiErrorKind::kTransport);
+  EXPECT_EQ(KindOf(c.Get(kSandboxes)), ApiErrorKind::kTransport);
   const auto counts = c.RequestCounts();
   EXPECT_EQ(counts.at("PATCH 0"), 1);
   EXPECT_EQ(counts.at("POST 0"), 1);
@@ -180,16 +209,17 @@ TEST_F(ClientTest, ADeadlineEndsRetriesWithTheLastError) {
   ApiClient& c = Client(o);
   sim_->AddFault({"list", "sandboxes", 503, 0, false, "", -1});
   const MonoTime start = time_.MonotonicNow();
-  ApiResponse r = c.Get(kSandboxes, {start + 2500ms, nullptr});
-  EXPECT_EQ(r.error.kind, ApiErrorKind::kServerError);
+  ApiResult r = c.Get(kSandboxes, {start + 2500ms, nullptr});
+  EXPECT_EQ(ApiErrorOf(r.status()).kind, ApiErrorKind::kServerError);
   EXPECT_LT(time_.MonotonicNow() - start, 2500ms);  // no wait ended past the deadline
   // The first wait (1-2 s) ends before it; the second (2-4 s more) would not.
   EXPECT_EQ(time_.sleeps().size(), 1u);
   EXPECT_EQ(sim_->RequestCount("list", "sandboxes"), 2);
   // A deadline already past sends nothing.
-  ApiResponse late = c.Get(kSandboxes, {time_.MonotonicNow(), nullptr});
-  EXPECT_EQ(late.error.kind, ApiErrorKind::kTransport);
-  EXPECT_NE(late.error.message.find("deadline"), std::string::npos) << late.error.message;
+  ApiResult late = c.Get(kSandboxes, {time_.MonotonicNow(), nullptr});
+  EXPECT_EQ(ApiErrorOf(late.status()).kind, ApiErrorKind::kTransport);
+  EXPECT_NE(ApiErrorOf(late.status()).message.find("deadline"), std::string::npos)
+      << ApiErrorOf(late.status()).message;
   EXPECT_EQ(sim_->RequestCount("list", "sandboxes"), 2);
 }
 
@@ -198,10 +228,10 @@ TEST_F(ClientTest, TransportErrorsAreClear) {
   config_.server = "http://127.0.0.1:1";  // nothing listens there
   ClientOptions o;
   o.max_retries = 1;
-  ApiResponse r = Client(o).Get("/api");
-  EXPECT_EQ(r.error.kind, ApiErrorKind::kTransport);
-  EXPECT_NE(r.error.message.find("cannot connect to 127.0.0.1:1"), std::string::npos)
-      << r.error.message;
+  ApiResult r = Client(o).Get("/api");
+  EXPECT_EQ(ApiErrorOf(r.status()).kind, ApiErrorKind::kTransport);
+  EXPECT_NE(ApiErrorOf(r.status()).message.find("cannot connect to 127.0.0.1:1"), std::string::npos)
+      << ApiErrorOf(r.status()).message;
 }
 
 TEST_F(ClientTest, RateLimiterSpacesRequestsBeyondTheBurst) {
@@ -230,25 +260,25 @@ TEST_F(ClientTest, DiscoversTheSandboxVersion) {
   auto fallback = Client().DiscoverSandboxVersion();
   ASSERT_TRUE(fallback.ok());
   EXPECT_EQ(*fallback, domain::ApiVersion::kV1alpha1);
-  ApiResponse alpha =
+  ApiResult alpha =
       client_->Send("POST", "/apis/agents.x-k8s.io/v1alpha1/namespaces/ns/sandboxes",
                     R"({"metadata":{"name":"x"},"spec":{"replicas":0}})", "application/json");
-  ASSERT_TRUE(alpha.ok()) << alpha.error.ToString();
-  EXPECT_EQ(json::parse(alpha.body).at("spec").at("replicas"), 0);
-  EXPECT_EQ(client_->Get(kSandboxes).error.kind, ApiErrorKind::kNotFound);  // v1beta1 is not served
+  ASSERT_TRUE(alpha.ok()) << alpha.status().message();
+  EXPECT_EQ(json::parse(alpha->body).at("spec").at("replicas"), 0);
+  EXPECT_EQ(KindOf(client_->Get(kSandboxes)), ApiErrorKind::kNotFound);  // v1beta1 is not served
 }
 
 TEST_F(ClientTest, SeveralMebibyteObjectsRoundTrip) {
   StartServer();
   ApiClient& c = Client();
   const std::string big(5 << 20, 'x');
-  ApiResponse created =
+  ApiResult created =
       c.Send("POST", kSandboxes, SandboxJson("big", R"(,"annotations":{"blob":")" + big + R"("})"),
              "application/json");
-  ASSERT_TRUE(created.ok()) << created.error.ToString();
-  ApiResponse got = c.Get(kSandboxes + "/big");
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  ApiResult got = c.Get(kSandboxes + "/big");
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(json::parse(got.body).at("metadata").at("annotations").at("blob").as_string().size(),
+  EXPECT_EQ(json::parse(got->body).at("metadata").at("annotations").at("blob").as_string().size(),
             big.size());
 }
 
@@ -269,10 +299,10 @@ TEST_F(ClientTest, TlsVerifiesTheServerAgainstTheConfiguredCa) {
   config_.ca_pem = other.ca_cert;
   ClientOptions o;
   o.max_retries = 0;
-  ApiResponse wrong = Client(o).Get("/api");
-  EXPECT_EQ(wrong.error.kind, ApiErrorKind::kTransport);
-  EXPECT_NE(wrong.error.message.find("certificate verify failed"), std::string::npos)
-      << wrong.error.message;
+  ApiResult wrong = Client(o).Get("/api");
+  EXPECT_EQ(ApiErrorOf(wrong.status()).kind, ApiErrorKind::kTransport);
+  EXPECT_NE(ApiErrorOf(wrong.status()).message.find("certificate verify failed"), std::string::npos)
+      << ApiErrorOf(wrong.status()).message;
 
   config_.insecure_skip_tls_verify = true;
   EXPECT_TRUE(Client().Get("/api").ok());
@@ -297,7 +327,7 @@ TEST_F(ClientTest, BearerTokenAndClientCertificateReachTheServer) {
 
   ClientOptions o;
   o.max_retries = 0;
-  EXPECT_EQ(Client(o).Get("/api").error.kind, ApiErrorKind::kUnauthorized);
+  EXPECT_EQ(KindOf(Client(o).Get("/api")), ApiErrorKind::kUnauthorized);
   EXPECT_EQ(server_->AuthCount("rejected"), 1);
 
   config_.token = "s3cret";
@@ -358,9 +388,9 @@ TEST(FakeTransportClient, RecordsEveryRequestAndBoundsItsTimeoutByTheDeadline) {
   o.time = &time;
   auto client = ApiClient::CreateWithTransport(config, o, std::move(transport));
   ASSERT_TRUE(client->Get(kSandboxes + "/a").ok());
-  ApiResponse conflict = client->MergePatch(kSandboxes + "/a", R"({"spec":{}})",
-                                            {time.MonotonicNow() + 1500ms, nullptr});
-  EXPECT_EQ(conflict.error.kind, ApiErrorKind::kConflict);
+  ApiResult conflict = client->MergePatch(kSandboxes + "/a", R"({"spec":{}})",
+                                          {time.MonotonicNow() + 1500ms, nullptr});
+  EXPECT_EQ(ApiErrorOf(conflict.status()).kind, ApiErrorKind::kConflict);
 
   const auto requests = fake.requests();
   ASSERT_EQ(requests.size(), 2u);
@@ -411,7 +441,7 @@ TEST(FakeTransportClient, AWriteRefusedWith401IsSentOnceMoreWithTheReReadToken) 
   // A 401 that persists is not sent a third time.
   testing::WriteBytes(dir.File("token"), "wrong\n");
   time.Advance(61s);
-  EXPECT_EQ(client->MergePatch(kSandboxes + "/a", "{}").error.kind, ApiErrorKind::kUnauthorized);
+  EXPECT_EQ(KindOf(client->MergePatch(kSandboxes + "/a", "{}")), ApiErrorKind::kUnauthorized);
   EXPECT_EQ(fake.Count("PATCH"), 4);
 }
 
@@ -424,9 +454,9 @@ TEST(FakeTransportClient, AnAnswerOverTheBodyLimitIsTooLargeAndNotRetried) {
   ClientOptions co;
   co.max_retries = 3;
   auto client = ApiClient::CreateWithTransport({}, co, std::move(t));
-  const ApiResponse r = client->Get("/api/v1/pods");
-  EXPECT_EQ(r.error.kind, ApiErrorKind::kTooLarge);
-  EXPECT_EQ(r.status, 200);
+  const ApiResult r = client->Get("/api/v1/pods");
+  EXPECT_EQ(ApiErrorOf(r.status()).kind, ApiErrorKind::kTooLarge);
+  EXPECT_EQ(HttpCode(r), 200);
   EXPECT_EQ(fake->Count("GET"), 1);  // as large again if sent again
 }
 
@@ -467,9 +497,9 @@ TEST(HungServer, TheFirstRequestWithoutAnAnswerIsAWarningOncePerOutage) {
       n += line.rfind("warning ", 0) == 0 && line.find("is not answering") != std::string::npos;
     return n;
   };
-  EXPECT_EQ((*client)->Get("/api").error.kind, ApiErrorKind::kTransport);
+  EXPECT_EQ(KindOf((*client)->Get("/api")), ApiErrorKind::kTransport);
   EXPECT_EQ(warnings(), 1);  // after one request timeout
-  EXPECT_EQ((*client)->Get("/api").error.kind, ApiErrorKind::kTransport);
+  EXPECT_EQ(KindOf((*client)->Get("/api")), ApiErrorKind::kTransport);
   EXPECT_EQ(warnings(), 1);  // the same outage
   answer = true;
   EXPECT_TRUE((*client)->Get("/api").ok());

@@ -51,7 +51,7 @@ std::string Line(const std::string& type, json::object object) {
 
 }  // namespace
 
-void FakeListerWatcher::AddPage(kube::ApiResponse page) {
+void FakeListerWatcher::AddPage(kube::ApiResult page) {
   std::lock_guard lock(mu_);
   pages_.push_back(std::move(page));
 }
@@ -61,11 +61,11 @@ void FakeListerWatcher::AddWatch(ScriptedWatch watch) {
   scripts_.push_back(std::move(watch));
 }
 
-kube::ApiResponse FakeListerWatcher::List(const kube::ListRequest& request) {
+kube::ApiResult FakeListerWatcher::List(const kube::ListRequest& request) {
   std::lock_guard lock(mu_);
   lists_.push_back(request);
   if (pages_.empty()) return ErrorAnswer(503, "ServiceUnavailable");
-  kube::ApiResponse page = std::move(pages_.front());
+  kube::ApiResult page = std::move(pages_.front());
   pages_.pop_front();
   return page;
 }
@@ -98,28 +98,22 @@ std::vector<kube::WatchRequest> FakeListerWatcher::watches() const {
   return watches_;
 }
 
-kube::ApiResponse ListPageAnswer(const std::vector<std::string>& names,
-                                 const std::string& resource_version,
-                                 const std::string& continue_token) {
+kube::ApiResult ListPageAnswer(const std::vector<std::string>& names,
+                               const std::string& resource_version,
+                               const std::string& continue_token) {
   json::array items;
   for (const std::string& name : names) items.push_back(Sandbox(name, resource_version));
   json::object metadata{{"resourceVersion", resource_version}};
   if (!continue_token.empty()) metadata["continue"] = continue_token;
-  kube::ApiResponse answer;
-  answer.status = 200;
-  answer.body = json::serialize(json::object{{"kind", "SandboxList"},
-                                             {"apiVersion", "agents.x-k8s.io/v1beta1"},
-                                             {"metadata", std::move(metadata)},
-                                             {"items", std::move(items)}});
-  return answer;
+  return kube::ApiReply{200, json::serialize(json::object{{"kind", "SandboxList"},
+                                                          {"apiVersion", "agents.x-k8s.io/v1beta1"},
+                                                          {"metadata", std::move(metadata)},
+                                                          {"items", std::move(items)}})};
 }
 
-kube::ApiResponse ErrorAnswer(int code, const std::string& reason) {
-  kube::ApiResponse answer;
-  answer.status = code;
-  answer.body = kube::EncodeStatus(code, reason, "scripted " + reason);
-  answer.error = kube::DecodeStatus(code, answer.body);
-  return answer;
+kube::ApiResult ErrorAnswer(int code, const std::string& reason) {
+  return kube::ApiFailure(
+      kube::DecodeStatus(code, kube::EncodeStatus(code, reason, "scripted " + reason)));
 }
 
 std::string EventLine(const std::string& type, const std::string& name,

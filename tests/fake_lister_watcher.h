@@ -26,11 +26,11 @@ struct ScriptedWatch {
 class FakeListerWatcher final : public kube::ListerWatcher {
  public:
   // The next List's answer. An unscripted List answers 503.
-  void AddPage(kube::ApiResponse page);
+  void AddPage(kube::ApiResult page);
   // The next Watch's script. An unscripted Watch stays open.
   void AddWatch(ScriptedWatch watch);
 
-  kube::ApiResponse List(const kube::ListRequest& request) override;
+  kube::ApiResult List(const kube::ListRequest& request) override;
   std::unique_ptr<kube::Transport::Stream> Watch(
       const kube::WatchRequest& request, kube::Transport::StreamCallbacks callbacks) override;
 
@@ -39,7 +39,7 @@ class FakeListerWatcher final : public kube::ListerWatcher {
 
  private:
   mutable std::mutex mu_;
-  std::deque<kube::ApiResponse> pages_;
+  std::deque<kube::ApiResult> pages_;
   std::deque<ScriptedWatch> scripts_;
   std::vector<kube::ListRequest> lists_;
   std::vector<kube::WatchRequest> watches_;
@@ -47,10 +47,10 @@ class FakeListerWatcher final : public kube::ListerWatcher {
 
 // The answers and lines a script is made of. Objects are sandboxes in "ns"
 // whose uid is their name.
-kube::ApiResponse ListPageAnswer(const std::vector<std::string>& names,
-                                 const std::string& resource_version,
-                                 const std::string& continue_token = "");
-kube::ApiResponse ErrorAnswer(int code, const std::string& reason);
+kube::ApiResult ListPageAnswer(const std::vector<std::string>& names,
+                               const std::string& resource_version,
+                               const std::string& continue_token = "");
+kube::ApiResult ErrorAnswer(int code, const std::string& reason);
 std::string EventLine(const std::string& type, const std::string& name,
                       const std::string& resource_version);
 // A BOOKMARK; `initial_events_end` marks the end of a streaming list's initial events.

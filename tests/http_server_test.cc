@@ -36,10 +36,10 @@ TEST(HttpServer, AnswersWithTheHandlersReplyAndSeesTheRequestWhole) {
   });
   ASSERT_TRUE(server.Start().ok());
   auto client = ClientOf(server);
-  const kube::ApiResponse r = client->Send("POST", "/a/b?x=1&y", "body!", "application/json");
-  EXPECT_EQ(r.status, 429);
-  EXPECT_EQ(r.body, "slow down");
-  EXPECT_EQ(r.error.retry_after_seconds, 7);
+  const kube::ApiResult r = client->Send("POST", "/a/b?x=1&y", "body!", "application/json");
+  EXPECT_EQ(kube::HttpCode(r), 429);
+  EXPECT_EQ(kube::ApiErrorOf(r.status()).message, "slow down");  // the body, not a Status
+  EXPECT_EQ(kube::ApiErrorOf(r.status()).retry_after_seconds, 7);
   EXPECT_EQ(seen.method, "POST");
   EXPECT_EQ(seen.path, "/a/b");
   EXPECT_EQ(seen.query, "x=1&y");
@@ -106,10 +106,11 @@ TEST(HttpServer, AStreamIsPulledWhenItWakesTheServerUntilItIsDone) {
     stream.load()->Push("third\n", true);
   });
   auto client = ClientOf(server);
-  const kube::ApiResponse r = client->Get("/watch");
+  const kube::ApiResult r = client->Get("/watch");
   pusher.join();
-  EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.body, "first\nsecond\nthird\n");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->code, 200);
+  EXPECT_EQ(r->body, "first\nsecond\nthird\n");
 }
 
 TEST(HttpServer, AnAddressInUseOrBadTlsIsAnErrorNamingIt) {

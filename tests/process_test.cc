@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "hanging_server.h"
+#include "http_probe.h"
 #include "journal/journal.h"
 #include "journal/writer_lock.h"
 #include "kube/client.h"
@@ -138,16 +139,14 @@ class Processes : public testing::SimFixture {
   }
   // A client for the probes of a `run` started with --http-addr 127.0.0.1:0
   // --log-format json: the port is a field of its "serving" record.
-  std::unique_ptr<kube::ApiClient> ProbeClient(const std::string& log) {
+  std::unique_ptr<fk::testing::HttpProbe> ProbeClient(const std::string& log) {
     const json::object serving = WaitForRecord(log, "serving /healthz, /readyz and /metrics");
     if (!serving.contains("port")) return nullptr;
     const std::string port = std::to_string(serving.at("port").as_int64());
     EXPECT_EQ(json::value_to<std::string>(serving.at("address")), "127.0.0.1:" + port);
-    kube::ClusterConfig health;
-    health.server = "http://127.0.0.1:" + port;
-    auto client = kube::ApiClient::Create(health);
-    EXPECT_TRUE(client.ok());
-    return client.ok() ? std::move(*client) : nullptr;
+    auto probe = fk::testing::HttpProbe::Create("http://127.0.0.1:" + port);
+    EXPECT_TRUE(probe);
+    return probe;
   }
   int AppliedTransitions(const std::string& journal) {
     SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);  // the process may be committing
@@ -316,7 +315,7 @@ TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
   ASSERT_TRUE(client);
   EXPECT_EQ(client->Get("/healthz").status, 200);
   ASSERT_TRUE(Eventually([&] { return client->Get("/readyz").status == 200; }));
-  kube::ApiResponse metrics;
+  kube::HttpResponse metrics;
   EXPECT_TRUE(Eventually([&] {
     metrics = client->Get("/metrics");
     return metrics.body.find("fencekeeper_sandboxes{verdict=\"healthy\"} 1") != std::string::npos;

@@ -12,6 +12,7 @@
 
 #include "cli/probes.h"
 #include "http/server.h"
+#include "http_probe.h"
 #include "journal/journal.h"
 #include "kube/client.h"
 #include "map_cache.h"
@@ -75,18 +76,14 @@ class Readyz : public testing::SimFixture {
       return cli::Probe(r, *manager_, metrics_, /*serve_metrics=*/true);
     });
     ASSERT_TRUE(http_->Start().ok());
-    kube::ClusterConfig health;
-    health.server = "http://127.0.0.1:" + std::to_string(http_->port());
-    kube::ClientOptions co;
-    co.max_retries = 0;  // a 503 is the answer, not a reason to retry
-    auto client = kube::ApiClient::Create(health, co);
-    ASSERT_TRUE(client.ok());
-    probe_ = std::move(*client);
+    // A 503 is the answer, not a reason to retry: one exchange a call.
+    probe_ = fk::testing::HttpProbe::Create("http://127.0.0.1:" + std::to_string(http_->port()));
+    ASSERT_TRUE(probe_);
   }
   void Run() {
     run_ = std::thread([this] { manager_->Run(stop_); });
   }
-  kube::ApiResponse Get(const std::string& target) { return probe_->Get(target); }
+  kube::HttpResponse Get(const std::string& target) { return probe_->Get(target); }
 
   std::shared_ptr<spdlog::logger> previous_logger_;
   std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> log_ =
@@ -97,7 +94,7 @@ class Readyz : public testing::SimFixture {
   reconciler::Metrics metrics_;
   std::unique_ptr<reconciler::Manager> manager_;
   std::unique_ptr<http::Server> http_;
-  std::unique_ptr<kube::ApiClient> probe_;
+  std::unique_ptr<fk::testing::HttpProbe> probe_;
   Interrupt stop_;
   std::thread run_;
   std::atomic<bool> refuse_writes_{false};
@@ -107,13 +104,13 @@ class Readyz : public testing::SimFixture {
 TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
   sim_->AddFault({"list", "pods", 500, 0, false, "", -1});  // the pod cache cannot list
   Start();
-  kube::ApiResponse before = Get("/readyz?verbose");
+  kube::HttpResponse before = Get("/readyz?verbose");
   EXPECT_EQ(before.status, 503);
   EXPECT_EQ(before.body,
             "[+]journal ok\n[+]journal-volume ok\n[-]sandbox-api not discovered yet\n"
             "readyz check failed\n");
   Run();
-  kube::ApiResponse r;
+  kube::HttpResponse r;
   ASSERT_TRUE(Eventually([&] {
     r = Get("/readyz?verbose");
     return r.body.find("[-]informer pods/ns-a not synced: ") != std::string::npos &&
@@ -124,7 +121,7 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(r.body.rfind("[+]journal ok\n", 0), 0u) << r.body;
   EXPECT_TRUE(r.body.ends_with("readyz check failed\n")) << r.body;
-  kube::ApiResponse plain = Get("/readyz");
+  kube::HttpResponse plain = Get("/readyz");
   EXPECT_EQ(plain.status, 503);
   EXPECT_EQ(plain.body, "not ready\n");
 
@@ -177,7 +174,7 @@ TEST_F(Readyz, AddedChecksRunnablesAndMetricsSourcesTakePart) {
            body.find("[-]warm-cache still warming\n") != std::string::npos;
   }));
   EXPECT_EQ(Get("/readyz").status, 503);
-  kube::ApiResponse r = Get("/readyz?verbose");
+  kube::HttpResponse r = Get("/readyz?verbose");
   EXPECT_TRUE(
       r.body.ends_with("[+]informer pods/ns-a ok\n[-]warm-cache still warming\n"
                        "readyz check failed\n"))
@@ -204,7 +201,7 @@ TEST_F(Readyz, AVolumeShortOfSpaceIsSaidButStaysReadyAndIsCounted) {
   // thread's first reading is in, which may come later.
   std::string body;
   EXPECT_TRUE(Eventually([&] {
-    const kube::ApiResponse r = Get("/readyz?verbose");
+    const kube::HttpResponse r = Get("/readyz?verbose");
     body = r.body;
     return r.status == 200 && body.find(line) != std::string::npos;
   }));
@@ -224,7 +221,7 @@ TEST_F(Readyz, AJournalThatRefusesWritesIsNamedUntilItTakesThemAgain) {
   refuse_writes_ = true;  // a full disk
   Start();
   Run();
-  kube::ApiResponse r;
+  kube::HttpResponse r;
   ASSERT_TRUE(Eventually([&] {
     r = Get("/readyz?verbose");
     return r.body.rfind("[-]journal not writable: the last write failed\n", 0) == 0;
@@ -252,7 +249,7 @@ TEST_F(Readyz, AnInstanceThatDoesNotLeadSaysSo) {
   lo.retry_period = 20ms;
   Start(lo);
   Run();
-  kube::ApiResponse r;
+  kube::HttpResponse r;
   ASSERT_TRUE(Eventually([&] {
     r = Get("/readyz?verbose");
     // The volume is measured on the manager's upkeep thread, which may not
@@ -266,7 +263,7 @@ TEST_F(Readyz, AnInstanceThatDoesNotLeadSaysSo) {
   EXPECT_TRUE(r.body.ends_with("readyz check failed\n")) << r.body;
   // The pod's readiness probe: a standby that could take over is ready, so a
   // PodDisruptionBudget lets one of two replicas be drained at a time.
-  const kube::ApiResponse standby = Get("/readyz?exclude=leader");
+  const kube::HttpResponse standby = Get("/readyz?exclude=leader");
   EXPECT_EQ(standby.status, 200) << standby.body;
   EXPECT_EQ(standby.body, "ready\n");
   EXPECT_EQ(Get("/readyz?verbose&exclude=leader").body,
@@ -285,7 +282,7 @@ TEST_F(Readyz, AWatchedNamespaceThatDoesNotExistIsListedButKeepsItReady) {
   Start();
   Run();
   ASSERT_TRUE(Eventually([&] { return Get("/readyz").status == 200; }));
-  kube::ApiResponse r;
+  kube::HttpResponse r;
   ASSERT_TRUE(Eventually([&] {
     r = Get("/readyz?verbose");
     return r.body.find("[+]coverage does-not-exist ok: the namespace does not exist") !=

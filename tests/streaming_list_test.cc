@@ -185,9 +185,10 @@ TEST_F(StreamingListTest, TheServerRefusesInvalidStreamingListParameters) {
        {std::string("&sendInitialEvents=true"),
         std::string("&sendInitialEvents=true&resourceVersionMatch=Exact"),
         std::string("&resourceVersionMatch=NotOlderThan")}) {
-    const ApiResponse r = client_->Get(base + query);
-    EXPECT_EQ(r.status, 422) << query;
-    EXPECT_NE(r.error.message.find("resourceVersionMatch"), std::string::npos) << r.error.message;
+    const ApiResult r = client_->Get(base + query);
+    EXPECT_EQ(HttpCode(r), 422) << query;
+    const std::string message = ApiErrorOf(r.status()).message;
+    EXPECT_NE(message.find("resourceVersionMatch"), std::string::npos) << message;
   }
 }
 

@@ -24,6 +24,8 @@ const char* CodeName(Code code) {
       return "Unavailable";
     case Code::kInternal:
       return "Internal error";
+    case Code::kConflict:
+      return "Conflict";
   }
   return "Unknown";
 }

@@ -172,51 +172,49 @@ std::map<std::string, int> ApiClient::RequestCounts() const {
 
 namespace {
 
-ApiError TransportError(std::string message) {
-  return {ApiErrorKind::kTransport, 0, "", std::move(message), std::nullopt};
+// No HTTP answer: kUnavailable, or kCancelled when the call was abandoned.
+Status TransportError(std::string message, bool cancelled = false) {
+  ApiError error{ApiErrorKind::kTransport, 0, "", std::move(message), std::nullopt};
+  return cancelled ? ApiFailure(std::move(error), Code::kCancelled) : ApiFailure(std::move(error));
 }
 
 }  // namespace
 
-ApiResponse ApiClient::SendOnce(const HttpRequest& req, std::chrono::milliseconds timeout,
-                                Interrupt& abandon) {
+ApiResult ApiClient::SendOnce(const HttpRequest& req, std::chrono::milliseconds timeout,
+                              Interrupt& abandon) {
   const MonoTime sent = options_.time->MonotonicNow();
   auto res = transport_->RoundTrip(req, timeout, &abandon);
   const auto took = options_.time->MonotonicNow() - sent;
   const double seconds = std::chrono::duration<double>(took).count();
   TraceRequest(req.method, req.target, res.ok() ? res->status : 0, took);
-  ApiResponse out;
   if (!res.ok()) {
     Count(req.method, 0, seconds);
     NoteReachable(false, res.status().message());
-    out.error = TransportError(res.status().message());
-    return out;
+    return TransportError(res.status().message(),
+                          res.status().code() == Code::kCancelled || abandon.fired());
   }
   Count(req.method, res->status, seconds);
   NoteReachable(true, "");
-  out.status = res->status;
   if (res->body_too_large) {  // the same request would be as large again: no retry
-    out.error = {ApiErrorKind::kTooLarge, res->status, "",
-                 "the answer to " + req.method + " " + req.target + " is over the body limit",
-                 std::nullopt};
-    return out;
+    return ApiFailure({ApiErrorKind::kTooLarge, res->status, "",
+                       "the answer to " + req.method + " " + req.target + " is over the body limit",
+                       std::nullopt});
   }
-  out.body = std::move(res->body);
-  if (out.status >= 200 && out.status < 300) return out;
-  out.error = DecodeStatus(out.status, out.body);
-  if (!out.error.retry_after_seconds) out.error.retry_after_seconds = res->retry_after_seconds;
-  return out;
+  if (res->status >= 200 && res->status < 300) return ApiReply{res->status, std::move(res->body)};
+  ApiError error = DecodeStatus(res->status, res->body);
+  if (!error.retry_after_seconds) error.retry_after_seconds = res->retry_after_seconds;
+  return ApiFailure(std::move(error));
 }
 
-ApiResponse ApiClient::Send(const std::string& method, const std::string& path,
-                            const std::string& body, const std::string& content_type,
-                            const CallOptions& call) {
+ApiResult ApiClient::Send(const std::string& method, const std::string& path,
+                          const std::string& body, const std::string& content_type,
+                          const CallOptions& call) {
   return SendAccepting(method, path, body, content_type, call, "");
 }
 
-ApiResponse ApiClient::SendAccepting(const std::string& method, const std::string& path,
-                                     const std::string& body, const std::string& content_type,
-                                     const CallOptions& call, const std::string& accept) {
+ApiResult ApiClient::SendAccepting(const std::string& method, const std::string& path,
+                                   const std::string& body, const std::string& content_type,
+                                   const CallOptions& call, const std::string& accept) {
   const bool retriable = IsIdempotent(method);  // a write is sent once: never resend blindly
   // This call's one interrupt: the client's Stop and the caller's cancel both
   // fire it, and it cuts the request in flight and any wait.
@@ -228,13 +226,11 @@ ApiResponse ApiClient::SendAccepting(const std::string& method, const std::strin
       call.deadline.value_or(options_.time->MonotonicNow() + options_.call_timeout);
   const std::string request_line = method + " " + path;
   bool reauthenticated = false;
-  ApiResponse out;
-  out.error = TransportError("deadline passed before " + request_line + " was sent");
+  ApiResult out = TransportError("deadline passed before " + request_line + " was sent");
   for (int attempt = 0;; ++attempt) {
     if (abandon.fired() || !AcquireRateToken(abandon)) {
-      out = ApiResponse{};
-      out.error = TransportError(stopping() ? "client is stopping" : request_line + " cancelled");
-      return out;
+      return TransportError(stopping() ? "client is stopping" : request_line + " cancelled",
+                            /*cancelled=*/true);
     }
     const auto remaining =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - options_.time->MonotonicNow());
@@ -243,8 +239,11 @@ ApiResponse ApiClient::SendAccepting(const std::string& method, const std::strin
     if (!accept.empty()) req.headers.emplace_back("Accept", accept);
     if (auto token = Token()) req.headers.emplace_back("Authorization", "Bearer " + *token);
     out = SendOnce(req, std::min(options_.request_timeout, remaining), abandon);
-    if (out.status >= 200 && out.status < 300) return out;
-    if (out.status == 401 && !config_.token_file.empty() && !reauthenticated) {
+    if (out.ok()) return out;
+    const ApiError error = ApiErrorOf(out.status());
+    // An answer over the body limit is 2xx: not retried, as any 2xx.
+    if (error.code >= 200 && error.code < 300) return out;
+    if (error.code == 401 && !config_.token_file.empty() && !reauthenticated) {
       // Refused before it was processed, so even a write may go again: the
       // projected token may have rotated. Re-read it and send at once.
       reauthenticated = true;
@@ -254,11 +253,10 @@ ApiResponse ApiClient::SendAccepting(const std::string& method, const std::strin
     }
     // No HTTP answer (status 0), throttled or a server error: worth retrying,
     // if the method allows it.
-    const bool transient = out.status == 0 || out.status == 429 || out.status >= 500;
+    const bool transient = error.code == 0 || error.code == 429 || error.code >= 500;
     if (!retriable || !transient || attempt >= options_.max_retries) return out;
-    const auto delay = out.error.retry_after_seconds
-                           ? RetryAfterDelay(*out.error.retry_after_seconds)
-                           : Backoff(attempt);
+    const auto delay =
+        error.retry_after_seconds ? RetryAfterDelay(*error.retry_after_seconds) : Backoff(attempt);
     if (options_.time->MonotonicNow() + delay >= deadline) return out;
     if (!Wait(delay, abandon)) return out;
   }
@@ -275,13 +273,13 @@ std::unique_ptr<Transport::Stream> ApiClient::OpenStream(const std::string& path
 }
 
 Result<domain::ApiVersion> ApiClient::DiscoverSandboxVersion(const CallOptions& call) {
-  ApiResponse r = Get("/apis/agents.x-k8s.io", call);
-  if (r.error.kind == ApiErrorKind::kNotFound) {
+  ApiResult r = Get("/apis/agents.x-k8s.io", call);
+  if (ApiErrorOf(r.status()).kind == ApiErrorKind::kNotFound) {
     return Status::NotFound("the Sandbox API (agents.x-k8s.io) is not served by " + config_.server +
                             "; is agent-sandbox installed?");
   }
-  if (!r.ok()) return Status::Unavailable("discovering agents.x-k8s.io: " + r.error.ToString());
-  auto parsed = ParseJson(r.body, "discovery");
+  if (!r.ok()) return Status::Unavailable("discovering agents.x-k8s.io: " + r.status().message());
+  auto parsed = ParseJson(r->body, "discovery");
   if (!parsed.ok() || !(*parsed)->is_object())
     return Status::Corruption("discovery of agents.x-k8s.io returned something that is not JSON");
   const json::value& v = **parsed;

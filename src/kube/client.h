@@ -3,7 +3,8 @@
 // the transport), a client-side rate limiter, retries of reads on 429, 5xx
 // and transport errors that honour Retry-After (capped at 60 s) and otherwise
 // back off with jitter, per-call deadlines, and errors decoded from Status
-// objects into typed ApiErrors. Writes are sent once
+// objects into typed ApiErrors, carried by the failed call's Status
+// (api_result.h). Writes are sent once
 // (docs/design.md#lost-answers-and-conflicts). Blocking calls, safe from any
 // thread; the wire is a Transport (transport.h): Beast over TCP/TLS, or a fake.
 #pragma once
@@ -23,6 +24,7 @@
 #include "common/backoff.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "kube/api_result.h"
 #include "kube/api_status.h"
 #include "kube/config.h"
 #include "kube/paths.h"
@@ -76,13 +78,6 @@ struct CallOptions {
   Interrupt* cancel = nullptr;
 };
 
-struct ApiResponse {
-  ApiError error;  // kind kNone on success
-  int status = 0;
-  std::string body;
-  bool ok() const { return error.kind == ApiErrorKind::kNone; }
-};
-
 class ApiClient {
  public:
   // Over HTTP (HttpTransport) to config.server.
@@ -101,18 +96,18 @@ class ApiClient {
   // reading the object). The one exception, for every method, is a 401 with
   // a token file: the server refused before processing, so the file is
   // re-read and the request sent once more.
-  ApiResponse Send(const std::string& method, const std::string& path, const std::string& body = "",
-                   const std::string& content_type = "", const CallOptions& call = {});
-  ApiResponse Get(const std::string& path, const CallOptions& call = {}) {
+  ApiResult Send(const std::string& method, const std::string& path, const std::string& body = "",
+                 const std::string& content_type = "", const CallOptions& call = {});
+  ApiResult Get(const std::string& path, const CallOptions& call = {}) {
     return Send("GET", path, "", "", call);
   }
   // A GET with an Accept header, e.g. a metadata-only list.
-  ApiResponse GetAs(const std::string& path, const std::string& accept,
-                    const CallOptions& call = {}) {
+  ApiResult GetAs(const std::string& path, const std::string& accept,
+                  const CallOptions& call = {}) {
     return SendAccepting("GET", path, "", "", call, accept);
   }
-  ApiResponse MergePatch(const std::string& path, const std::string& body,
-                         const CallOptions& call = {}) {
+  ApiResult MergePatch(const std::string& path, const std::string& body,
+                       const CallOptions& call = {}) {
     return Send("PATCH", path, body, "application/merge-patch+json", call);
   }
 
@@ -143,12 +138,11 @@ class ApiClient {
   std::chrono::milliseconds Backoff(int attempt);
   void Count(const std::string& method, int code, double seconds);
   // One round trip, timed, counted and traced; a non-2xx answer decoded into
-  // `error`, no HTTP answer as status 0 and a transport error.
-  ApiResponse SendAccepting(const std::string& method, const std::string& path,
-                            const std::string& body, const std::string& content_type,
-                            const CallOptions& call, const std::string& accept);
-  ApiResponse SendOnce(const HttpRequest& req, std::chrono::milliseconds timeout,
-                       Interrupt& abandon);
+  // an ApiError, no HTTP answer as a transport error with code 0.
+  ApiResult SendAccepting(const std::string& method, const std::string& path,
+                          const std::string& body, const std::string& content_type,
+                          const CallOptions& call, const std::string& accept);
+  ApiResult SendOnce(const HttpRequest& req, std::chrono::milliseconds timeout, Interrupt& abandon);
 
   ClusterConfig config_;
   ClientOptions options_;

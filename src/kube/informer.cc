@@ -210,8 +210,8 @@ void Informer::ReportBad(std::string_view context, const BadObject& bad) {
       .Error(bad.reason);
 }
 
-ApiResponse Informer::GetPage(const std::string& token, int limit, bool metadata_only) {
-  ApiResponse r = source_.List({token, limit, metadata_only, options_.label_selector});
+ApiResult Informer::GetPage(const std::string& token, int limit, bool metadata_only) {
+  ApiResult r = source_.List({token, limit, metadata_only, options_.label_selector});
   std::lock_guard lock(mu_);
   ++stats_.pages;
   return r;
@@ -222,9 +222,9 @@ ApiResponse Informer::GetPage(const std::string& token, int limit, bool metadata
 // is kept, fail closed) and the token after it; it is skipped like any item
 // that cannot be decoded, and the list goes on.
 Result<ListPage> Informer::SkipOversizedItem(const std::string& token) {
-  ApiResponse r = GetPage(token, 1, /*metadata_only=*/true);
-  if (!r.ok()) return Status::Unavailable("listing failed: " + r.error.ToString());
-  auto page = DecodeListPage(r.body);
+  ApiResult r = GetPage(token, 1, /*metadata_only=*/true);
+  if (!r.ok()) return Status::Unavailable("listing failed: " + r.status().message());
+  auto page = DecodeListPage(r->body);
   if (!page.ok()) return Status::Corruption("listing failed: " + page.status().message());
   for (DecodedObject& item : page->items) {
     page->bad_items.push_back(
@@ -239,17 +239,18 @@ Result<ListPage> Informer::SkipOversizedItem(const std::string& token) {
 // One page at `token`: `*limit` items, halved while the answer is over the
 // body limit (many large objects), down to one; a single item over it is
 // skipped (SkipOversizedItem). A page that fits lets the limit grow back.
-Result<ListPage> Informer::FetchPage(const std::string& token, int* limit, ApiResponse* r) {
-  for (;;) {
-    *r = GetPage(token, *limit, /*metadata_only=*/false);
-    if (r->error.kind != ApiErrorKind::kTooLarge) break;
+Result<ListPage> Informer::FetchPage(const std::string& token, int* limit) {
+  ApiResult r = GetPage(token, *limit, /*metadata_only=*/false);
+  while (ApiErrorOf(r.status()).kind == ApiErrorKind::kTooLarge) {
     if (*limit == 1) return SkipOversizedItem(token);
     *limit = std::max(1, *limit / 2);
     log::Info("a list page is over the body limit; asking for fewer items")
         .Str("informer", Name())
         .Int("limit", *limit);
+    r = GetPage(token, *limit, /*metadata_only=*/false);
   }
-  if (!r->ok()) return Status::Unavailable("listing failed: " + r->error.ToString());
+  // The ApiError stays attached: a 410 on a continue token starts the list over.
+  if (!r.ok()) return r.status().WithContext("listing failed");
   auto page = DecodeListPage(r->body, options_.transform);
   if (!page.ok()) {
     std::lock_guard lock(mu_);
@@ -271,12 +272,12 @@ Result<Informer::Listing> Informer::FetchAllPages() {
   int limit = std::max(1, options_.page_size);
   for (int restarts = 0;;) {
     if (stopping()) return Status::Cancelled("stopping");
-    ApiResponse r;
-    auto page = FetchPage(token, &limit, &r);
-    if (!r.ok() && r.error.code == 410 && !token.empty() && restarts < kMaxRestarts) {
+    auto page = FetchPage(token, &limit);
+    const ApiError error = ApiErrorOf(page.status());
+    if (error.code == 410 && !token.empty() && restarts < kMaxRestarts) {
       log::Info("the list's continue token expired; listing again from the start")
           .Str("informer", Name())
-          .Error(r.error.message);
+          .Error(error.message);
       ++restarts;
       std::lock_guard lock(mu_);
       ++stats_.list_restarts;

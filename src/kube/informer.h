@@ -133,10 +133,11 @@ class Informer {
   bool Cycle(WatcherState* state);
   bool List();
   Result<Listing> FetchAllPages();
-  // One page that fits under the body limit (see informer.cc); *r is the last answer.
-  Result<ListPage> FetchPage(const std::string& token, int* limit, ApiResponse* r);
+  // One page that fits under the body limit (see informer.cc); a failed
+  // answer's Status carries its ApiError.
+  Result<ListPage> FetchPage(const std::string& token, int* limit);
   Result<ListPage> SkipOversizedItem(const std::string& token);
-  ApiResponse GetPage(const std::string& token, int limit, bool metadata_only);
+  ApiResult GetPage(const std::string& token, int limit, bool metadata_only);
   void CarryOverUnreadable(Listing* listing) const;
   void ReplaceCache(Listing* listing);
   void InstallListing(Listing* listing);

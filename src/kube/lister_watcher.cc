@@ -35,7 +35,7 @@ std::string ApiListerWatcher::WatchTarget(const WatchRequest& request) const {
   return target;
 }
 
-ApiResponse ApiListerWatcher::List(const ListRequest& request) {
+ApiResult ApiListerWatcher::List(const ListRequest& request) {
   const std::string target = ListTarget(request);
   return request.metadata_only ? client_.GetAs(target, kMetadataOnly) : client_.Get(target);
 }

@@ -40,7 +40,7 @@ struct WatchRequest {
 class ListerWatcher {
  public:
   virtual ~ListerWatcher() = default;
-  virtual ApiResponse List(const ListRequest& request) = 0;
+  virtual ApiResult List(const ListRequest& request) = 0;
   // As Transport::OpenStream: the lines go to `callbacks`, which end once.
   virtual std::unique_ptr<Transport::Stream> Watch(const WatchRequest& request,
                                                    Transport::StreamCallbacks callbacks) = 0;
@@ -51,7 +51,7 @@ class ListerWatcher {
 class ApiListerWatcher final : public ListerWatcher {
  public:
   ApiListerWatcher(ApiClient& client, const ResourceRef& resource, const std::string& ns);
-  ApiResponse List(const ListRequest& request) override;
+  ApiResult List(const ListRequest& request) override;
   std::unique_ptr<Transport::Stream> Watch(const WatchRequest& request,
                                            Transport::StreamCallbacks callbacks) override;
 

@@ -148,8 +148,8 @@ void EventRecorder::Run() {
   }
 }
 
-kube::ApiResponse EventRecorder::Post(const std::string& path, const FailClosedEvent& e,
-                                      MonoTime until) {
+kube::ApiResult EventRecorder::Post(const std::string& path, const FailClosedEvent& e,
+                                    MonoTime until) {
   uint64_t unique;
   {
     std::lock_guard lock(mu_);
@@ -173,7 +173,8 @@ EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
         .Error(path.status().message());
     return Sent::kDone;
   }
-  kube::ApiResponse r;
+  // Set by the first attempt: a send that finds the fence down returns first.
+  kube::ApiResult r = Status::Cancelled("not sent");
   for (int attempt = 0; attempt < 2; ++attempt) {  // one attempt and at most one retry
     const std::optional<MonoTime> until = FenceUntil();
     if (!until && attempt == 0) {
@@ -183,7 +184,7 @@ EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
     }
     if (!until) break;  // the retry found the fence down: the Event failed
     r = Post(*path, e, *until);
-    if (r.ok() || r.error.kind == kube::ApiErrorKind::kAlreadyExists) break;
+    if (r.ok() || kube::ApiErrorOf(r.status()).kind == kube::ApiErrorKind::kAlreadyExists) break;
   }
   std::lock_guard lock(mu_);
   if (r.ok()) {
@@ -194,7 +195,7 @@ EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
         .Namespace(e.ns)
         .Sandbox(e.name)
         .Seq(e.seq)
-        .Error(r.error.ToString());
+        .Error(r.status().message());
   }
   return Sent::kDone;
 }

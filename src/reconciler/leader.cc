@@ -103,7 +103,7 @@ bool LeaderElector::CreateLease(const kube::CallOptions& call, MonoTime started,
                                 const std::string& now, int64_t duration_s) {
   const kube::Lease lease =
       kube::Lease::New(options_.ns, options_.name, options_.identity, now, duration_s);
-  kube::ApiResponse created =
+  const kube::ApiResult created =
       client_.Send("POST", kube::ResourcePath(kube::LeaseResource(), options_.ns), lease.Body(),
                    "application/json", call);
   if (!created.ok()) return false;
@@ -124,11 +124,11 @@ bool LeaderElector::TryAcquireOrRenew() {
   const std::string now = FormatMicroTime(time_.Now());
   const int64_t duration_s =
       std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
-  kube::ApiResponse got = client_.Get(path, call);
-  if (got.error.kind == kube::ApiErrorKind::kNotFound)
+  const kube::ApiResult got = client_.Get(path, call);
+  if (kube::ApiErrorOf(got.status()).kind == kube::ApiErrorKind::kNotFound)
     return CreateLease(call, started, now, duration_s);
   if (!got.ok()) return false;
-  auto lease = kube::Lease::Parse(got.body);
+  auto lease = kube::Lease::Parse(got->body);
   if (!lease.ok()) return false;
   if (std::string record = lease->SpecRecord(); record != observed_record_)
     Observe(std::move(record));
@@ -140,7 +140,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   }
   lease->Claim(options_.identity, now, duration_s);
   // Carries metadata.resourceVersion: of two candidates, one wins.
-  kube::ApiResponse updated = client_.Send("PUT", path, lease->Body(), "application/json", call);
+  const kube::ApiResult updated =
+      client_.Send("PUT", path, lease->Body(), "application/json", call);
   if (!updated.ok()) return false;
   Observe(lease->SpecRecord());
   Confirm(started);
@@ -151,14 +152,14 @@ void LeaderElector::Release() {
   fence_until_.store(kNoFence);  // no writes from here on, whatever the API server says
   const kube::CallOptions call{time_.MonotonicNow() + options_.retry_period, nullptr};
   const std::string path = kube::ResourcePath(kube::LeaseResource(), options_.ns, options_.name);
-  kube::ApiResponse got = client_.Get(path, call);
+  const kube::ApiResult got = client_.Get(path, call);
   if (!got.ok()) return;
-  auto lease = kube::Lease::Parse(got.body);
+  auto lease = kube::Lease::Parse(got->body);
   if (!lease.ok() || lease->holder() != options_.identity) return;
   lease->Release(FormatMicroTime(time_.Now()));
   // Best effort: a release that fails only makes the next leader wait out
   // the lease duration, so the answer is not looked at.
-  client_.Send("PUT", path, lease->Body(), "application/json", call);
+  (void)client_.Send("PUT", path, lease->Body(), "application/json", call);
 }
 
 LeaderExit LeaderElector::StopLeading(const std::function<void()>& on_stopped, LeaderExit why) {

@@ -19,9 +19,10 @@ ReconcilerOptions ReconcilerOptionsFrom(const SandboxControllerOptions& o) {
 // else (403 without `namespaces get`, no answer) cannot tell.
 CoverageWatch::Exists NamespaceExists(kube::ApiClient& client) {
   return [&client](const std::string& ns) -> std::optional<bool> {
-    const kube::ApiResponse r = client.Get(kube::ResourcePath(kube::NamespaceResource(), "", ns));
-    if (r.status == 200) return true;
-    if (r.status == 404) return false;
+    const int code =
+        kube::HttpCode(client.Get(kube::ResourcePath(kube::NamespaceResource(), "", ns)));
+    if (code == 200) return true;
+    if (code == 404) return false;
     return std::nullopt;
   };
 }

@@ -25,8 +25,9 @@ SandboxPtr CompactOf(const kube::ObjectPtr& object, domain::ApiVersion version) 
 // A refusal that settles the attempt: the server looked at the PATCH and said
 // no. 409 and 429 are not among them: a 409 may follow an attempt of ours
 // that landed, and both are resolved by reading the object.
-bool DefiniteRefusal(const kube::ApiResponse& r) {
-  return r.status >= 400 && r.status < 500 && r.status != 409 && r.status != 429;
+bool DefiniteRefusal(const kube::ApiResult& r) {
+  const int code = kube::HttpCode(r);
+  return code >= 400 && code < 500 && code != 409 && code != 429;
 }
 
 // The sandbox's admitted fence generation (its annotation) and the fence's
@@ -182,9 +183,9 @@ void SandboxReconciler::Idle() {
 
 void SandboxReconciler::Cancel() { client_.Stop(); }
 
-kube::ApiResponse SandboxReconciler::Pass::Noted(kube::ApiResponse r) {
-  if (r.error.retry_after_seconds)
-    retry_after = std::max<int64_t>(retry_after.value_or(0), *r.error.retry_after_seconds);
+kube::ApiResult SandboxReconciler::Pass::Noted(kube::ApiResult r) {
+  if (const auto seconds = kube::ApiErrorOf(r.status()).retry_after_seconds)
+    retry_after = std::max<int64_t>(retry_after.value_or(0), *seconds);
   return r;
 }
 
@@ -277,9 +278,9 @@ std::optional<domain::Snapshot> SandboxReconciler::ObserveLive(Pass& p,
       log::Warn("not reading an object the sandbox names").Error(path.status().message());
       return nullptr;
     }
-    kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
-    if (r.error.kind == kube::ApiErrorKind::kNotFound) return nullptr;
-    kube::ObjectPtr obj = r.ok() ? kube::ParseObject(r.body) : nullptr;
+    const kube::ApiResult r = p.Noted(client_.Get(*path, p.Call()));
+    if (kube::ApiErrorOf(r.status()).kind == kube::ApiErrorKind::kNotFound) return nullptr;
+    kube::ObjectPtr obj = r.ok() ? kube::ParseObject(r->body) : nullptr;
     if (!obj) read_failed = true;
     return obj;
   };
@@ -333,11 +334,11 @@ ReconcileResult SandboxReconciler::ForgetReplaced(Pass& p, const std::string& ns
   // no request, nothing lives under it.
   std::string live_uid;
   if (const auto path = kube::SandboxPath(options_.sandbox_version, ns, name); path.ok()) {
-    kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
+    const kube::ApiResult r = p.Noted(client_.Get(*path, p.Call()));
     if (r.ok()) {
-      live_uid = kube::UidOf(r.body);
+      live_uid = kube::UidOf(r->body);
       if (live_uid.empty()) return ReconcileResult::Retry();
-    } else if (r.error.kind != kube::ApiErrorKind::kNotFound) {
+    } else if (kube::ApiErrorOf(r.status()).kind != kube::ApiErrorKind::kNotFound) {
       return ReconcileResult::Retry();
     }
   }
@@ -481,21 +482,21 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
       if (!deadline) return {ReconcileResult::Retry(), nullptr};
       ++sends;
       Count(&ReconcilerStats::patches);
-      kube::ApiResponse r =
+      const kube::ApiResult r =
           p.Noted(client_.MergePatch(*path, IntentBody(intent), {*deadline, nullptr}));
       if (r.ok())
-        return Settle(intent, {Outcome::kApplied, kube::GenerationOf(r.body), ""}, nullptr);
+        return Settle(intent, {Outcome::kApplied, kube::GenerationOf(r->body), ""}, nullptr);
       if (DefiniteRefusal(r)) {
-        const bool gone = r.error.kind == kube::ApiErrorKind::kNotFound;
+        const bool gone = kube::ApiErrorOf(r.status()).kind == kube::ApiErrorKind::kNotFound;
         return Settle(intent,
                       gone ? SuspendOutcome{Outcome::kSuperseded, std::nullopt,
                                             "sandbox deleted before the PATCH"}
-                           : SuspendOutcome{Outcome::kFailed, std::nullopt, r.error.ToString()},
+                           : SuspendOutcome{Outcome::kFailed, std::nullopt, r.status().message()},
                       nullptr);
       }
       log::Info("suspend result unknown; reading the sandbox")
           .Seq(intent.seq)
-          .Error(r.error.ToString());
+          .Error(r.status().message());
     }
     ReadBack rb = Read(p, intent);
     if (rb.kind == ReadBack::Kind::kUnknown)
@@ -511,16 +512,16 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
 SandboxReconciler::ReadBack SandboxReconciler::Read(Pass& p, const IntentRecord& intent) {
   const auto path = kube::SandboxPath(intent.intent.api_version, intent.ns, intent.name);
   if (!path.ok()) return {};  // Drive settles these before reading
-  kube::ApiResponse r = p.Noted(client_.Get(*path, p.Call()));
-  if (r.error.kind == kube::ApiErrorKind::kNotFound) {
+  const kube::ApiResult r = p.Noted(client_.Get(*path, p.Call()));
+  if (kube::ApiErrorOf(r.status()).kind == kube::ApiErrorKind::kNotFound) {
     return {ReadBack::Kind::kSettled,
             {Outcome::kSuperseded, std::nullopt, "sandbox no longer exists"},
             nullptr};
   }
-  kube::ObjectPtr obj = r.ok() ? kube::ParseObject(r.body) : nullptr;
+  kube::ObjectPtr obj = r.ok() ? kube::ParseObject(r->body) : nullptr;
   auto parsed = obj ? kube::ParseSandbox(*obj, intent.intent.api_version)
                     : Result<kube::ParsedSandbox>(
-                          Status::IOError(r.ok() ? "not a JSON object" : r.error.ToString()));
+                          Status::IOError(r.ok() ? "not a JSON object" : r.status().message()));
   if (!parsed.ok()) {
     log::Warn("cannot read the sandbox to settle an intent; will retry")
         .Seq(intent.seq)

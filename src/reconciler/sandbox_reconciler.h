@@ -114,7 +114,7 @@ class SandboxReconciler final : public Reconciler {
     MonoTime deadline{};                 // this pass's API calls end by then
     std::optional<int64_t> retry_after;  // the longest Retry-After heard in this pass
     kube::CallOptions Call() const { return {deadline, nullptr}; }
-    kube::ApiResponse Noted(kube::ApiResponse r);  // remembers its Retry-After
+    kube::ApiResult Noted(kube::ApiResult r);  // remembers its Retry-After
     // The pass's last decision, for its debug record ("none": nothing decided).
     std::string verdict = "none", action = "none";
     void Decided(const domain::Decision& d) {

@@ -145,12 +145,16 @@ std::optional<Sample> Measure(int n, std::string* error) {
       "fencekeeper_sandboxes{verdict=\"healthy\"} " + std::to_string(n) + "\n";
   const bool done = fk::testing::Eventually(
       [&] {
-        if ((*client)->Get("/readyz").status != 200) return false;
-        return n == 0 || (*client)->Get("/metrics").body.find(evaluated) != std::string::npos;
+        if (!(*client)->Get("/readyz").ok()) return false;  // 503 until ready
+        if (n == 0) return true;
+        const auto metrics = (*client)->Get("/metrics");
+        return metrics.ok() && metrics->body.find(evaluated) != std::string::npos;
       },
       900s);
   if (!done) {
-    *error = "not every sandbox was evaluated: " + (*client)->Get("/metrics").body;
+    const auto metrics = (*client)->Get("/metrics");
+    *error = "not every sandbox was evaluated: " +
+             (metrics.ok() ? metrics->body : metrics.status().message());
     return std::nullopt;
   }
   Sample s;
