@@ -1,7 +1,7 @@
 #include "kube/resource_version.h"
 
+#include <bit>
 #include <charconv>
-#include <cstring>
 
 namespace fk::kube {
 namespace {
@@ -15,11 +15,7 @@ bool AsNumber(std::string_view text, uint64_t* n) {
   return ec == std::errc() && p == end && *n < (uint64_t{1} << 63);
 }
 
-uint64_t PointerBits(const std::string* s) {
-  uint64_t bits = 0;
-  std::memcpy(&bits, &s, sizeof s);
-  return bits;
-}
+uint64_t PointerBits(const std::string* s) { return std::bit_cast<uint64_t>(s); }
 
 }  // namespace
 
@@ -34,9 +30,7 @@ ResourceVersion::ResourceVersion(std::string_view text) {
 }
 
 const std::string* ResourceVersion::Text() const {
-  const std::string* s = nullptr;
-  std::memcpy(&s, &bits_, sizeof s);
-  return s;
+  return std::bit_cast<const std::string*>(bits_);
 }
 
 ResourceVersion::ResourceVersion(const ResourceVersion& o) : bits_(o.bits_) {
