@@ -44,8 +44,8 @@ namespace reconciler = fk::reconciler;
 
 constexpr double kGoalBytesPerSandbox = 1024;
 constexpr size_t kPodBytes = 9500;
-constexpr int kPageSize = 500;
-constexpr int kFew = 100;  // the slope's first point  // the informers' list page (kube::InformerOptions)
+constexpr int kPageSize = 500;  // the informers' list page (kube::InformerOptions)
+constexpr int kFew = 100;       // the slope's first point
 
 // A child process; stdout and stderr go to `log`. Killed when dropped.
 class Child {
