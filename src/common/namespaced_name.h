@@ -6,6 +6,8 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,6 +15,14 @@
 #include "common/compact_string.h"
 
 namespace fk {
+
+// The hash of a namespace and a name, as the flat indexes key them (a pod's
+// sandbox, the journal's uids by name). One function, so an index and the
+// code that probes it can never disagree.
+inline uint64_t HashOfName(std::string_view ns, std::string_view name) {
+  const std::hash<std::string_view> h;
+  return h(ns) * 1000003u ^ h(name);
+}
 
 struct NamespacedName {
   NamespacedName(std::string_view ns, std::string_view name) : ns(ns), name(name) {}

@@ -89,31 +89,23 @@ struct Folder {
 
 }  // namespace
 
-namespace {
-
-uint64_t NameHash(const CompactString& ns, const CompactString& name) {
-  const std::hash<std::string> h;
-  return h(ns.str()) * 1000003u ^ h(name.str());
-}
-
-}  // namespace
-
 void reindex_sandbox(JournalState& state, const std::string& uid,
                      const std::optional<NamespacedName>& before) {
   const CompactString packed(uid);
-  if (before) state.uids_by_name.Erase(NameHash(before->ns, before->name), packed);
+  if (before) state.uids_by_name.Erase(HashOfName(before->ns.str(), before->name.str()), packed);
   if (auto r = state.sandboxes.find(packed); r != state.sandboxes.end())
-    state.uids_by_name.Insert(NameHash(r->second.ns, r->second.name), packed);
+    state.uids_by_name.Insert(HashOfName(r->second.ns.str(), r->second.name.str()), packed);
 }
 
 std::vector<CompactString> uids_named(const JournalState& state, const NamespacedName& name) {
   std::vector<CompactString> out;
-  state.uids_by_name.ForEach(NameHash(name.ns, name.name), [&](const CompactString& uid) {
-    auto r = state.sandboxes.find(uid);
-    // Another name of the same hash: not this one's.
-    if (r != state.sandboxes.end() && r->second.ns == name.ns && r->second.name == name.name)
-      out.push_back(uid);
-  });
+  state.uids_by_name.ForEach(
+      HashOfName(name.ns.str(), name.name.str()), [&](const CompactString& uid) {
+        auto r = state.sandboxes.find(uid);
+        // Another name of the same hash: not this one's.
+        if (r != state.sandboxes.end() && r->second.ns == name.ns && r->second.name == name.name)
+          out.push_back(uid);
+      });
   std::sort(out.begin(), out.end());
   return out;
 }

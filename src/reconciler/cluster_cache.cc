@@ -3,13 +3,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "common/namespaced_name.h"
+
 namespace fk::reconciler {
 namespace {
-
-size_t PodHash(const std::string& ns, const std::string& pod) {
-  const std::hash<std::string> h;
-  return h(ns) * 1000003u ^ h(pod);
-}
 
 // The pod names a sandbox gives (none when it does not parse).
 std::vector<std::string> PodsOf(const std::string& sandbox, const kube::CachedSandbox* sb) {
@@ -35,7 +32,7 @@ NamedAfter HowNamed(const std::string& sandbox, const std::string& pod) {
 }
 
 uint64_t NamedAfterHash(const std::string& ns, const std::string& pod, NamedAfter how) {
-  return PodHash(ns, pod) ^ (how == NamedAfter::kSupervisorOf ? 0x9e3779b97f4a7c15ULL : 0);
+  return HashOfName(ns, pod) ^ (how == NamedAfter::kSupervisorOf ? 0x9e3779b97f4a7c15ULL : 0);
 }
 
 }  // namespace
@@ -45,7 +42,7 @@ void PodIndex::Add(const std::string& ns, const std::string& sandbox, const std:
   if (how != NamedAfter::kNot) {
     named_after_sandbox_.Insert(NamedAfterHash(ns, pod, how));
   } else {
-    sandboxes_.emplace(PodHash(ns, pod), CompactString(sandbox));
+    sandboxes_.emplace(HashOfName(ns, pod), CompactString(sandbox));
   }
 }
 
@@ -55,7 +52,7 @@ void PodIndex::Remove(const std::string& ns, const std::string& sandbox, const s
     named_after_sandbox_.Erase(NamedAfterHash(ns, pod, how));
     return;
   }
-  auto [first, last] = sandboxes_.equal_range(PodHash(ns, pod));
+  auto [first, last] = sandboxes_.equal_range(HashOfName(ns, pod));
   auto it = std::find_if(first, last, [&](const auto& e) { return e.second == sandbox; });
   if (it != last) sandboxes_.erase(it);
 }
@@ -76,7 +73,7 @@ std::vector<std::string> PodIndex::Candidates(const std::string& ns, const std::
   if (pod.starts_with(prefix) &&
       named_after_sandbox_.Count(NamedAfterHash(ns, pod, NamedAfter::kSupervisorOf)) > 0)
     out.push_back(pod.substr(prefix.size()));
-  auto [first, last] = sandboxes_.equal_range(PodHash(ns, pod));
+  auto [first, last] = sandboxes_.equal_range(HashOfName(ns, pod));
   for (auto it = first; it != last; ++it) out.push_back(it->second.str());
   return out;
 }
