@@ -75,5 +75,30 @@ TEST_F(ObjectStoreTest, EventsAreAppliedWithTheStateTheyReplace) {
   EXPECT_EQ(store_.Get("ns", "a"), nullptr);
 }
 
+// The map the store keeps: by namespace, then name.
+TEST(ObjectMapTest, PutAndEraseSayWhatTheyReplacedAndKeepTheCount) {
+  ObjectMap m;
+  EXPECT_EQ(m.Put("ns", "a", Object("u1", "1")), nullptr);
+  EXPECT_EQ(m.Put("other", "a", Object("u2", "1")), nullptr);  // another namespace, same name
+  CachedPtr was = m.Put("ns", "a", Object("u3", "2"));
+  ASSERT_NE(was, nullptr);
+  EXPECT_EQ(was->uid, "u1");
+  EXPECT_EQ(m.size(), 2u);
+  EXPECT_EQ(m.Find("ns", "a")->uid, "u3");
+  EXPECT_EQ(m.Find("other", "a")->uid, "u2");
+  EXPECT_EQ(m.Find("ns", "b"), nullptr);
+  EXPECT_EQ(m.Find("nope", "a"), nullptr);
+  EXPECT_EQ(m.Erase("ns", "b"), nullptr);
+  EXPECT_EQ(m.Erase("ns", "a")->uid, "u3");
+  EXPECT_FALSE(m.Contains("ns", "a"));
+  EXPECT_TRUE(m.Contains("other", "a"));
+  EXPECT_EQ(m.size(), 1u);
+  std::vector<std::string> seen;
+  m.ForEach("", [&](const CompactString& ns, const CompactString& name, const CachedPtr&) {
+    seen.push_back(ns.str() + "/" + name.str());
+  });
+  EXPECT_EQ(seen, std::vector<std::string>{"other/a"});
+}
+
 }  // namespace
 }  // namespace fk::kube

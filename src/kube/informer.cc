@@ -287,7 +287,7 @@ Result<Informer::Listing> Informer::FetchAllPages() {
     }
     if (!page.ok()) return page.status();
     for (DecodedObject& item : page->items)
-      all.objects[{std::move(item.ns), std::move(item.name)}] = std::move(item.cached);
+      all.objects.Put(item.ns, item.name, std::move(item.cached));
     for (BadObject& bad : page->bad_items) all.bad.push_back(std::move(bad));
     all.resource_version = page->resource_version;
     if (page->continue_token.empty()) return all;
@@ -300,11 +300,11 @@ Result<Informer::Listing> Informer::FetchAllPages() {
 // update must never silently take a running sandbox out of evaluation.
 void Informer::CarryOverUnreadable(Listing* listing) const {
   for (const BadObject& bad : listing->bad) {
-    if (bad.name.empty() || bad.uid.empty() || listing->objects.contains({bad.ns, bad.name}))
+    if (bad.name.empty() || bad.uid.empty() || listing->objects.Contains(bad.ns, bad.name))
       continue;
     CachedPtr cached = store_.Get(bad.ns, bad.name);
     if (!cached || cached->uid != bad.uid) continue;
-    listing->objects[{bad.ns, bad.name}] = std::move(cached);
+    listing->objects.Put(bad.ns, bad.name, std::move(cached));
   }
 }
 
@@ -410,9 +410,8 @@ bool Informer::HandleInitialEvent(WatchEvent& event, InitialEvents* initial) {
     if (IsInitialEventsEnd(*o.object)) FinishInitialEvents(initial, o.resource_version);
     return false;
   }
-  const Key key{o.ns, o.name};
   if (event.type == "DELETED") {
-    listing.objects.erase(key);
+    listing.objects.Erase(o.ns, o.name);
     return false;
   }
   auto kept = TransformObject(options_.transform, &o);
@@ -421,9 +420,9 @@ bool Informer::HandleInitialEvent(WatchEvent& event, InitialEvents* initial) {
     ReportBad("streaming list item", bad);
     listing.bad.push_back(std::move(bad));
   } else if (*kept) {
-    listing.objects[key] = std::move(o.cached);
+    listing.objects.Put(o.ns, o.name, std::move(o.cached));
   } else {
-    listing.objects.erase(key);  // not ours to cache
+    listing.objects.Erase(o.ns, o.name);  // not ours to cache
   }
   return false;
 }

@@ -116,7 +116,6 @@ class Informer {
   // out) before its initial-events-end bookmark; the cache is as it was.
   enum class WatchEnd { kClean, kExpired, kError, kNoInitialEvents };
   static WatcherEvent EventOf(WatchEnd end);
-  using Key = StoreKey;
   struct Listing {
     ObjectMap objects;  // the transformed objects: it becomes the store
     std::vector<BadObject> bad;

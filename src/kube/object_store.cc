@@ -2,37 +2,67 @@
 
 namespace fk::kube {
 
+ObjectMap::ObjectMap(std::initializer_list<std::pair<StoreKey, CachedPtr>> objects) {
+  for (const auto& [key, object] : objects) Put(key.ns.str(), key.name.str(), object);
+}
+
+CachedPtr ObjectMap::Find(std::string_view ns, std::string_view name) const {
+  auto names = by_ns_.find(ns);
+  if (names == by_ns_.end()) return nullptr;
+  auto it = names->second.find(name);
+  return it == names->second.end() ? nullptr : it->second;
+}
+
+bool ObjectMap::Contains(std::string_view ns, std::string_view name) const {
+  auto names = by_ns_.find(ns);
+  return names != by_ns_.end() && names->second.contains(name);
+}
+
+CachedPtr ObjectMap::Put(std::string_view ns, std::string_view name, CachedPtr object) {
+  auto names = by_ns_.find(ns);
+  if (names == by_ns_.end()) names = by_ns_.emplace(CompactString(ns), Names{}).first;
+  auto [it, added] = names->second.try_emplace(CompactString(name), std::move(object));
+  if (added) {
+    ++size_;
+    return nullptr;
+  }
+  std::swap(it->second, object);
+  return object;
+}
+
+CachedPtr ObjectMap::Erase(std::string_view ns, std::string_view name) {
+  auto names = by_ns_.find(ns);
+  if (names == by_ns_.end()) return nullptr;
+  auto it = names->second.find(name);
+  if (it == names->second.end()) return nullptr;
+  CachedPtr held = std::move(it->second);
+  names->second.erase(it);
+  --size_;
+  // An emptied namespace goes too: namespaces come and go.
+  if (names->second.empty()) by_ns_.erase(names);
+  return held;
+}
+
 CachedPtr ObjectStore::Get(const std::string& ns, const std::string& name) const {
   std::lock_guard lock(mu_);
-  auto it = objects_.find({ns, name});
-  return it == objects_.end() ? nullptr : it->second;
+  return objects_.Find(ns, name);
 }
-
-namespace {
-
-// What `pick` makes of each object in `ns` ("" = all), in key order.
-template <class Pick>
-auto Select(const ObjectMap& objects, const std::string& ns, Pick pick) {
-  std::vector<decltype(pick(objects.begin()->first, objects.begin()->second))> out;
-  for (const auto& [key, obj] : objects) {
-    if (ns.empty() || key.ns == ns) out.push_back(pick(key, obj));
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<CachedPtr> ObjectStore::List(const std::string& ns) const {
   std::lock_guard lock(mu_);
-  return Select(objects_, ns, [](const StoreKey&, const CachedPtr& obj) { return obj; });
+  std::vector<CachedPtr> out;
+  objects_.ForEach(ns, [&](const CompactString&, const CompactString&, const CachedPtr& object) {
+    out.push_back(object);
+  });
+  return out;
 }
 
 void ObjectStore::ForEachKey(const std::string& ns,
                              const std::function<void(const StoreKey&)>& fn) const {
   std::lock_guard lock(mu_);
-  // Keys are ordered by namespace first: `ns`'s are one run.
-  auto it = ns.empty() ? objects_.begin() : objects_.lower_bound(StoreKey(ns, ""));
-  for (; it != objects_.end() && (ns.empty() || it->first.ns == ns); ++it) fn(it->first);
+  objects_.ForEach(ns, [&](const CompactString& n, const CompactString& name, const CachedPtr&) {
+    fn(StoreKey(n, name));
+  });
 }
 
 size_t ObjectStore::size() const {
@@ -44,26 +74,26 @@ void StoreWriter::Replace(ObjectMap listing) {
   ObjectMap old;
   {
     std::lock_guard lock(store_.mu_);
-    old.swap(store_.objects_);
+    std::swap(old, store_.objects_);
     store_.objects_ = std::move(listing);
   }
   // Only this writer changes the store, so it is walked without the lock
   // (readers may read it meanwhile, as they do under it).
-  for (const auto& [key, now] : store_.objects_) {
-    auto it = old.find(key);
-    if (it == old.end()) {
-      notify_({ChangeType::kAdded, key.ns.str(), key.name.str(), now->resource_version.str(), now,
-               nullptr});
-    } else if (it->second->resource_version != now->resource_version) {
-      notify_({ChangeType::kModified, key.ns.str(), key.name.str(), now->resource_version.str(),
-               now, it->second});
-    }
-  }
-  for (const auto& [key, gone] : old) {
-    if (!store_.objects_.contains(key))
-      notify_({ChangeType::kDeleted, key.ns.str(), key.name.str(), gone->resource_version.str(),
-               gone, gone});
-  }
+  store_.objects_.ForEach(
+      "", [&](const CompactString& ns, const CompactString& name, const CachedPtr& now) {
+        const std::string n = ns.str(), nm = name.str();
+        CachedPtr was = old.Find(n, nm);
+        if (!was) {
+          notify_({ChangeType::kAdded, n, nm, now->resource_version.str(), now, nullptr});
+        } else if (was->resource_version != now->resource_version) {
+          notify_({ChangeType::kModified, n, nm, now->resource_version.str(), now, was});
+        }
+      });
+  old.ForEach("", [&](const CompactString& ns, const CompactString& name, const CachedPtr& gone) {
+    const std::string n = ns.str(), nm = name.str();
+    if (!store_.objects_.Contains(n, nm))
+      notify_({ChangeType::kDeleted, n, nm, gone->resource_version.str(), gone, gone});
+  });
 }
 
 void StoreWriter::Apply(ChangeType type, const std::string& ns, const std::string& name,
@@ -71,13 +101,11 @@ void StoreWriter::Apply(ChangeType type, const std::string& ns, const std::strin
   Change c{type, ns, name, resource_version, object, nullptr};
   {
     std::lock_guard lock(store_.mu_);
-    auto it = store_.objects_.find({ns, name});
-    if (it != store_.objects_.end()) c.previous = it->second;
     if (type == ChangeType::kDeleted) {
-      if (it != store_.objects_.end()) store_.objects_.erase(it);
+      c.previous = store_.objects_.Erase(ns, name);
     } else {
+      c.previous = store_.objects_.Put(ns, name, std::move(object));
       if (type == ChangeType::kAdded && c.previous) c.type = ChangeType::kModified;
-      store_.objects_[{ns, name}] = std::move(object);
     }
   }
   notify_(c);

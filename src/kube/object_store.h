@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -31,9 +32,44 @@ struct Change {
 
 using ObjectKey = std::pair<std::string, std::string>;  // namespace, name
 
-// How the store keys an object: packed (common/namespaced_name.h).
+// An object's key, packed (common/namespaced_name.h), as the store hands it out.
 using StoreKey = NamespacedName;
-using ObjectMap = std::map<StoreKey, CachedPtr>;
+
+// Cached objects by namespace, then name. A namespace is held once, not in
+// every object's node: at 10,000 sandboxes and their pods, a map keyed by
+// (namespace, name) spent 32 more bytes on each of 30,000 nodes. Iterated in
+// (namespace, name) order, as such a map is.
+class ObjectMap {
+ public:
+  ObjectMap() = default;
+  ObjectMap(std::initializer_list<std::pair<StoreKey, CachedPtr>> objects);
+
+  // The object under (ns, name); null if none.
+  CachedPtr Find(std::string_view ns, std::string_view name) const;
+  bool Contains(std::string_view ns, std::string_view name) const;
+  // Holds `object` under (ns, name); returns what it replaced (null if none).
+  CachedPtr Put(std::string_view ns, std::string_view name, CachedPtr object);
+  // Drops (ns, name); returns what it held (null if none).
+  CachedPtr Erase(std::string_view ns, std::string_view name);
+  size_t size() const { return size_; }
+  // Calls fn(ns, name, object) for each object in `ns` ("" = all), in order.
+  template <class Fn>
+  void ForEach(std::string_view ns, Fn&& fn) const {
+    auto each = [&](const CompactString& n, const Names& names) {
+      for (const auto& [name, object] : names) fn(n, name, object);
+    };
+    if (!ns.empty()) {
+      if (auto it = by_ns_.find(ns); it != by_ns_.end()) each(it->first, it->second);
+      return;
+    }
+    for (const auto& [n, names] : by_ns_) each(n, names);
+  }
+
+ private:
+  using Names = std::map<CompactString, CachedPtr, std::less<>>;
+  std::map<CompactString, Names, std::less<>> by_ns_;
+  size_t size_ = 0;
+};
 
 // What the informer keeps per object: the transform's compact result (by
 // default the whole object, a CachedJson).
