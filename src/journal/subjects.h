@@ -12,11 +12,8 @@
 #include <compare>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "common/compact_string.h"
 
@@ -54,24 +51,19 @@ struct SubjectKey {
   CompactString ns, name, uid;
 };
 
-// Kept as one vector sorted by key, not a map: a map node was 128 bytes of
-// every sandbox at 10,000, an element is 88. Subjects change only when a
-// batch commits, so a batch's changes are merged in at once, in one pass.
 class Subjects {
  public:
   using Key = SubjectKey;
-  using Entry = std::pair<Key, KnownSubject>;
 
   // Replaces what is known with the subjects the projections name.
   void Load(SQLite::Database& db);
   const KnownSubject* Find(const Key& key) const;
-  // What one batch changed: `added` (sorted by key, unique) become known
-  // (replacing a known one of the same key), then `gone` are dropped.
-  void Merge(const std::vector<Entry>& added, const std::set<Key>& gone);
-  const std::vector<Entry>& all() const { return known_; }
+  void Put(const Key& key, KnownSubject s) { known_[key] = s; }
+  void Erase(const Key& key) { known_.erase(key); }
+  const std::map<Key, KnownSubject>& all() const { return known_; }
 
  private:
-  std::vector<Entry> known_;  // sorted by key, unique
+  std::map<Key, KnownSubject> known_;
 };
 
 // The subjects one batch uses: the known ones (their bases read through
@@ -98,7 +90,7 @@ class BatchSubjects {
   SQLite::Statement& select_base_;
   std::map<Subjects::Key, Subject> added_;
   std::map<Subjects::Key, Subject> read_;  // known ones this batch used, with their bases
-  std::set<Subjects::Key> forgotten_;
+  std::map<Subjects::Key, bool> forgotten_;
 };
 
 Subjects::Key KeyOf(const domain::Event& e);
