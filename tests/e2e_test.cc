@@ -26,6 +26,7 @@
 #include "reconciler/sandbox_controller.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
+#include "sim/store.h"
 #include "sim_fixture.h"
 #include "test_support.h"
 

@@ -30,6 +30,7 @@
 #include "sim/handler.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
+#include "sim/store.h"
 #include "test_support.h"
 
 namespace fk {

@@ -14,6 +14,7 @@
 #include "kube/informer.h"
 #include "kube/objects.h"
 #include "sim/simulator.h"
+#include "sim/store.h"
 #include "test_support.h"
 
 namespace fk::kube {

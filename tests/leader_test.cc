@@ -16,6 +16,7 @@
 #include "reconciler/leader.h"
 #include "sim/server.h"
 #include "sim/simulator.h"
+#include "sim/store.h"
 #include "test_support.h"
 
 namespace fk::reconciler {

@@ -26,6 +26,7 @@
 #include "sim/server.h"
 
 #include <regex>
+#include "sim/store.h"
 #include "sim_fixture.h"
 #include "test_support.h"
 

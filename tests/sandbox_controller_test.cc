@@ -14,6 +14,7 @@
 #include "reconciler/sandbox_controller.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "sim/store.h"
 #include "test_support.h"
 
 namespace fk::reconciler {

@@ -28,6 +28,7 @@
 #include "sim/resources.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "sim/store.h"
 #include "test_support.h"
 
 namespace fk::simulation {

@@ -23,6 +23,7 @@
 #include "sim/flow_requests.h"
 #include "sim/handler.h"
 #include "sim/scenario.h"
+#include "sim/store.h"
 #include "sim_fixture.h"
 #include "test_support.h"
 

@@ -15,6 +15,7 @@
 #include "sim/patch.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
+#include "sim/store.h"
 #include "test_support.h"
 
 namespace fk::sim {

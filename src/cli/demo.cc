@@ -22,6 +22,7 @@
 #include "reconciler/sandbox_controller.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
+#include "sim/store.h"
 
 namespace fk::cli {
 namespace json = boost::json;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "http/listen.h"
+#include "net/any_stream.h"
 
 namespace fk::http {
 namespace net = boost::asio;
@@ -19,6 +20,7 @@ namespace bhttp = beast::http;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 using BeastRequest = bhttp::request<bhttp::string_body>;
+using AnyStream = ::fk::net::AnyStream;
 
 namespace {
 
@@ -69,8 +71,7 @@ struct Server::Impl {
   std::thread thread;
   uint16_t port = 0;
 
-  template <class S>
-  net::awaitable<bool> Write(S& stream, const BeastRequest& req, const Reply& r) {
+  net::awaitable<bool> Write(AnyStream& stream, const BeastRequest& req, const Reply& r) {
     bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(r.status), req.version()};
     if (!options.server_name.empty()) res.set(bhttp::field::server, options.server_name);
     res.set(bhttp::field::content_type, r.content_type);
@@ -85,8 +86,7 @@ struct Server::Impl {
   }
 
   // The stream's chunks until it is done or the client goes away.
-  template <class S>
-  net::awaitable<void> WriteStream(S& stream, const BeastRequest& req, Stream& source) {
+  net::awaitable<void> WriteStream(AnyStream& stream, const BeastRequest& req, Stream& source) {
     auto wakeup = std::make_shared<Wakeup>(co_await net::this_coro::executor);
     source.SetWaker([wakeup] { wakeup->Wake(); });
     bhttp::response<bhttp::empty_body> res{bhttp::status::ok, req.version()};
@@ -116,8 +116,7 @@ struct Server::Impl {
   }
 
   // Serves one request; returns whether the connection stays open.
-  template <class S>
-  net::awaitable<bool> Serve(S& stream, const BeastRequest& req, bool client_certificate) {
+  net::awaitable<bool> Serve(AnyStream& stream, const BeastRequest& req, bool client_certificate) {
     if (options.latency) {
       if (const auto delay = options.latency(); delay.count() > 0) {
         net::steady_timer timer(co_await net::this_coro::executor, delay);
@@ -131,22 +130,23 @@ struct Server::Impl {
     co_return false;
   }
 
-  template <class S>
-  net::awaitable<void> Session(S stream, bool client_certificate) {
+  // Plain and TLS connections share one Session through AnyStream, which the
+  // caller's coroutine owns the stream of.
+  net::awaitable<void> Session(AnyStream stream, bool client_certificate) {
     beast::flat_buffer buffer;
     for (;;) {
       bhttp::request_parser<bhttp::string_body> parser;
       parser.body_limit(std::uint64_t{64} * 1024 * 1024);
-      beast::get_lowest_layer(stream).expires_after(options.idle_timeout);
+      stream.lowest().expires_after(options.idle_timeout);
       boost::system::error_code ec;
       co_await bhttp::async_read(stream, buffer, parser, net::redirect_error(kUse, ec));
       if (ec) break;
-      beast::get_lowest_layer(stream).expires_never();
+      stream.lowest().expires_never();
       const BeastRequest req = parser.release();
       if (!co_await Serve(stream, req, client_certificate)) break;
     }
     boost::system::error_code ignored;
-    beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream.lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
 
   net::awaitable<void> SecureSession(tcp::socket socket) {
@@ -160,7 +160,12 @@ struct Server::Impl {
       client_certificate = SSL_get_verify_result(stream.native_handle()) == X509_V_OK;
       X509_free(peer);
     }
-    co_await Session(std::move(stream), client_certificate);
+    co_await Session(AnyStream(stream), client_certificate);
+  }
+
+  net::awaitable<void> PlainSession(tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await Session(AnyStream(stream), false);
   }
 
   net::awaitable<void> Accept() {
@@ -171,7 +176,7 @@ struct Server::Impl {
       if (tls) {
         net::co_spawn(io, SecureSession(std::move(socket)), net::detached);
       } else {
-        net::co_spawn(io, Session(beast::tcp_stream(std::move(socket)), false), net::detached);
+        net::co_spawn(io, PlainSession(std::move(socket)), net::detached);
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include "common/version.h"
 #include "kube/line_splitter.h"
+#include "net/any_stream.h"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -27,6 +28,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
+using AnyStream = ::fk::net::AnyStream;
 
 namespace {
 
@@ -42,6 +44,8 @@ struct Conn {
   std::chrono::steady_clock::time_point idle_since;
 
   beast::tcp_stream& lowest() { return plain ? *plain : beast::get_lowest_layer(*tls); }
+  // Plain or TLS alike, so the exchanges below are compiled once.
+  AnyStream stream() { return plain ? AnyStream(*plain) : AnyStream(*tls); }
   // An idle connection is still usable when the server has neither closed it
   // nor sent anything on it (a TLS close_notify counts as something). Checked
   // before reuse, so a write rarely meets a connection the server closed.
@@ -250,8 +254,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
     return r;
   }
 
-  template <class Stream>
-  net::awaitable<void> Exchange(Stream& stream, Conn& conn,
+  net::awaitable<void> Exchange(AnyStream stream, Conn& conn,
                                 const http::request<http::string_body>& r,
                                 Clock::time_point deadline, Answer* answer, bool* keep_alive,
                                 bool* nothing_received) {
@@ -331,11 +334,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
       }
       bool keep_alive = false, nothing_received = false;
       *answer = Answer{};
-      if (conn->plain) {
-        co_await Exchange(*conn->plain, *conn, r, deadline, answer, &keep_alive, &nothing_received);
-      } else {
-        co_await Exchange(*conn->tls, *conn, r, deadline, answer, &keep_alive, &nothing_received);
-      }
+      co_await Exchange(conn->stream(), *conn, r, deadline, answer, &keep_alive, &nothing_received);
       watching.Watch(nullptr);
       if (answer->status.ok()) {
         if (keep_alive && idle.size() < config.max_idle_connections) {
@@ -374,8 +373,7 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
   // Sends a stream's request on `stream` and delivers its body to `state`
   // until it ends; a refusal (not 200) ends `state` with the answer. `ec`:
   // how the exchange ended.
-  template <class AsyncStream>
-  net::awaitable<void> ReadStream(AsyncStream& stream, Conn& conn,
+  net::awaitable<void> ReadStream(AnyStream stream, Conn& conn,
                                   const http::request<http::string_body>& r,
                                   net::steady_timer& header_timer, StreamState& state,
                                   boost::system::error_code& ec);
@@ -471,8 +469,7 @@ void EndStream(StreamState& state, const std::string& target, boost::system::err
 
 }  // namespace
 
-template <class AsyncStream>
-net::awaitable<void> HttpTransport::Impl::ReadStream(AsyncStream& stream, Conn& conn,
+net::awaitable<void> HttpTransport::Impl::ReadStream(AnyStream stream, Conn& conn,
                                                      const http::request<http::string_body>& r,
                                                      net::steady_timer& header_timer,
                                                      StreamState& state,
@@ -537,11 +534,7 @@ net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,
   }
   const auto r = BuildRequest(req);
   boost::system::error_code ec;
-  if (conn->plain) {
-    co_await ReadStream(*conn->plain, *conn, r, *timer, *state, ec);
-  } else {
-    co_await ReadStream(*conn->tls, *conn, r, *timer, *state, ec);
-  }
+  co_await ReadStream(conn->stream(), *conn, r, *timer, *state, ec);
   watching.Watch(nullptr);
   timer->cancel();
   conn->Close();

@@ -8,6 +8,7 @@
 #include "sim/handler.h"
 #include "sim/selector.h"
 #include "sim/simulator.h"
+#include "sim/store.h"
 
 namespace fk::sim {
 namespace json = boost::json;

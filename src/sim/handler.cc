@@ -10,6 +10,7 @@
 #include "kube/json_fields.h"
 #include "kube/objects.h"
 #include "sim/patch.h"
+#include "sim/store.h"
 #include "sim/table.h"
 
 namespace fk::sim {

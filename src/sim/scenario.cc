@@ -13,6 +13,7 @@
 #include "common/duration.h"
 #include "kube/objects.h"
 #include "sim/builtin_scenarios.h"
+#include "sim/store.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -252,6 +253,13 @@ Status ParseTopLevelKey(const std::string& key, const YAML::Node& v, const Reade
 }
 
 }  // namespace
+
+Scenario::Scenario() = default;
+Scenario::~Scenario() = default;
+Scenario::Scenario(const Scenario&) = default;
+Scenario::Scenario(Scenario&&) noexcept = default;
+Scenario& Scenario::operator=(const Scenario&) = default;
+Scenario& Scenario::operator=(Scenario&&) noexcept = default;
 
 Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& source_name) {
   Reader r(source_name);

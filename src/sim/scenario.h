@@ -2,9 +2,13 @@
 // OpenShell sandboxes (expanded into fences, pods and annotated Sandboxes),
 // and raw Kubernetes objects. The format is documented in the README
 // ("Simulator scenarios"); tests/scenarios/incident-3525.yaml is an example.
+//
+// Included by the simulator's callers and many tests: it names Boost.JSON
+// without its headers (Scenario's members are defined in scenario.cc), and
+// callers that build or read the JSON include Boost.JSON themselves.
 #pragma once
 
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -36,6 +40,14 @@ struct ScenarioNamespace {
 };
 
 struct Scenario {
+  // Out of line, where boost::json::value is complete.
+  Scenario();
+  ~Scenario();
+  Scenario(const Scenario&);
+  Scenario(Scenario&&) noexcept;
+  Scenario& operator=(const Scenario&);
+  Scenario& operator=(Scenario&&) noexcept;
+
   SimOptions options;
   std::vector<FaultRule> faults;
   std::vector<ScenarioNamespace> namespaces;

@@ -14,6 +14,7 @@
 
 #include "http/server.h"
 #include "sim/handler.h"
+#include "sim/store.h"
 #include "sim/table.h"
 #include "sim/watch_lines.h"
 

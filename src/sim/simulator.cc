@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "sim/store.h"
+
 #include "kube/json_fields.h"
 #include "kube/objects.h"
 #include "sim/event_views.h"
@@ -97,12 +99,26 @@ void KeepTransitionTimes(const json::object& status, json::array& conditions) {
 
 }  // namespace
 
+struct Simulator::Held {
+  Held(const TimeSource& clock, const SimOptions& options)
+      : store(clock, options.history_limit, options.uid_seed) {}
+
+  Store store;
+  std::map<const ResourceKind*, ListOutcome> stale_lists;
+};
+
 Simulator::Simulator(SimOptions options, const TimeSource& clock)
-    : options_(options), clock_(clock), store_(clock, options.history_limit, options.uid_seed) {
+    : options_(options), clock_(clock), held_(std::make_unique<Held>(clock, options)) {
   if (options_.emulate_agent_sandbox) {
-    store_.AddHook([this](const StoredEvent& e) { EmulateAgentSandbox(e); });
+    store().AddHook([this](const StoredEvent& e) { EmulateAgentSandbox(e); });
   }
 }
+
+Simulator::~Simulator() = default;
+
+Store& Simulator::store() { return held_->store; }
+
+void Simulator::ExpireHistory() { store().ExpireHistory(); }
 
 // What the agent-sandbox controller does that fencekeeper can observe: a
 // suspended sandbox loses its pod and reports Suspended=True; a running one
@@ -120,22 +136,22 @@ void Simulator::EmulateAgentSandbox(const StoredEvent& e) {
   if (pod_name.empty()) pod_name = name;
 
   if (e.type == "DELETED") {
-    store_.Delete(*pods, ns, pod_name, std::nullopt, std::nullopt);
+    store().Delete(*pods, ns, pod_name, std::nullopt, std::nullopt);
     return;
   }
   const bool suspended = IsSuspended(e.object);
-  const bool pod_exists = store_.Get(*pods, ns, pod_name).ok();
+  const bool pod_exists = store().Get(*pods, ns, pod_name).ok();
   if (suspended && pod_exists) {
-    store_.Delete(*pods, ns, pod_name, std::nullopt, std::nullopt);
+    store().Delete(*pods, ns, pod_name, std::nullopt, std::nullopt);
   } else if (!suspended && !pod_exists) {
-    store_.Create(*pods, ns, WorkloadPod(ns, pod_name, e.object));
+    store().Create(*pods, ns, WorkloadPod(ns, pod_name, e.object));
   }
   // Status, written only when it differs (so this hook converges).
   const json::value* g = meta->if_contains("generation");
   const int64_t generation = g && g->is_int64() ? g->get_int64() : 0;
   const std::string now = FormatRfc3339(clock_.Now()).substr(0, 19) + "Z";
   json::array conditions = SandboxConditions(suspended, generation, now);
-  store_.Mutate(
+  store().Mutate(
       *e.kind, ns, name,
       [&](json::value& obj) -> std::optional<ApiFailure> {
         json::value& status = obj.get_object()["status"];
@@ -228,15 +244,15 @@ int Simulator::RequestCount(const std::string& verb, const std::string& resource
 
 void Simulator::ServeStaleListOnce(const ResourceKind& kind, ListOutcome stale) {
   std::lock_guard lock(mu_);
-  stale_lists_[&kind] = std::move(stale);
+  held_->stale_lists[&kind] = std::move(stale);
 }
 
 std::optional<ListOutcome> Simulator::TakeStaleList(const ResourceKind& kind) {
   std::lock_guard lock(mu_);
-  auto it = stale_lists_.find(&kind);
-  if (it == stale_lists_.end()) return std::nullopt;
+  auto it = held_->stale_lists.find(&kind);
+  if (it == held_->stale_lists.end()) return std::nullopt;
   ListOutcome out = std::move(it->second);
-  stale_lists_.erase(it);
+  held_->stale_lists.erase(it);
   return out;
 }
 

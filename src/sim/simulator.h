@@ -2,13 +2,18 @@
 // HTTP: the object store, the agent-sandbox controller emulation, v1alpha1 <-> v1beta1 conversion
 // of sandboxes, fault injection, and scenario loading. The HTTP face is sim/server.h; tests drive
 // this object directly to change the cluster.
+//
+// Included by most of the simulator and two dozen tests, so it names the store
+// and Boost.JSON without their headers: callers that touch the store or JSON
+// include sim/store.h and Boost.JSON themselves.
 #pragma once
 
 #include <atomic>
-#include <boost/json/value.hpp>
+#include <boost/json/fwd.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -16,9 +21,13 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "sim/store.h"
+#include "sim/resources.h"
 
 namespace fk::sim {
+
+class Store;
+struct ListOutcome;
+struct StoredEvent;
 
 // One fault rule: the next `count` requests matching verb and resource fail
 // with `status` (count < 0: every matching request).
@@ -67,8 +76,11 @@ struct SimOptions {
 class Simulator {
  public:
   explicit Simulator(SimOptions options = {}, const TimeSource& clock = RealTimeSource::Instance());
+  ~Simulator();  // out of line: the store's type is complete only in simulator.cc
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
 
-  Store& store() { return store_; }
+  Store& store();
   const TimeSource& clock() const { return clock_; }
   const SimOptions& options() const { return options_; }
 
@@ -87,7 +99,7 @@ class Simulator {
   bool Serves(const ResourceKind& kind, const std::string& version) const;
   uint64_t watch_epoch() const { return watch_epoch_.load(); }
   // Forgets the event history: watches resuming from before now get 410.
-  void ExpireHistory() { store_.ExpireHistory(); }
+  void ExpireHistory();
 
   // Request counters by verb ("get", "list", "watch", "patch", ...), for tests
   // that count API traffic.
@@ -114,9 +126,13 @@ class Simulator {
  private:
   void EmulateAgentSandbox(const StoredEvent& e);
 
+  // The store and the stale lists, which hold Boost.JSON values by value:
+  // behind a pointer, so this header needs neither sim/store.h nor Boost.JSON's.
+  struct Held;
+
   SimOptions options_;
   const TimeSource& clock_;
-  Store store_;
+  std::unique_ptr<Held> held_;
   std::atomic<uint64_t> watch_epoch_{0};
   mutable std::mutex mu_;
   std::vector<FaultRule> faults_;
@@ -124,7 +140,6 @@ class Simulator {
     std::string verb, resource, name;
   };
   std::vector<RequestRecord> requests_;
-  std::map<const ResourceKind*, ListOutcome> stale_lists_;
   struct WatchStreamHooks {
     std::function<void()> wake;
     std::function<void(std::string)> push_raw;

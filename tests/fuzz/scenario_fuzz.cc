@@ -1,6 +1,7 @@
 // Simulator scenario files: ParseScenario (YAML, through YamlToJson for raw
 // objects), then ApplyScenario into a fresh simulator on a manual clock. Bad
 // files must come back as an error, never as a crash or an endless load.
+#include <boost/json/value.hpp>
 #include <string>
 
 #include "common/clock.h"
