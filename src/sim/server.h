@@ -9,9 +9,6 @@
 
 #include "common/status.h"
 #include "sim/simulator.h"
-// Not used here: tests/bench/bench_support.h reaches the store through this
-// header. Remove once that file includes sim/store.h itself.
-#include "sim/store.h"
 
 namespace fk::sim {
 

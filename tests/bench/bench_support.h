@@ -19,6 +19,7 @@
 #include "kube/client.h"
 #include "sim/scenario.h"
 #include "sim/server.h"
+#include "sim/store.h"
 #include "test_support.h"
 
 namespace fk::bench {
