@@ -58,6 +58,13 @@ class HashMultimap {
       if (slots_[i].hash == h) fn(slots_[i].value);
     }
   }
+  // Calls fn(hash, value) for every entry, in no order.
+  template <class Fn>
+  void ForEachEntry(Fn&& fn) const {
+    for (const Slot& s : slots_) {
+      if (s.hash != 0) fn(s.hash, s.value);
+    }
+  }
   size_t size() const { return size_; }
   size_t capacity() const { return slots_.size(); }
 

@@ -97,7 +97,7 @@ void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r, int64_t su
 }
 
 // Rewrites the projection rows of every record the batch changed.
-void WriteProjections(BatchStatements& st, const BatchState& batch, const BatchSubjects& subjects) {
+void WriteProjections(BatchStatements& st, const BatchState& batch, BatchSubjects& subjects) {
   for (const auto& key : batch.changed_fences())
     WriteFence(st.upsert_fence, batch.scratch().fences.at(key),
                subjects.IdOf({key.first, key.second, ""}));
@@ -131,7 +131,7 @@ BatchStatements::BatchStatements(SQLite::Database& db)
       insert_subject(db,
                      "INSERT INTO subjects (namespace, name, uid, base) VALUES (?,?,?,?) "
                      "RETURNING id"),
-      select_base(db, "SELECT COALESCE(base, '') FROM subjects WHERE id = ?"),
+      select_row(db, "SELECT namespace, name, uid, COALESCE(base, '') FROM subjects WHERE id = ?"),
       upsert_fence(db,
                    "INSERT OR REPLACE INTO fence_projection (namespace, policy, present, "
                    "policy_uid, generation, intact, seq, updated_at, subject) "
@@ -268,7 +268,7 @@ Status Journal::WriteRows(const BatchState& batch, const std::vector<Member*>& m
                         std::to_string(on_disk) + ", expected " + std::to_string(state_.last_seq) +
                         "); only one fencekeeper may write a journal");
   }
-  BatchSubjects subjects(impl_->subjects, st.insert_subject, st.select_base);
+  BatchSubjects subjects(impl_->subjects, st.insert_subject, st.select_row);
   chain::Head head = impl_->head;
   for (const Member* m : members) {
     if (m->status.ok()) InsertRows(st.insert_row, subjects, m->events, head);

@@ -28,7 +28,7 @@ struct BatchStatements {
   SQLite::Statement max_seq;
   SQLite::Statement insert_row;
   SQLite::Statement insert_subject;
-  SQLite::Statement select_base;  // a known subject's base (subjects.h)
+  SQLite::Statement select_row;  // a known subject's row (subjects.h)
   SQLite::Statement upsert_fence;
   SQLite::Statement upsert_sandbox;
   SQLite::Statement delete_sandbox;

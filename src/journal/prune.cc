@@ -259,8 +259,8 @@ Status Journal::CommitPrune(const PrunePlan& plan, const std::string& archive,
   });
   member.in_transaction = [&](SQLite::Database& db) {
     DeleteRows(db, range);
-    std::set<int64_t> in_memory;
-    for (const auto& [key, subject] : impl_->subjects.all()) in_memory.insert(subject.id);
+    const std::vector<int64_t> ids = impl_->subjects.Ids();
+    const std::set<int64_t> in_memory(ids.begin(), ids.end());
     report.subjects_removed = DeleteSubjects(db, plan.subjects, in_memory);
     WriteBase(db, plan.base_before, plan.base_after);
   };
