@@ -75,11 +75,11 @@ TEST(ObservedDigest, SandboxDigestFollowsTheSandboxObjectAlone) {
   EXPECT_NE(SandboxDigest(base.sandbox), SandboxDigest(resumed.sandbox));
   // The fence generations the log lines name are kept as they are.
   const ObservedDigest d = DigestOf(base);
-  EXPECT_EQ(d.fence_from, base.sandbox.fence_generation);
-  EXPECT_EQ(d.fence_to, base.workload_fence.generation);
+  EXPECT_EQ(d.fence_from(), base.sandbox.fence_generation);
+  EXPECT_EQ(d.fence_to(), base.workload_fence.generation);
   Snapshot no_fence = base;
   no_fence.workload_fence = {};
-  EXPECT_EQ(DigestOf(no_fence).fence_to, std::nullopt);
+  EXPECT_EQ(DigestOf(no_fence).fence_to(), std::nullopt);
 }
 
 }  // namespace

@@ -96,9 +96,13 @@ uint64_t ObjectsDigest(const Snapshot& s) {
 }
 
 ObservedDigest DigestOf(const Snapshot& s) {
-  ObservedDigest d{ObjectsDigest(s), SandboxDigest(s.sandbox), s.observed_at_ms,
-                   s.sandbox.fence_generation, std::nullopt};
-  if (s.workload_fence.present) d.fence_to = s.workload_fence.generation;
+  ObservedDigest d;
+  d.objects = ObjectsDigest(s);
+  d.sandbox = SandboxDigest(s.sandbox);
+  d.observed_at_ms = s.observed_at_ms;
+  d.set_fence(s.sandbox.fence_generation, s.workload_fence.present
+                                              ? std::optional(s.workload_fence.generation)
+                                              : std::nullopt);
   return d;
 }
 

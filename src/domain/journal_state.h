@@ -83,8 +83,9 @@ struct SandboxRecord {
   // caught up) goes on with the same episode. Folded from the events this
   // process saw, seeded at start from the projection when the latest decision
   // is a hold (as FenceRecord::max_generation). Memory, not state: equality
-  // ignores it.
-  std::optional<uint64_t> held_sandbox;
+  // ignores it. 0: none (a digest of 0, one in 2^64, would only begin an
+  // episode that could have gone on; 8 bytes, where an optional took 16).
+  uint64_t held_sandbox = 0;
   // Equality is by digest: a record that dropped its snapshot equals one that
   // kept it.
   bool operator==(const SandboxRecord& o) const {

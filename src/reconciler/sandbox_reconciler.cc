@@ -46,7 +46,7 @@ FenceGenerations FenceOf(const domain::Snapshot& o) {
 FenceGenerations FenceOf(const domain::JournalState& s, const std::string& uid) {
   const auto it = s.sandboxes.find(uid);
   if (it == s.sandboxes.end() || !it->second.observed) return {};
-  return {it->second.observed->fence_from, it->second.observed->fence_to};
+  return {it->second.observed->fence_from(), it->second.observed->fence_to()};
 }
 
 // A held sandbox is converged: logged at info, never above (docs/design.md#held-sandboxes).
