@@ -100,9 +100,8 @@ ObservedDigest DigestOf(const Snapshot& s) {
   d.objects = ObjectsDigest(s);
   d.sandbox = SandboxDigest(s.sandbox);
   d.observed_at_ms = s.observed_at_ms;
-  d.set_fence(s.sandbox.fence_generation, s.workload_fence.present
-                                              ? std::optional(s.workload_fence.generation)
-                                              : std::nullopt);
+  d.set_fence(s.sandbox.fence_generation,
+              s.workload_fence.present ? std::optional(s.workload_fence.generation) : std::nullopt);
   return d;
 }
 
