@@ -242,6 +242,7 @@ void BM_RssPerSandbox(benchmark::State& state) {
 }
 BENCHMARK(BM_RssPerSandbox)
     ->Args({1000, 1})
+    ->Args({1000, 0})
     ->Args({10000, 1})
     ->Args({10000, 0})
     ->Iterations(1)
