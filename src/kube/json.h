@@ -17,6 +17,7 @@
 
 #include <boost/json/fwd.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -55,16 +56,50 @@ struct BadObject {
 // What a cache keeps of an object instead of its whole tree (a transform's
 // result, as client-go's SetTransform): a compact struct of the fields the
 // controller reads. The informer fills the identity it needs itself.
+//
+// No vtable: each derived type sets a one-byte kind, and As<T> checks it
+// where a dynamic_cast did (a vtable pointer was 8 bytes of every cached
+// object, three a sandbox). The kind sits in the padding after
+// resource_version, and a derived type's own small fields follow it there.
+// The destructor is protected and not virtual, so nothing can delete through
+// the base: a shared_ptr made by make_shared<Derived> deletes the derived type.
 struct Cached {
-  virtual ~Cached() = default;
+  enum class Kind : uint8_t { kJson, kSandbox, kPolicy, kPod };
+
   CompactString uid;
   ResourceVersion resource_version;
+
+  Kind kind() const { return kind_; }
+
+ protected:
+  explicit Cached(Kind kind) : kind_(kind) {}
+  Cached(const Cached&) = default;
+  Cached(Cached&&) = default;
+  Cached& operator=(const Cached&) = default;
+  Cached& operator=(Cached&&) = default;
+  ~Cached() = default;
+
+ private:
+  Kind kind_;
 };
 using CachedPtr = std::shared_ptr<const Cached>;
 
+// `cached` as the derived type T, or null when it is null or of another kind
+// (a store holding objects of another type): the check a dynamic_cast made.
+template <class T>
+const T* As(const Cached* cached) {
+  return cached && cached->kind() == T::kKind ? static_cast<const T*>(cached) : nullptr;
+}
+template <class T>
+std::shared_ptr<const T> As(CachedPtr cached) {
+  if (!cached || cached->kind() != T::kKind) return nullptr;
+  return std::static_pointer_cast<const T>(std::move(cached));
+}
+
 // The whole object, for callers that keep it (tools, tests).
 struct CachedJson final : Cached {
-  explicit CachedJson(ObjectPtr j) : json(std::move(j)) {}
+  static constexpr Kind kKind = Kind::kJson;
+  explicit CachedJson(ObjectPtr j) : Cached(kKind), json(std::move(j)) {}
   ObjectPtr json;
 };
 // The tree a CachedJson holds (null for anything else).
