@@ -111,7 +111,7 @@ class MapCache : public reconciler::ClusterCache {
     }
   }
   template <class T>
-  std::shared_ptr<const T> As(Kind kind, const std::string& ns, const std::string& name) const {
+  kube::CachedRef<const T> As(Kind kind, const std::string& ns, const std::string& name) const {
     const auto& m = objects_[static_cast<int>(kind)];
     auto it = m.find({ns, name});
     return it == m.end() ? nullptr : kube::As<T>(it->second);

@@ -113,7 +113,7 @@ struct CachedSandbox final : Cached {
   CachedSandbox() : Cached(kKind) {}
   // What the transform keeps of a sandbox that parsed: `parsed` without its
   // identity (the cache key and kube::Cached hold that) or resourceVersion.
-  static std::shared_ptr<CachedSandbox> Of(const ParsedSandbox& parsed);
+  static CachedRef<CachedSandbox> Of(const ParsedSandbox& parsed);
 
   // The parsed sandbox whole again, under its cache key.
   ParsedSandbox Parsed(const std::string& ns, const std::string& name) const;
@@ -124,13 +124,12 @@ struct CachedSandbox final : Cached {
   bool Names(const std::string& sandbox_name, const std::string& pod) const;
 
   // SandboxObservation's fields but the identity, packed: at 10,000 sandboxes
-  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB. 216 bytes,
-  // a 240-byte heap chunk with make_shared's control block. In this order
-  // for the padding: the bools and api_version fill the bytes after
-  // kube::Cached's kind, bootstrap_op the ones after the packed uids (the
-  // order that reads best cost 16 bytes more, and a 256-byte chunk).
+  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB. 224 bytes,
+  // a 240-byte heap chunk. In this order for the padding: the bools fill the
+  // bytes after kube::Cached's count and kind, the two enums the ones after
+  // the packed uids (the order that reads best was 8 bytes more, and a
+  // 256-byte chunk).
   bool deleting = false, should_run = true, bootstrapping = false;
-  domain::ApiVersion api_version = domain::ApiVersion::kV1beta1;
 
   HeapText error;  // why it does not parse ("" = it does): reported, never decided
 
@@ -138,6 +137,7 @@ struct CachedSandbox final : Cached {
   std::optional<int64_t> bootstrap_started_at_ms;
   std::optional<int64_t> fence_generation;
   std::optional<CompactString> fence_uid, workload_uid, supervisor_uid;
+  domain::ApiVersion api_version = domain::ApiVersion::kV1beta1;
   domain::BootstrapOp bootstrap_op = domain::BootstrapOp::kNone;
   HeapText bootstrap_phase;  // only while OpenShell admits it
   // The workload pod's name when it is not the sandbox's; the sandbox id,
@@ -146,8 +146,7 @@ struct CachedSandbox final : Cached {
   CompactString sandbox_id;
   domain::HeapOptional<IntentMark> mark;  // rare: only while an intent is on it
 };
-// 56 bytes (an 80-byte chunk with make_shared's control block; two a
-// namespace, not a sandbox).
+// 56 bytes, a 64-byte heap chunk (two a namespace, not a sandbox).
 struct CachedPolicy final : Cached {
   static constexpr Kind kKind = Kind::kPolicy;
   CachedPolicy() : Cached(kKind) {}
@@ -155,8 +154,8 @@ struct CachedPolicy final : Cached {
   bool intact = false;
   domain::PolicyObservation Observation() const { return {true, uid.str(), generation, intact}; }
 };
-// 40 bytes, its two bools in kube::Cached's padding (a 64-byte chunk with
-// make_shared's control block; two a sandbox).
+// 40 bytes, its two bools in kube::Cached's padding: a 48-byte heap chunk,
+// two a sandbox.
 struct CachedPod final : Cached {
   static constexpr Kind kKind = Kind::kPod;
   CachedPod() : Cached(kKind) {}
@@ -170,9 +169,8 @@ struct CachedPod final : Cached {
 
 // The transforms: a sandbox that does not parse is kept with its error; a
 // policy other than the two fences is dropped (null).
-Result<std::shared_ptr<Cached>> CompactSandbox(const DecodedObject& object,
-                                               domain::ApiVersion version);
-Result<std::shared_ptr<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port);
-Result<std::shared_ptr<Cached>> CompactPod(const DecodedObject& object);
+Result<CachedRef<Cached>> CompactSandbox(const DecodedObject& object, domain::ApiVersion version);
+Result<CachedRef<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port);
+Result<CachedRef<Cached>> CompactPod(const DecodedObject& object);
 
 }  // namespace fk::kube
