@@ -148,7 +148,7 @@ TEST(PodIndex, APodEventReadsOnlyTheSandboxesThatNameIt) {
 // ---- the pod index itself ---------------------------------------------------------
 
 // A cached sandbox naming `workload` ("" = its own name) and `supervisor`.
-std::shared_ptr<const CachedSandbox> Naming(const std::string& workload,
+kube::CachedRef<const CachedSandbox> Naming(const std::string& workload,
                                             const std::string& supervisor = "") {
   kube::ParsedSandbox parsed;
   parsed.workload_pod_name = workload;
@@ -186,7 +186,7 @@ TEST(PodIndex, FollowsEachSandboxsPodsThroughChangesAndDeletion) {
 
 TEST(PodIndex, ASandboxThatDoesNotParseNamesNoPod) {
   reconciler::PodIndex index;
-  auto broken = std::make_shared<CachedSandbox>();
+  auto broken = kube::MakeCached<CachedSandbox>();
   broken->error = HeapText("spec.operatingMode is missing");
   index.Update("ns", "a", nullptr, broken.get());
   EXPECT_EQ(index.size(), 0u);

@@ -22,7 +22,7 @@ class CountsCache final : public ClusterCache {
   std::vector<ObjectKey> SandboxKeys(const std::string&) const override { return {}; }
   PolicyPtr Policy(const std::string& ns, const std::string& name) const override {
     if (!fenced.contains(ns) || name != domain::kWorkloadPolicyName) return nullptr;
-    return std::make_shared<const kube::CachedPolicy>();
+    return kube::MakeCached<const kube::CachedPolicy>();
   }
   PodPtr Pod(const std::string&, const std::string&) const override { return nullptr; }
   std::map<std::string, size_t> CountByNamespace(CacheKind kind) const override {

@@ -26,10 +26,10 @@ TEST(DecodeListPage, EachTransformedItemsTreeIsFreedBeforeTheNextIsParsed) {
   body += "]}";
   std::vector<std::weak_ptr<const json::value>> trees;
   int alive_at_transform = 0;
-  const Transform transform = [&](const DecodedObject& d) -> Result<std::shared_ptr<Cached>> {
+  const Transform transform = [&](const DecodedObject& d) -> Result<CachedRef<Cached>> {
     for (const auto& t : trees) alive_at_transform += !t.expired();
     trees.push_back(d.object);
-    return std::shared_ptr<Cached>(std::make_shared<CachedPod>());
+    return CachedRef<Cached>(MakeCached<CachedPod>());
   };
   auto page = DecodeListPage(body, transform);
   ASSERT_TRUE(page.ok()) << page.status().ToString();

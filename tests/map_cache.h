@@ -54,8 +54,9 @@ class MapCache : public reconciler::ClusterCache {
     auto& m = objects_[static_cast<int>(kind)];
     auto it = m.find({ns, name});
     if (kind == Kind::kSandboxes) {
-      index_.Update(ns, name, it == m.end() ? nullptr : Cast<kube::CachedSandbox>(it->second),
-                    Cast<kube::CachedSandbox>(cached));
+      index_.Update(ns, name,
+                    it == m.end() ? nullptr : kube::As<kube::CachedSandbox>(it->second.get()),
+                    kube::As<kube::CachedSandbox>(cached.get()));
     }
     if (cached) {
       m[{ns, name}] = std::move(cached);
@@ -110,14 +111,10 @@ class MapCache : public reconciler::ClusterCache {
     }
   }
   template <class T>
-  static const T* Cast(const kube::CachedPtr& p) {
-    return dynamic_cast<const T*>(p.get());
-  }
-  template <class T>
-  std::shared_ptr<const T> As(Kind kind, const std::string& ns, const std::string& name) const {
+  kube::CachedRef<const T> As(Kind kind, const std::string& ns, const std::string& name) const {
     const auto& m = objects_[static_cast<int>(kind)];
     auto it = m.find({ns, name});
-    return it == m.end() ? nullptr : std::dynamic_pointer_cast<const T>(it->second);
+    return it == m.end() ? nullptr : kube::As<T>(it->second);
   }
 
   std::map<reconciler::ObjectKey, kube::CachedPtr> objects_[3];

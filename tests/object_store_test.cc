@@ -12,7 +12,7 @@ namespace fk::kube {
 namespace {
 
 CachedPtr Object(const std::string& uid, const std::string& rv) {
-  auto c = std::make_shared<Cached>();
+  auto c = MakeCached<CachedJson>(nullptr);
   c->uid = CompactString(uid);
   c->resource_version = ResourceVersion(rv);
   return c;

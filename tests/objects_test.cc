@@ -4,6 +4,9 @@
 // then decide).
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 #include "domain/decision.h"
 #include "kube/objects.h"
 #include "test_support.h"
@@ -414,12 +417,12 @@ TEST(ParsePod, GatedOnlyByANonEmptySchedulingGatesList) {
 // ---- compact cached forms (what the informers keep) -----------------------
 
 template <class T>
-std::shared_ptr<const T> Compact(const Transform& transform, const std::string& json) {
+CachedRef<const T> Compact(const Transform& transform, const std::string& json) {
   auto doc = ParseJson(json);
   EXPECT_TRUE(doc.ok()) << json;
   auto cached = Transformed(transform, *doc);
   EXPECT_TRUE(cached.ok()) << cached.status().ToString();
-  return cached.ok() ? std::dynamic_pointer_cast<const T>(*cached) : nullptr;
+  return cached.ok() ? As<T>(*cached) : nullptr;
 }
 
 Transform SandboxTransform() {
@@ -453,7 +456,9 @@ TEST(CompactCache, ASandboxComesBackWholeFromItsCompactForm) {
     EXPECT_EQ(compact->error, "");
     // Identity is stored once (the cache key, kube::Cached): the compact form
     // has no field for it, and is not a ParsedSandbox (568 bytes) either.
-    static_assert(sizeof(CachedSandbox) <= 248);
+    // Its fields ordered for the padding (224 bytes, a 240-byte heap chunk;
+    // 8 more would make it 256).
+    static_assert(sizeof(CachedSandbox) <= 224);
     const ParsedSandbox back = compact->Parsed("agents", "sb-1");
     EXPECT_EQ(back.observation, full->observation);
     EXPECT_EQ(back.resource_version, full->resource_version);
@@ -506,6 +511,61 @@ TEST(CompactCache, APodKeepsItsUidAndGateAndAnUnreadableOneIsAbsent) {
   auto unreadable = Compact<CachedPod>(pods, R"({"metadata":{"name":"p"}})");
   ASSERT_NE(unreadable, nullptr);
   EXPECT_EQ(unreadable->Observation(), domain::PodObservation{});
+}
+
+// As<T> is the checked downcast that replaced dynamic_cast (kube::Cached has
+// no vtable): an object of another kind, or none, gives null, never a
+// pointer to the wrong type. Pods are 40 bytes without the vtable pointer,
+// their count inside them (a 48-byte heap chunk, not 80).
+TEST(CompactCache, AsGivesAnObjectOfItsOwnKindOnlyAndNullForAnyOther) {
+  static_assert(sizeof(CachedPod) <= 40);
+  const CachedPtr pod = MakeCached<CachedPod>();
+  const CachedPtr policy = MakeCached<CachedPolicy>();
+  const CachedPtr sandbox = MakeCached<CachedSandbox>();
+  const CachedPtr json = MakeCached<CachedJson>(nullptr);
+  EXPECT_EQ(As<CachedPod>(pod).get(), pod.get());
+  EXPECT_EQ(As<CachedPod>(pod.get()), pod.get());
+  EXPECT_EQ(As<CachedPolicy>(policy).get(), policy.get());
+  EXPECT_EQ(As<CachedSandbox>(sandbox).get(), sandbox.get());
+  EXPECT_EQ(As<CachedJson>(json.get()), json.get());
+  for (const CachedPtr& other : {pod, policy, json}) {
+    EXPECT_EQ(As<CachedSandbox>(other), nullptr);
+    EXPECT_EQ(As<CachedSandbox>(other.get()), nullptr);
+  }
+  for (const CachedPtr& other : {sandbox, policy, json}) EXPECT_EQ(As<CachedPod>(other), nullptr);
+  for (const CachedPtr& other : {sandbox, pod, json}) EXPECT_EQ(As<CachedPolicy>(other), nullptr);
+  for (const CachedPtr& other : {sandbox, pod, policy}) {
+    EXPECT_EQ(As<CachedJson>(other), nullptr);
+    EXPECT_EQ(JsonOf(other), nullptr);
+  }
+  EXPECT_EQ(As<CachedSandbox>(CachedPtr()), nullptr);
+  EXPECT_EQ(As<CachedSandbox>(static_cast<const Cached*>(nullptr)), nullptr);
+}
+
+// The count inside kube::Cached is shared across threads (the informer's
+// thread writes the store while the workers read it): references taken and
+// dropped on several threads delete the object once, after the last, and as
+// its own type (the tree a CachedJson holds is released with it).
+TEST(CompactCache, ReferencesOnManyThreadsDeleteTheObjectOnceAfterTheLast) {
+  auto doc = ParseJson(R"({"kind":"Pod"})");
+  ASSERT_TRUE(doc.ok());
+  const std::weak_ptr<const boost::json::value> tree = *doc;
+  CachedPtr json = MakeCached<CachedJson>(std::move(*doc));
+  CachedPtr pod = MakeCached<CachedPod>();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([json, pod] {
+      for (int i = 0; i < 20000; ++i) {
+        CachedPtr again = json;
+        const auto as_pod = As<CachedPod>(pod);
+        if (JsonOf(again) == nullptr || as_pod == nullptr) ADD_FAILURE() << "lost at " << i;
+      }
+    });
+  }
+  json = nullptr;
+  pod = nullptr;
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(tree.expired());
 }
 
 }  // namespace

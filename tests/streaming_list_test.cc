@@ -167,9 +167,9 @@ TEST_F(StreamingListTest, WithoutTheBookmarkTheInformerListsByPagesOnceTheTimeou
 TEST_F(StreamingListTest, AnObjectTheTransformRejectsIsSkippedAndTheRestCached) {
   Serve(sim::WatchListGate::kOn);
   InformerOptions o;
-  o.transform = [](const DecodedObject& d) -> Result<std::shared_ptr<Cached>> {
+  o.transform = [](const DecodedObject& d) -> Result<CachedRef<Cached>> {
     if (d.name == "b") return Status::Corruption("unreadable");
-    return std::shared_ptr<Cached>(std::make_shared<CachedJson>(d.object));
+    return CachedRef<Cached>(MakeCached<CachedJson>(d.object));
   };
   StartInformer(o);
   ASSERT_TRUE(informer_->WaitForSync(10s));

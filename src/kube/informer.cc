@@ -107,8 +107,8 @@ Informer::Informer(ListerWatcher& source, ResourceRef resource, InformerOptions 
       jitter_(options_.jitter_seed ? options_.jitter_seed : std::random_device{}()) {
   if (!options_.time) options_.time = &RealTimeSource::Instance();
   if (!options_.transform) {
-    options_.transform = [](const DecodedObject& o) -> Result<std::shared_ptr<Cached>> {
-      return std::shared_ptr<Cached>(std::make_shared<CachedJson>(o.object));
+    options_.transform = [](const DecodedObject& o) -> Result<CachedRef<Cached>> {
+      return CachedRef<Cached>(MakeCached<CachedJson>(o.object));
     };
   }
 }
@@ -367,7 +367,7 @@ void Informer::HandleUndecodable(const std::string& type, const BadObject& bad) 
     CachedPtr cached = store_.Get(bad.ns, bad.name);
     if (cached && cached->uid == bad.uid)
       Apply(ChangeType::kDeleted, {bad.ns, bad.name, bad.uid, bad.resource_version, nullptr,
-                                   std::const_pointer_cast<Cached>(cached)});
+                                   boost::const_pointer_cast<Cached>(cached)});
   }
   AdvanceResourceVersion(bad.resource_version);
 }

@@ -167,7 +167,7 @@ Result<JsonDoc> ParseJson(std::string_view text, std::string_view what, int enve
 }
 
 const json::value* JsonOf(const CachedPtr& cached) {
-  const auto* j = dynamic_cast<const CachedJson*>(cached.get());
+  const auto* j = As<CachedJson>(cached.get());
   return j ? j->json.get() : nullptr;
 }
 

@@ -15,8 +15,11 @@
 //   one bad string must not poison a list.
 #pragma once
 
+#include <atomic>
+#include <boost/intrusive_ptr.hpp>
 #include <boost/json/fwd.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -55,16 +58,74 @@ struct BadObject {
 // What a cache keeps of an object instead of its whole tree (a transform's
 // result, as client-go's SetTransform): a compact struct of the fields the
 // controller reads. The informer fills the identity it needs itself.
+//
+// No vtable: each derived type sets a one-byte kind, and As<T> checks it
+// where a dynamic_cast did (a vtable pointer was 8 bytes of every cached
+// object, three a sandbox). Counted in place: a CachedRef holds the object
+// alone, where a shared_ptr made by make_shared added a 16-byte control
+// block to its heap chunk. The count and the kind sit in the padding after
+// resource_version, and a derived type's own small fields follow them there.
+// The destructor is protected and not virtual, so nothing can delete through
+// the base: the last reference deletes the object as its kind's type.
 struct Cached {
-  virtual ~Cached() = default;
+  enum class Kind : uint8_t { kJson, kSandbox, kPolicy, kPod };
+
   CompactString uid;
   ResourceVersion resource_version;
+
+  Kind kind() const { return kind_; }
+
+  // Shared and never copied: the count belongs to the object.
+  Cached(const Cached&) = delete;
+  Cached& operator=(const Cached&) = delete;
+
+ protected:
+  explicit Cached(Kind kind) : kind_(kind) {}
+  ~Cached() = default;
+
+ private:
+  // boost::intrusive_ptr's hooks (found by argument-dependent lookup).
+  // Atomic: the informer's thread writes the store while the reconciler's
+  // workers read it, each holding references.
+  friend void intrusive_ptr_add_ref(const Cached* cached) {
+    cached->references_.fetch_add(1, std::memory_order_relaxed);
+  }
+  friend void intrusive_ptr_release(const Cached* cached) {
+    if (cached->references_.fetch_sub(1, std::memory_order_acq_rel) == 1) Delete(cached);
+  }
+  // Deletes `cached` as the type its kind names (objects.cc: beside the types).
+  static void Delete(const Cached* cached);
+
+  mutable std::atomic<uint32_t> references_{0};
+  Kind kind_;
 };
-using CachedPtr = std::shared_ptr<const Cached>;
+// A counted reference to a cached object; CachedRef<T>(new T(...)) makes one
+// (MakeCached below).
+template <class T>
+using CachedRef = boost::intrusive_ptr<T>;
+using CachedPtr = CachedRef<const Cached>;
+
+template <class T, class... Args>
+CachedRef<T> MakeCached(Args&&... args) {
+  return CachedRef<T>(new T(std::forward<Args>(args)...));
+}
+
+// `cached` as the derived type T, or null when it is null or of another kind
+// (a store holding objects of another type): the check a dynamic_cast made.
+template <class T>
+const T* As(const Cached* cached) {
+  return cached && cached->kind() == T::kKind ? static_cast<const T*>(cached) : nullptr;
+}
+template <class T>
+CachedRef<const T> As(CachedPtr cached) {
+  if (!cached || cached->kind() != T::kKind) return nullptr;
+  return boost::static_pointer_cast<const T>(std::move(cached));
+}
 
 // The whole object, for callers that keep it (tools, tests).
 struct CachedJson final : Cached {
-  explicit CachedJson(ObjectPtr j) : json(std::move(j)) {}
+  static constexpr Kind kKind = Kind::kJson;
+  explicit CachedJson(ObjectPtr j) : Cached(kKind), json(std::move(j)) {}
   ObjectPtr json;
 };
 // The tree a CachedJson holds (null for anything else).
@@ -74,13 +135,13 @@ const boost::json::value* JsonOf(const CachedPtr& cached);
 struct DecodedObject {
   std::string ns, name, uid, resource_version;
   ObjectPtr object;  // the tree; released once a transform made `cached`
-  std::shared_ptr<Cached> cached;
+  CachedRef<Cached> cached;
 };
 
 // Turns a decoded object into what is cached. An error makes it a bad object
 // (logged, its cached state kept); a null result drops it: not ours to cache
 // (e.g. a NetworkPolicy other than the fences), not an error.
-using Transform = std::function<Result<std::shared_ptr<Cached>>(const DecodedObject&)>;
+using Transform = std::function<Result<CachedRef<Cached>>(const DecodedObject&)>;
 // What `transform` keeps of a parsed object (null: dropped), identity filled.
 Result<CachedPtr> Transformed(const Transform& transform, ObjectPtr object);
 // Applies `transform` to `*object`: sets object->cached and releases the tree.

@@ -278,8 +278,25 @@ static_assert(field_count::FieldCount<ParsedSandbox>() == 5);
 
 }  // namespace
 
-std::shared_ptr<CachedSandbox> CachedSandbox::Of(const ParsedSandbox& parsed) {
-  auto out = std::make_shared<CachedSandbox>();
+void Cached::Delete(const Cached* cached) {
+  switch (cached->kind()) {
+    case Kind::kJson:
+      delete static_cast<const CachedJson*>(cached);
+      return;
+    case Kind::kSandbox:
+      delete static_cast<const CachedSandbox*>(cached);
+      return;
+    case Kind::kPolicy:
+      delete static_cast<const CachedPolicy*>(cached);
+      return;
+    case Kind::kPod:
+      delete static_cast<const CachedPod*>(cached);
+      return;
+  }
+}
+
+CachedRef<CachedSandbox> CachedSandbox::Of(const ParsedSandbox& parsed) {
+  auto out = MakeCached<CachedSandbox>();
   const domain::SandboxObservation& o = parsed.observation;
   out->generation = o.generation;
   out->bootstrap_started_at_ms = o.bootstrap_started_at_ms;
@@ -345,32 +362,32 @@ bool CachedSandbox::Names(const std::string& sandbox_name, const std::string& po
   return !sandbox_id.empty() && pod.starts_with(prefix) && sandbox_id == pod.substr(prefix.size());
 }
 
-Result<std::shared_ptr<Cached>> CompactSandbox(const DecodedObject& object, ApiVersion version) {
+Result<CachedRef<Cached>> CompactSandbox(const DecodedObject& object, ApiVersion version) {
   auto parsed = ParseSandbox(*object.object, version);
   if (!parsed.ok()) {
-    auto out = std::make_shared<CachedSandbox>();
+    auto out = MakeCached<CachedSandbox>();
     out->error = HeapText(parsed.status().message());
-    return std::shared_ptr<Cached>(std::move(out));
+    return CachedRef<Cached>(std::move(out));
   }
-  return std::shared_ptr<Cached>(CachedSandbox::Of(*parsed));
+  return CachedRef<Cached>(CachedSandbox::Of(*parsed));
 }
 
-Result<std::shared_ptr<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port) {
+Result<CachedRef<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port) {
   const auto role = FenceRole(object.name);
-  if (!role) return std::shared_ptr<Cached>();
+  if (!role) return CachedRef<Cached>();
   const auto p = ObservePolicy(object.object.get(), *role, boundary_port);
-  auto out = std::make_shared<CachedPolicy>();
+  auto out = MakeCached<CachedPolicy>();
   out->generation = p.generation;
   out->intact = p.intact;
-  return std::shared_ptr<Cached>(std::move(out));
+  return CachedRef<Cached>(std::move(out));
 }
 
-Result<std::shared_ptr<Cached>> CompactPod(const DecodedObject& object) {
+Result<CachedRef<Cached>> CompactPod(const DecodedObject& object) {
   const auto p = ObservePod(object.object.get());
-  auto out = std::make_shared<CachedPod>();
+  auto out = MakeCached<CachedPod>();
   out->readable = p.present;
   out->scheduling_gated = p.scheduling_gated;
-  return std::shared_ptr<Cached>(std::move(out));
+  return CachedRef<Cached>(std::move(out));
 }
 
 Result<domain::PodObservation> ParsePodJson(std::string_view text) {

@@ -109,9 +109,11 @@ std::optional<PolicyRole> FenceRole(std::string_view policy_name);
 // and name in the cache's key, uid and resourceVersion in kube::Cached.
 
 struct CachedSandbox final : Cached {
+  static constexpr Kind kKind = Kind::kSandbox;
+  CachedSandbox() : Cached(kKind) {}
   // What the transform keeps of a sandbox that parsed: `parsed` without its
   // identity (the cache key and kube::Cached hold that) or resourceVersion.
-  static std::shared_ptr<CachedSandbox> Of(const ParsedSandbox& parsed);
+  static CachedRef<CachedSandbox> Of(const ParsedSandbox& parsed);
 
   // The parsed sandbox whole again, under its cache key.
   ParsedSandbox Parsed(const std::string& ns, const std::string& name) const;
@@ -121,30 +123,42 @@ struct CachedSandbox final : Cached {
   // Whether `pod` is its workload or supervisor pod (false if it does not parse).
   bool Names(const std::string& sandbox_name, const std::string& pod) const;
 
+  // SandboxObservation's fields but the identity, packed: at 10,000 sandboxes
+  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB. 224 bytes,
+  // a 240-byte heap chunk. In this order for the padding: the bools fill the
+  // bytes after kube::Cached's count and kind, the two enums the ones after
+  // the packed uids (the order that reads best was 8 bytes more, and a
+  // 256-byte chunk).
+  bool deleting = false, should_run = true, bootstrapping = false;
+
   HeapText error;  // why it does not parse ("" = it does): reported, never decided
 
-  // SandboxObservation's fields but the identity, packed: at 10,000 sandboxes
-  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB.
   int64_t generation = 0;
   std::optional<int64_t> bootstrap_started_at_ms;
   std::optional<int64_t> fence_generation;
   std::optional<CompactString> fence_uid, workload_uid, supervisor_uid;
-  HeapText bootstrap_phase;  // only while OpenShell admits it
   domain::ApiVersion api_version = domain::ApiVersion::kV1beta1;
   domain::BootstrapOp bootstrap_op = domain::BootstrapOp::kNone;
-  bool deleting = false, should_run = true, bootstrapping = false;
+  HeapText bootstrap_phase;  // only while OpenShell admits it
   // The workload pod's name when it is not the sandbox's; the sandbox id,
   // lower case, that names the supervisor pod ("" = none).
   HeapText workload_pod;
   CompactString sandbox_id;
   domain::HeapOptional<IntentMark> mark;  // rare: only while an intent is on it
 };
+// 56 bytes, a 64-byte heap chunk (two a namespace, not a sandbox).
 struct CachedPolicy final : Cached {
+  static constexpr Kind kKind = Kind::kPolicy;
+  CachedPolicy() : Cached(kKind) {}
   int64_t generation = 0;
   bool intact = false;
   domain::PolicyObservation Observation() const { return {true, uid.str(), generation, intact}; }
 };
+// 40 bytes, its two bools in kube::Cached's padding: a 48-byte heap chunk,
+// two a sandbox.
 struct CachedPod final : Cached {
+  static constexpr Kind kKind = Kind::kPod;
+  CachedPod() : Cached(kKind) {}
   bool readable = true;  // false: a pod without the identity we need, observed as absent
   bool scheduling_gated = false;
   domain::PodObservation Observation() const {
@@ -155,9 +169,8 @@ struct CachedPod final : Cached {
 
 // The transforms: a sandbox that does not parse is kept with its error; a
 // policy other than the two fences is dropped (null).
-Result<std::shared_ptr<Cached>> CompactSandbox(const DecodedObject& object,
-                                               domain::ApiVersion version);
-Result<std::shared_ptr<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port);
-Result<std::shared_ptr<Cached>> CompactPod(const DecodedObject& object);
+Result<CachedRef<Cached>> CompactSandbox(const DecodedObject& object, domain::ApiVersion version);
+Result<CachedRef<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port);
+Result<CachedRef<Cached>> CompactPod(const DecodedObject& object);
 
 }  // namespace fk::kube

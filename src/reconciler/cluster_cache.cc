@@ -13,11 +13,6 @@ std::vector<std::string> PodsOf(const std::string& sandbox, const kube::CachedSa
   return sb ? sb->Pods(sandbox) : std::vector<std::string>{};
 }
 
-template <class T>
-std::shared_ptr<const T> As(kube::CachedPtr p) {
-  return std::dynamic_pointer_cast<const T>(std::move(p));
-}
-
 // How a pod's name gives its sandbox's, if it does: the pod is named as the
 // sandbox, or is the supervisor pod of a sandbox whose id is its name.
 enum class NamedAfter { kNot, kSameName, kSupervisorOf };
@@ -122,10 +117,10 @@ InformerCache::InformerCache(kube::ApiClient& client, const CacheScope& scope) {
   // First subscriber: the index is current before any handler hears the change.
   for (kube::Informer* sandboxes : Of(CacheKind::kSandboxes)) {
     sandboxes->Subscribe([this](const kube::Change& c) {
-      const auto* before = dynamic_cast<const kube::CachedSandbox*>(c.previous.get());
+      const auto* before = kube::As<kube::CachedSandbox>(c.previous.get());
       const auto* after = c.type == kube::ChangeType::kDeleted
                               ? nullptr
-                              : dynamic_cast<const kube::CachedSandbox*>(c.object.get());
+                              : kube::As<kube::CachedSandbox>(c.object.get());
       index_.Update(c.ns, c.name, before, after);
     });
   }
@@ -160,15 +155,15 @@ kube::CachedPtr InformerCache::Get(CacheKind kind, const std::string& ns,
 }
 
 SandboxPtr InformerCache::Sandbox(const std::string& ns, const std::string& name) const {
-  return As<kube::CachedSandbox>(Get(CacheKind::kSandboxes, ns, name));
+  return kube::As<kube::CachedSandbox>(Get(CacheKind::kSandboxes, ns, name));
 }
 
 PolicyPtr InformerCache::Policy(const std::string& ns, const std::string& name) const {
-  return As<kube::CachedPolicy>(Get(CacheKind::kPolicies, ns, name));
+  return kube::As<kube::CachedPolicy>(Get(CacheKind::kPolicies, ns, name));
 }
 
 PodPtr InformerCache::Pod(const std::string& ns, const std::string& name) const {
-  return As<kube::CachedPod>(Get(CacheKind::kPods, ns, name));
+  return kube::As<kube::CachedPod>(Get(CacheKind::kPods, ns, name));
 }
 
 std::vector<ObjectKey> InformerCache::SandboxKeys(const std::string& ns) const {

@@ -27,9 +27,9 @@ namespace fk::reconciler {
 
 enum class CacheKind { kSandboxes = 0, kPolicies = 1, kPods = 2 };
 
-using SandboxPtr = std::shared_ptr<const kube::CachedSandbox>;
-using PolicyPtr = std::shared_ptr<const kube::CachedPolicy>;
-using PodPtr = std::shared_ptr<const kube::CachedPod>;
+using SandboxPtr = kube::CachedRef<const kube::CachedSandbox>;
+using PolicyPtr = kube::CachedRef<const kube::CachedPolicy>;
+using PodPtr = kube::CachedRef<const kube::CachedPod>;
 
 // Which sandboxes name a pod as their workload or supervisor pod, kept up to
 // date as sandboxes change, so a pod event finds its sandboxes without reading

@@ -19,7 +19,7 @@ namespace {
 SandboxPtr CompactOf(const kube::ObjectPtr& object, domain::ApiVersion version) {
   auto c = kube::Transformed(
       [version](const kube::DecodedObject& d) { return kube::CompactSandbox(d, version); }, object);
-  return c.ok() ? std::dynamic_pointer_cast<const kube::CachedSandbox>(*c) : nullptr;
+  return c.ok() ? kube::As<kube::CachedSandbox>(*c) : nullptr;
 }
 
 // A refusal that settles the attempt: the server looked at the PATCH and said
