@@ -100,5 +100,19 @@ TEST(ObjectMapTest, PutAndEraseSayWhatTheyReplacedAndKeepTheCount) {
   EXPECT_EQ(seen, std::vector<std::string>{"other/a"});
 }
 
+// A packed key finds what its text finds (a relist looks the old listing up
+// by the new one's keys).
+TEST(ObjectMapTest, APackedKeyFindsWhatItsTextFinds) {
+  ObjectMap m;
+  const std::string uid = "0a1b2c3d-0000-4000-8000-00000000000a";  // packed as a uuid
+  m.Put("openshell-agents", uid, Object("u1", "1"));
+  const CompactString ns("openshell-agents"), name(uid);
+  ASSERT_NE(m.Find(ns, name), nullptr);
+  EXPECT_EQ(m.Find(ns, name)->uid, "u1");
+  EXPECT_TRUE(m.Contains(ns, name));
+  EXPECT_EQ(m.Find(ns, CompactString("other")), nullptr);
+  EXPECT_FALSE(m.Contains(CompactString("other"), name));
+}
+
 }  // namespace
 }  // namespace fk::kube

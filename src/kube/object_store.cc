@@ -6,16 +6,35 @@ ObjectMap::ObjectMap(std::initializer_list<std::pair<StoreKey, CachedPtr>> objec
   for (const auto& [key, object] : objects) Put(key.ns.str(), key.name.str(), object);
 }
 
-CachedPtr ObjectMap::Find(std::string_view ns, std::string_view name) const {
-  auto names = by_ns_.find(ns);
-  if (names == by_ns_.end()) return nullptr;
+namespace {
+
+// The entry of (ns, name) in `by_ns`, by text or by packed key; null if none.
+template <class ByNs, class Key>
+const CachedPtr* EntryIn(const ByNs& by_ns, const Key& ns, const Key& name) {
+  auto names = by_ns.find(ns);
+  if (names == by_ns.end()) return nullptr;
   auto it = names->second.find(name);
-  return it == names->second.end() ? nullptr : it->second;
+  return it == names->second.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+CachedPtr ObjectMap::Find(std::string_view ns, std::string_view name) const {
+  const CachedPtr* entry = EntryIn(by_ns_, ns, name);
+  return entry ? *entry : nullptr;
+}
+
+CachedPtr ObjectMap::Find(const CompactString& ns, const CompactString& name) const {
+  const CachedPtr* entry = EntryIn(by_ns_, ns, name);
+  return entry ? *entry : nullptr;
 }
 
 bool ObjectMap::Contains(std::string_view ns, std::string_view name) const {
-  auto names = by_ns_.find(ns);
-  return names != by_ns_.end() && names->second.contains(name);
+  return EntryIn(by_ns_, ns, name) != nullptr;
+}
+
+bool ObjectMap::Contains(const CompactString& ns, const CompactString& name) const {
+  return EntryIn(by_ns_, ns, name) != nullptr;
 }
 
 CachedPtr ObjectMap::Put(std::string_view ns, std::string_view name, CachedPtr object) {
@@ -79,20 +98,20 @@ void StoreWriter::Replace(ObjectMap listing) {
   }
   // Only this writer changes the store, so it is walked without the lock
   // (readers may read it meanwhile, as they do under it).
-  store_.objects_.ForEach(
-      "", [&](const CompactString& ns, const CompactString& name, const CachedPtr& now) {
-        const std::string n = ns.str(), nm = name.str();
-        CachedPtr was = old.Find(n, nm);
-        if (!was) {
-          notify_({ChangeType::kAdded, n, nm, now->resource_version.str(), now, nullptr});
-        } else if (was->resource_version != now->resource_version) {
-          notify_({ChangeType::kModified, n, nm, now->resource_version.str(), now, was});
-        }
-      });
+  store_.objects_.ForEach("", [&](const CompactString& ns, const CompactString& name,
+                                  const CachedPtr& now) {
+    CachedPtr was = old.Find(ns, name);
+    if (!was) {
+      notify_(
+          {ChangeType::kAdded, ns.str(), name.str(), now->resource_version.str(), now, nullptr});
+    } else if (was->resource_version != now->resource_version) {
+      notify_({ChangeType::kModified, ns.str(), name.str(), now->resource_version.str(), now, was});
+    }
+  });
   old.ForEach("", [&](const CompactString& ns, const CompactString& name, const CachedPtr& gone) {
-    const std::string n = ns.str(), nm = name.str();
-    if (!store_.objects_.Contains(n, nm))
-      notify_({ChangeType::kDeleted, n, nm, gone->resource_version.str(), gone, gone});
+    if (!store_.objects_.Contains(ns, name))
+      notify_(
+          {ChangeType::kDeleted, ns.str(), name.str(), gone->resource_version.str(), gone, gone});
   });
 }
 

@@ -44,9 +44,13 @@ class ObjectMap {
   ObjectMap() = default;
   ObjectMap(std::initializer_list<std::pair<StoreKey, CachedPtr>> objects);
 
-  // The object under (ns, name); null if none.
+  // The object under (ns, name); null if none. By packed key too: a relist
+  // compares every object of the old listing with the new one, and spelling
+  // each key out as text first cost two strings an object.
   CachedPtr Find(std::string_view ns, std::string_view name) const;
+  CachedPtr Find(const CompactString& ns, const CompactString& name) const;
   bool Contains(std::string_view ns, std::string_view name) const;
+  bool Contains(const CompactString& ns, const CompactString& name) const;
   // Holds `object` under (ns, name); returns what it replaced (null if none).
   CachedPtr Put(std::string_view ns, std::string_view name, CachedPtr object);
   // Drops (ns, name); returns what it held (null if none).
