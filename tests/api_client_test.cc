@@ -16,6 +16,7 @@
 #include "fake_transport.h"
 #include "hanging_server.h"
 #include "kube/client.h"
+#include "sim/server.h"
 #include "sim/simulator.h"
 #include "test_support.h"
 #include "tls_util.h"
@@ -339,6 +340,29 @@ TEST_F(ClientTest, BearerTokenAndClientCertificateReachTheServer) {
   config_.client_key_pem = pki.client_key;
   EXPECT_TRUE(Client(o).Get("/api").ok());
   EXPECT_EQ(server_->AuthCount("certificate"), 1);
+}
+
+// `fencekeeper sim --tls-cert … --token … --write-kubeconfig` writes a
+// kubeconfig a client uses as it is: it trusts the chain served and sends the
+// token (one with YAML's special characters in it).
+TEST_F(ClientTest, TheSimulatorsKubeconfigTrustsItsCertificateAndSendsItsToken) {
+  const auto pki = testing::MakeTestPki();
+  sim::ServerOptions so;
+  so.tls_cert_pem = pki.server_cert + pki.ca_cert;  // the leaf, then its CA
+  so.tls_key_pem = pki.server_key;
+  so.bearer_token = "s3: #cret'\"";
+  StartServer(so);
+  testing::TempDir dir;
+  const std::string path = dir.File("kubeconfig");
+  ASSERT_TRUE(sim::WriteKubeconfig(path, {config_.server, so.tls_cert_pem, *so.bearer_token}).ok());
+
+  auto config = LoadKubeconfig(path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  auto client = ApiClient::Create(*config);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  ApiResult api = (*client)->Get("/api");
+  EXPECT_TRUE(api.ok()) << api.status().ToString();
+  EXPECT_EQ(server_->AuthCount("token"), 1);
 }
 
 TEST_F(ClientTest, TokenFileIsReReadAfterA401AndPeriodically) {

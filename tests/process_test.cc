@@ -101,7 +101,7 @@ class Processes : public testing::SimFixture {
       sc.options.latency = latency;
       sc.options.bookmark_interval = 100ms;
     });
-    ASSERT_TRUE(sim::WriteKubeconfig(kubeconfig_, server_->url()).ok());
+    ASSERT_TRUE(sim::WriteKubeconfig(kubeconfig_, {server_->url(), {}, {}}).ok());
   }
   std::vector<std::string> RunArgs(const std::string& journal,
                                    std::vector<std::string> extra = {}) {
@@ -179,7 +179,7 @@ class Processes : public testing::SimFixture {
                                                          const std::function<bool()>& busy,
                                                          const std::string& label,
                                                          std::vector<std::string> extra = {}) {
-    EXPECT_TRUE(sim::WriteKubeconfig(kubeconfig_, server_url).ok());
+    EXPECT_TRUE(sim::WriteKubeconfig(kubeconfig_, {server_url, {}, {}}).ok());
     const std::string log = dir_.File(label + ".log");
     Process p(RunArgs(dir_.File(label + ".db"), std::move(extra)), log);
     EXPECT_TRUE(Eventually(busy)) << testing::ReadBytes(log);
@@ -292,7 +292,7 @@ TEST_F(Processes, RunListsByStreamingListsOrByPagesWhereTheServerRefusesThem) {
         "namespaces:\n  - name: n\n    fence: {generation: 2}\n    sandboxes:\n"
         "      - {name: a, mode: Running, admittedFenceGeneration: 1}\n",
         [&](sim::Scenario& sc) { sc.options.watch_list = c.gate; });
-    ASSERT_TRUE(sim::WriteKubeconfig(kubeconfig_, server_->url()).ok());
+    ASSERT_TRUE(sim::WriteKubeconfig(kubeconfig_, {server_->url(), {}, {}}).ok());
     const std::string log = dir_.File("run" + std::to_string(i) + ".log");
     Process run(RunArgs(dir_.File("j" + std::to_string(i) + ".db"), c.flags), log);
     ASSERT_TRUE(Eventually([&] { return Suspended("n") == 1; }))

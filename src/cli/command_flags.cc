@@ -166,11 +166,12 @@ CLI::App* AddSimCommand(CLI::App& app, SimCommandOptions& options) {
   AddOptional(s, "--scenario", options.scenario,
               "Scenario file (YAML), or a built-in name: incident-3525");
   AddOptional(s, "--write-kubeconfig", options.write_kubeconfig,
-              "Write a kubeconfig for this server");
+              "Write a kubeconfig for this server (trusting --tls-cert, sending --token)");
   AddOptional(s, "--latency", options.latency, "Delay every answer (e.g. 50ms)");
   AddOptional(s, "--drop-watch-after-events", options.drop_watch_after_events,
               "Close each watch after N events");
-  AddOptional(s, "--tls-cert", options.tls_cert, "Serve HTTPS with this PEM certificate");
+  AddOptional(s, "--tls-cert", options.tls_cert,
+              "Serve HTTPS with this PEM certificate (self-signed, or followed by its CA)");
   AddOptional(s, "--tls-key", options.tls_key, "PEM private key for --tls-cert");
   AddOptional(s, "--token", options.token, "Require this bearer token");
   s->add_option("--fault", options.faults,

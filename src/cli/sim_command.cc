@@ -181,7 +181,11 @@ int RunSim(const SimCommandOptions& options, std::ostream& out, std::ostream& er
   sim::Server server(simulator, server_options);
   if (Status s = server.Start(); !s.ok()) return Fail(err, s);
   if (options.write_kubeconfig) {
-    if (Status s = sim::WriteKubeconfig(*options.write_kubeconfig, server.url()); !s.ok())
+    // Trusts the certificates served (a self-signed one, or the chain up to
+    // its CA) and sends the token required, so any client needs no edit.
+    const sim::KubeconfigAccess access{server.url(), server_options.tls_cert_pem,
+                                       server_options.bearer_token.value_or("")};
+    if (Status s = sim::WriteKubeconfig(*options.write_kubeconfig, access); !s.ok())
       return Fail(err, s);
   }
   out << "fencekeeper sim: serving the Kubernetes API on " << server.url();

@@ -11,6 +11,9 @@
 #include <map>
 #include <mutex>
 #include <variant>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "http/server.h"
 #include "sim/handler.h"
@@ -236,15 +239,42 @@ int Server::AuthCount(const std::string& method) const {
   return it == impl_->auth_counts.end() ? 0 : it->second;
 }
 
-Status WriteKubeconfig(const std::string& path, const std::string& server_url) {
+namespace {
+
+// One named entry of a kubeconfig list: {name: NAME, KEY: {fields}}.
+void EmitNamed(YAML::Emitter& out, const char* key,
+               const std::vector<std::pair<const char*, std::string>>& fields) {
+  out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "fencekeeper-sim";
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  for (const auto& [field, value] : fields) out << YAML::Key << field << YAML::Value << value;
+  out << YAML::EndMap << YAML::EndMap;
+}
+
+}  // namespace
+
+Status WriteKubeconfig(const std::string& path, const KubeconfigAccess& access) {
+  std::vector<std::pair<const char*, std::string>> cluster = {{"server", access.server_url}};
+  if (!access.ca_pem.empty()) {
+    const auto* pem = reinterpret_cast<const unsigned char*>(access.ca_pem.data());
+    cluster.emplace_back("certificate-authority-data",
+                         YAML::EncodeBase64(pem, access.ca_pem.size()));
+  }
+  std::vector<std::pair<const char*, std::string>> user;
+  if (!access.token.empty()) user.emplace_back("token", access.token);
+  YAML::Emitter yaml;
+  yaml << YAML::BeginMap << YAML::Key << "apiVersion" << YAML::Value << "v1";
+  yaml << YAML::Key << "kind" << YAML::Value << "Config";
+  yaml << YAML::Key << "clusters" << YAML::Value << YAML::BeginSeq;
+  EmitNamed(yaml, "cluster", cluster);
+  yaml << YAML::EndSeq << YAML::Key << "users" << YAML::Value << YAML::BeginSeq;
+  EmitNamed(yaml, "user", user);
+  yaml << YAML::EndSeq << YAML::Key << "contexts" << YAML::Value << YAML::BeginSeq;
+  EmitNamed(yaml, "context", {{"cluster", "fencekeeper-sim"}, {"user", "fencekeeper-sim"}});
+  yaml << YAML::EndSeq << YAML::Key << "current-context" << YAML::Value << "fencekeeper-sim";
+  yaml << YAML::EndMap;
+  if (!yaml.good()) return Status::Internal("cannot write kubeconfig: " + yaml.GetLastError());
   std::ofstream out(path);
-  if (!out) return Status::IOError("cannot write kubeconfig '" + path + "'");
-  out << "apiVersion: v1\nkind: Config\n"
-      << "clusters:\n- name: fencekeeper-sim\n  cluster:\n    server: " << server_url << "\n"
-      << "users:\n- name: fencekeeper-sim\n  user: {}\n"
-      << "contexts:\n- name: fencekeeper-sim\n  context:\n    cluster: fencekeeper-sim\n    user: "
-         "fencekeeper-sim\n"
-      << "current-context: fencekeeper-sim\n";
+  out << yaml.c_str() << "\n";
   return out ? Status::Ok() : Status::IOError("cannot write kubeconfig '" + path + "'");
 }
 

@@ -47,7 +47,17 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-// Writes a kubeconfig pointing at `server_url` (no credentials: plain HTTP).
-Status WriteKubeconfig(const std::string& path, const std::string& server_url);
+// What a client needs to reach a server: where it is, which certificates to
+// trust (PEM; empty for plain HTTP) and which bearer token to send (empty for
+// none).
+struct KubeconfigAccess {
+  std::string server_url;
+  std::string ca_pem;
+  std::string token;
+};
+
+// Writes a kubeconfig with which any client (fencekeeper, kubectl) reaches the
+// server as `access` says, with no edit.
+Status WriteKubeconfig(const std::string& path, const KubeconfigAccess& access);
 
 }  // namespace fk::sim
