@@ -128,6 +128,7 @@ class SandboxReconcilerTest : public ::testing::TestWithParam<JournalKind> {
       if (!may_write_) return std::nullopt;
       return MonoTime::max();
     };
+    o.return_freed_memory = [this] { ++memory_returned_; };
     reconciler_ = std::make_unique<SandboxReconciler>(cache_, *client_, *journal_, time_, &events_,
                                                       nullptr, o);
     SyncCache();
@@ -205,7 +206,34 @@ class SandboxReconcilerTest : public ::testing::TestWithParam<JournalKind> {
   bool may_write_ = true;
   bool refuse_writes_ = false;
   int incarnation_ = 0;
+  int memory_returned_ = 0;
 };
+
+// An idle moment after the journal recorded something hands the freed memory
+// back, once; an idle moment after nothing new does not (it would walk the
+// heap after every event of a quiet cluster).
+TEST_P(SandboxReconcilerTest, AnIdleMomentAfterRecordingReturnsFreedMemoryOnce) {
+  reconciler_->Idle();
+  EXPECT_EQ(memory_returned_, 0);  // a new journal: nothing recorded
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  ASSERT_EQ(Outcomes(), std::vector<std::string>{"applied"});
+  SyncCache();  // the cache catches up: it shows the sandbox suspended
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  reconciler_->Idle();
+  EXPECT_EQ(memory_returned_, 1);
+  reconciler_->Idle();
+  const size_t events = Events().size();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  ASSERT_EQ(Events().size(), events);  // nothing new to record
+  reconciler_->Idle();
+  EXPECT_EQ(memory_returned_, 1);
+  ServerPatch(std::string(kSandboxes) + "/a",
+              json::parse(R"({"spec":{"operatingMode":"Running"}})"));
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);  // suspended again
+  reconciler_->Idle();
+  EXPECT_EQ(memory_returned_, 2);
+}
 
 TEST_P(SandboxReconcilerTest, StaleRunningSandboxIsSuspendedOnceWithOneWarningAndEvent) {
   EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);

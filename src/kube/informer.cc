@@ -1,38 +1,18 @@
 #include "kube/informer.h"
 
 #include "common/backoff.h"
+#include "common/heap.h"
 #include "common/utf8.h"
 #include "kube/json_fields.h"
 
 #include "common/log.h"
 
-#include <malloc.h>
 #include <boost/json.hpp>
 #include <deque>
 #include <random>
 #include <tuple>
 
 namespace fk::kube {
-namespace {
-
-// glibc's malloc_trim. Not under a sanitizer: ASan and TSan replace malloc,
-// and trimming glibc's own (unused, uninitialized) arenas then crashes.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define FK_SANITIZED_MALLOC 1  // clang
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FK_SANITIZED_MALLOC 1  // gcc
-#endif
-
-void ReturnFreedMemory() {
-#ifndef FK_SANITIZED_MALLOC
-  malloc_trim(0);
-#endif
-}
-
-}  // namespace
 
 namespace json = boost::json;
 

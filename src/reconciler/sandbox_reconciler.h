@@ -24,6 +24,7 @@
 // events together (group commit) and each waits only for its own.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -32,6 +33,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/heap.h"
 #include "domain/journal_state.h"
 #include "journal/journal_writer.h"
 #include "kube/client.h"
@@ -62,6 +64,9 @@ struct ReconcilerOptions {
   // This process's writer id (fk::NewWriterId), recorded with every intent it
   // issues and sent with the seq: docs/transitions.md#the-writer-id.
   std::string writer_id;
+  // Called at an idle moment after the journal recorded something: hands back
+  // what that work freed (common/heap.h). Null: never.
+  std::function<void()> return_freed_memory = ReturnFreedMemory;
 };
 
 struct ReconcilerStats {
@@ -172,6 +177,8 @@ class SandboxReconciler final : public Reconciler {
   EventSink* events_;
   Metrics* metrics_;
   const ReconcilerOptions options_;
+  // The journal's last seq at the last idle moment that handed memory back.
+  std::atomic<int64_t> returned_at_seq_{0};
   mutable std::mutex mu_;  // stats_ and journal_ok_, read from other threads
   ReconcilerStats stats_;
   bool journal_ok_ = true;
