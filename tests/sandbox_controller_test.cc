@@ -130,6 +130,36 @@ TEST_F(ControllerTest, TheVerdictGaugeForgetsADeletedSandbox) {
   EXPECT_EQ(journal_->Read([](const domain::JournalState& s) { return s.sandboxes.size(); }), 1u);
 }
 
+// The queue drained after the journal recorded something hands the freed heap
+// back once (the option `run` sets); drained after nothing new, not again.
+TEST_F(ControllerTest, AQueueDrainedAfterRecordingReturnsFreedMemoryOnce) {
+  int returned = 0;
+  SandboxControllerOptions o;
+  o.return_freed_memory = [&] { ++returned; };
+  Start(kTwoHealthyOneStale, {}, o);
+  const auto last_seq = [&] {
+    return journal_->Read([](const domain::JournalState& s) { return s.last_seq; });
+  };
+  controller_->EnqueueAll();
+  ASSERT_EQ(Drain(), 3);  // "c" suspended
+  EXPECT_EQ(returned, 1);
+  // The cache catches up (it shows "c" suspended), which is recorded.
+  for (auto kind : {CacheKind::kSandboxes, CacheKind::kPods, CacheKind::kPolicies})
+    cache_.Clear(kind);
+  cache_.FillFrom("ns",
+                  [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
+  int64_t seq = last_seq();
+  controller_->EnqueueAll();
+  ASSERT_EQ(Drain(), 3);
+  ASSERT_GT(last_seq(), seq);
+  EXPECT_EQ(returned, 2);
+  seq = last_seq();
+  controller_->EnqueueAll();
+  ASSERT_EQ(Drain(), 3);
+  ASSERT_EQ(last_seq(), seq);  // nothing new
+  EXPECT_EQ(returned, 2);
+}
+
 // The count at start is the journal's, and a sandbox deleted while
 // fencekeeper was down leaves it at its first pass.
 TEST_F(ControllerTest, TheVerdictGaugeAtStartForgetsASandboxDeletedWhileDown) {

@@ -18,6 +18,7 @@
 #include "cli/probes.h"
 #include "cli/run_flags.h"
 #include "cli/start_files.h"
+#include "common/heap.h"
 #include "common/host_name.h"
 #include "common/random_id.h"
 #include "common/version.h"
@@ -67,6 +68,9 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.controller.boundary_port = o.boundary_port;
   mo.controller.workers = o.workers;
   mo.controller.instance = HostName();
+  // The batches a burst of work commits hold each sandbox's snapshot; hand
+  // that heap back when the queue drains (docs/performance.md).
+  mo.controller.return_freed_memory = ReturnFreedMemory;
   mo.retention = {o.journal_retention, o.journal_archive};
   if (o.leader_elect) {
     reconciler::LeaderOptions lo;

@@ -12,6 +12,7 @@ ReconcilerOptions ReconcilerOptionsFrom(const SandboxControllerOptions& o) {
   r.boundary_port = o.boundary_port;
   r.write_fence = o.write_fence;
   r.writer_id = o.writer_id;
+  r.return_freed_memory = o.return_freed_memory;
   return r;
 }
 

@@ -46,6 +46,9 @@ struct SandboxControllerOptions {
   std::function<std::optional<MonoTime>()> write_fence;
   // This process's writer id, carried by every intent (ReconcilerOptions::writer_id).
   std::string writer_id;
+  // When the queue drains after the journal recorded something
+  // (ReconcilerOptions::return_freed_memory); null: never.
+  std::function<void()> return_freed_memory;
 };
 
 // What the reconciler counted, plus the loop's own counters.

@@ -33,7 +33,6 @@
 #include <string>
 
 #include "common/clock.h"
-#include "common/heap.h"
 #include "domain/journal_state.h"
 #include "journal/journal_writer.h"
 #include "kube/client.h"
@@ -65,8 +64,9 @@ struct ReconcilerOptions {
   // issues and sent with the seq: docs/transitions.md#the-writer-id.
   std::string writer_id;
   // Called at an idle moment after the journal recorded something: hands back
-  // what that work freed (common/heap.h). Null: never.
-  std::function<void()> return_freed_memory = ReturnFreedMemory;
+  // what that work freed (`run` passes fk::ReturnFreedMemory, common/heap.h).
+  // Null: never — a library does not trim the heap of the process it is in.
+  std::function<void()> return_freed_memory;
 };
 
 struct ReconcilerStats {
