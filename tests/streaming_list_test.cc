@@ -6,6 +6,7 @@
 // passes.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <set>
 
@@ -104,6 +105,26 @@ TEST_F(StreamingListTest, ServedTheCacheIsFilledAtTheBookmarkAndTheStreamGoesOnA
   EXPECT_EQ(s.lists, 0);
   EXPECT_EQ(s.watches, 0);
   EXPECT_EQ(s.list_fallbacks, 0);
+}
+
+// Freed heap goes back during a streaming list, after each trim_every_bytes
+// of events, and once more when the listing is the cache.
+TEST_F(StreamingListTest, FreedHeapGoesBackDuringTheListAndAfterIt) {
+  Serve(sim::WatchListGate::kOn);
+  std::atomic<int> trims{0};
+  InformerOptions o;
+  o.return_freed_memory = [&] { ++trims; };
+  o.trim_every_bytes = 1;  // after every event
+  StartInformer(o);
+  ASSERT_TRUE(informer_->WaitForSync(10s));
+  EXPECT_EQ(trims, 3 + 1);  // three sandboxes, then the listing installed
+  informer_.reset();
+
+  trims = 0;
+  o.trim_every_bytes = size_t{1} << 30;  // never during the list
+  StartInformer(o);
+  ASSERT_TRUE(informer_->WaitForSync(10s));
+  EXPECT_EQ(trims, 1);
 }
 
 // A relist (after a 410) is a streaming list again; the cache it replaces

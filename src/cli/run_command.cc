@@ -68,8 +68,10 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.controller.boundary_port = o.boundary_port;
   mo.controller.workers = o.workers;
   mo.controller.instance = HostName();
-  // The batches a burst of work commits hold each sandbox's snapshot; hand
-  // that heap back when the queue drains (docs/performance.md).
+  // Freed heap goes back to the system after a listing (and during a long
+  // one), and when the queue drains after a burst of work: glibc would keep
+  // each peak resident (docs/performance.md).
+  mo.controller.informer.return_freed_memory = ReturnFreedMemory;
   mo.controller.return_freed_memory = ReturnFreedMemory;
   mo.retention = {o.journal_retention, o.journal_archive};
   if (o.leader_elect) {

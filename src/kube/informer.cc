@@ -1,7 +1,6 @@
 #include "kube/informer.h"
 
 #include "common/backoff.h"
-#include "common/heap.h"
 #include "common/utf8.h"
 #include "kube/json_fields.h"
 
@@ -315,6 +314,10 @@ bool Informer::List() {
   return true;
 }
 
+void Informer::TrimHeap() const {
+  if (options_.return_freed_memory) options_.return_freed_memory();
+}
+
 // A whole listing (all pages, or a streaming list up to its bookmark) becomes
 // the cache: unreadable items keep their cached state, changes are notified
 // once, and the memory the listing held goes back to the system.
@@ -326,7 +329,7 @@ void Informer::InstallListing(Listing* listing) {
   // heap in its arenas (and raises its mmap threshold after the first large
   // free, so later bodies come from the heap too): hand the pages back, so
   // the steady state is what the caches hold, not the last list's peak.
-  ReturnFreedMemory();
+  TrimHeap();
   SetSynced(true, "");
 }
 
@@ -557,12 +560,18 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
   WatchEnd end = WatchEnd::kClean;
   Status status;
   std::optional<HttpResponse> non_ok;
+  size_t decoded_since_trim = 0;  // of the initial events
   for (;;) {
     std::deque<std::string> lines;
     const bool ended = inbox->Take(&lines);
     bool stop_reading = false;
     for (const std::string& line : lines) {
       if ((stop_reading = HandleLine(line, &end, initial))) break;
+      if (initial && !initial->done &&
+          (decoded_since_trim += line.size()) >= options_.trim_every_bytes) {
+        decoded_since_trim = 0;
+        TrimHeap();
+      }
     }
     if (initial && initial->done) bookmark_seen.Fire();
     if (stop_reading) break;

@@ -62,6 +62,14 @@ struct InformerOptions {
   // server with the WatchList gate off) makes the fallback permanent.
   bool streaming_list = false;
   std::chrono::milliseconds initial_events_timeout{30000};
+  // Hands freed heap back (`run` passes fk::ReturnFreedMemory, common/heap.h;
+  // null: never, a library does not trim the heap of the process it is in):
+  // once a listing is the cache, and during a streaming list after each
+  // `trim_every_bytes` of events decoded. Each event's tree is freed between
+  // the objects kept, and trimming only at the end let RSS peak up to 8 MB
+  // above what the caches then held (docs/performance.md).
+  std::function<void()> return_freed_memory;
+  size_t trim_every_bytes = size_t{8} << 20;
 };
 
 struct InformerStats {
@@ -164,6 +172,7 @@ class Informer {
   // The event's object, transformed; false when it is dropped or undecodable.
   bool TransformEvent(const std::string& type, DecodedObject* object);
   void ReportBad(std::string_view context, const BadObject& bad);
+  void TrimHeap() const;  // options_.return_freed_memory, if any
   // Waits before failure `attempt` + 1 (0-based exponent), or as the server
   // asked; false when stopping.
   bool Backoff(int attempt, std::optional<std::chrono::milliseconds> retry_after);
