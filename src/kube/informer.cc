@@ -529,6 +529,20 @@ Informer::WatchEnd Informer::NoInitialEvents(const Status& status,
   return WatchEnd::kNoInitialEvents;
 }
 
+// Each line in turn until one ends the reading (true). During a streaming
+// list, freed heap goes back after each trim_every_bytes of events.
+bool Informer::HandleLines(const std::deque<std::string>& lines, WatchEnd* end,
+                           InitialEvents* initial) {
+  for (const std::string& line : lines) {
+    if (HandleLine(line, end, initial)) return true;
+    if (!initial || initial->done) continue;
+    if ((initial->decoded_since_trim += line.size()) < options_.trim_every_bytes) continue;
+    initial->decoded_since_trim = 0;
+    TrimHeap();
+  }
+  return false;
+}
+
 Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* retry_after,
                                    InitialEvents* initial) {
   const WatchRequest request = NextWatch(initial != nullptr);
@@ -560,19 +574,10 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
   WatchEnd end = WatchEnd::kClean;
   Status status;
   std::optional<HttpResponse> non_ok;
-  size_t decoded_since_trim = 0;  // of the initial events
   for (;;) {
     std::deque<std::string> lines;
     const bool ended = inbox->Take(&lines);
-    bool stop_reading = false;
-    for (const std::string& line : lines) {
-      if ((stop_reading = HandleLine(line, &end, initial))) break;
-      if (initial && !initial->done &&
-          (decoded_since_trim += line.size()) >= options_.trim_every_bytes) {
-        decoded_since_trim = 0;
-        TrimHeap();
-      }
-    }
+    const bool stop_reading = HandleLines(lines, &end, initial);
     if (initial && initial->done) bookmark_seen.Fire();
     if (stop_reading) break;
     if (ended) {

@@ -18,6 +18,7 @@
 #include <boost/json/fwd.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -132,7 +133,8 @@ class Informer {
   // What a streaming list has delivered before its initial-events-end bookmark.
   struct InitialEvents {
     Listing listing;
-    bool done = false;  // the bookmark came: the cache was replaced
+    bool done = false;              // the bookmark came: the cache was replaced
+    size_t decoded_since_trim = 0;  // bytes of events since the heap was last trimmed
   };
   void Run();
   // One step of the watcher: the requests its phase calls for, then the
@@ -168,6 +170,7 @@ class Informer {
                                       std::optional<std::chrono::milliseconds>* retry_after);
   // One watch line; sets *end and returns true when the watch must stop.
   bool HandleLine(const std::string& line, WatchEnd* end, InitialEvents* initial);
+  bool HandleLines(const std::deque<std::string>& lines, WatchEnd* end, InitialEvents* initial);
   void HandleUndecodable(const std::string& type, const BadObject& bad);
   // The event's object, transformed; false when it is dropped or undecodable.
   bool TransformEvent(const std::string& type, DecodedObject* object);
