@@ -76,6 +76,7 @@ std::unique_ptr<kube::Transport::Stream> FakeListerWatcher::Watch(
   {
     std::lock_guard lock(mu_);
     watches_.push_back(request);
+    last_callbacks_ = callbacks;
     if (!scripts_.empty()) {
       script = std::move(scripts_.front());
       scripts_.pop_front();
@@ -96,6 +97,11 @@ std::vector<kube::ListRequest> FakeListerWatcher::lists() const {
 std::vector<kube::WatchRequest> FakeListerWatcher::watches() const {
   std::lock_guard lock(mu_);
   return watches_;
+}
+
+kube::Transport::StreamCallbacks FakeListerWatcher::last_watch_callbacks() const {
+  std::lock_guard lock(mu_);
+  return last_callbacks_;
 }
 
 kube::ApiResult ListPageAnswer(const std::vector<std::string>& names,

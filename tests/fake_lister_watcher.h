@@ -36,6 +36,9 @@ class FakeListerWatcher final : public kube::ListerWatcher {
 
   std::vector<kube::ListRequest> lists() const;
   std::vector<kube::WatchRequest> watches() const;
+  // The last watch's callbacks, for a test that feeds an open watch itself
+  // (and asks whether its consumer is ready); use only while it is open.
+  kube::Transport::StreamCallbacks last_watch_callbacks() const;
 
  private:
   mutable std::mutex mu_;
@@ -43,6 +46,7 @@ class FakeListerWatcher final : public kube::ListerWatcher {
   std::deque<ScriptedWatch> scripts_;
   std::vector<kube::ListRequest> lists_;
   std::vector<kube::WatchRequest> watches_;
+  kube::Transport::StreamCallbacks last_callbacks_;
 };
 
 // The answers and lines a script is made of. Objects are sandboxes in "ns"

@@ -332,5 +332,101 @@ TEST(HungServer, ASilentWatchEndsAfterItsIdleTimeout) {
   }
 }
 
+// ---- flow control: a stream held back by its consumer --------------------------
+
+constexpr size_t kLines = 4096;
+constexpr size_t kLineBytes = 1024;  // with its newline
+constexpr size_t kBehindAt = size_t{256} << 10;
+
+// A watch whose whole 4 MiB body the server sends at once (as fast as TCP
+// takes it), one line per chunk.
+testing::HangingServer FloodingWatchServer() {
+  return testing::HangingServer([](const testing::HangingRequest&) {
+    testing::HangingReply reply;
+    reply.raw =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx\r\n", kLineBytes);
+    const std::string chunk = size + std::string(kLineBytes - 1, 'x') + "\n\r\n";
+    for (size_t i = 0; i < kLines; ++i) reply.raw += chunk;
+    reply.raw += "0\r\n\r\n";
+    return std::optional<testing::HangingReply>(reply);
+  });
+}
+
+// A consumer that says it is behind once kBehindAt bytes arrived, until let go.
+struct SlowConsumer {
+  std::atomic<size_t> bytes{0};
+  std::atomic<size_t> lines{0};
+  std::atomic<int> refusals{0};  // times `ready` said no
+  std::atomic<bool> let_go{false};
+  std::atomic<bool> ended{false};
+  std::atomic<Code> end_code{Code::kInternal};
+
+  Transport::StreamCallbacks Callbacks() {
+    Transport::StreamCallbacks callbacks;
+    callbacks.on_line = [this](std::string_view line) {
+      bytes += line.size() + 1;
+      ++lines;
+    };
+    callbacks.on_end = [this](const Status& s, std::optional<HttpResponse>) {
+      end_code = s.code();
+      ended = true;
+    };
+    callbacks.ready = [this] {
+      if (let_go || bytes < kBehindAt) return true;
+      ++refusals;
+      return false;
+    };
+    return callbacks;
+  }
+};
+
+// While the consumer is behind, nothing more of the body is read: what it
+// got stays where it was, one socket read past its mark at most. Let go, the
+// stream runs to its end with every line, though the pause outlasted the
+// idle timeout: a consumer behind is not a silent server.
+TEST(StreamFlowControl, AStreamReadsNoMoreWhileItsConsumerIsBehind) {
+  auto server = FloodingWatchServer();
+  TransportConfig config;
+  config.server = server.url();
+  config.stream_idle_timeout = 100ms;
+  auto transport = HttpTransport::Create(config);
+  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+  SlowConsumer consumer;
+  auto stream = (*transport)->OpenStream({"GET", "/watch", "", "", {}}, consumer.Callbacks());
+  ASSERT_TRUE(Eventually([&] { return consumer.refusals >= 1; }, 10s));
+  const size_t held = consumer.bytes;
+  // Asked again and again (a poll a millisecond, so past the idle timeout)
+  // and still behind: no read happened in between.
+  ASSERT_TRUE(Eventually([&] { return consumer.refusals >= 300; }, 10s));
+  EXPECT_EQ(consumer.bytes.load(), held);
+  EXPECT_LT(held, kBehindAt + (size_t{128} << 10));
+  EXPECT_FALSE(consumer.ended.load());
+
+  consumer.let_go = true;
+  ASSERT_TRUE(Eventually([&] { return consumer.ended.load(); }, 10s));
+  EXPECT_EQ(consumer.end_code.load(), Code::kOk);
+  EXPECT_EQ(consumer.lines.load(), kLines);
+  EXPECT_EQ(consumer.bytes.load(), kLines * kLineBytes);
+}
+
+// A stream held back ends at once when cancelled, not when its consumer
+// catches up.
+TEST(StreamFlowControl, ACancelEndsAStreamHeldBack) {
+  auto server = FloodingWatchServer();
+  TransportConfig config;
+  config.server = server.url();
+  auto transport = HttpTransport::Create(config);
+  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+  SlowConsumer consumer;
+  auto stream = (*transport)->OpenStream({"GET", "/watch", "", "", {}}, consumer.Callbacks());
+  ASSERT_TRUE(Eventually([&] { return consumer.refusals >= 1; }, 10s));
+  stream->Cancel();
+  ASSERT_TRUE(Eventually([&] { return consumer.ended.load(); }, 5s));
+  EXPECT_EQ(consumer.end_code.load(), Code::kCancelled);
+  EXPECT_LT(consumer.lines.load(), kLines);
+}
+
 }  // namespace
 }  // namespace fk::kube

@@ -5,6 +5,9 @@
 // they leave. Time is a ManualTimeSource: backoffs are recorded, not waited.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <set>
 
 #include "fake_lister_watcher.h"
@@ -33,7 +36,9 @@ class InformerFakeTest : public ::testing::Test {
     o.time = &time_;
     o.jitter_seed = 1;
     o.streaming_list = streaming_list;
+    o.watch_buffer_bytes = watch_buffer_bytes_;
     informer_ = std::make_unique<Informer>(fake_, SandboxResource(domain::ApiVersion::kV1beta1), o);
+    if (subscriber_) informer_->Subscribe(subscriber_);
     informer_->Start();
   }
   void TearDown() override { informer_.reset(); }
@@ -58,6 +63,8 @@ class InformerFakeTest : public ::testing::Test {
 
   FakeListerWatcher fake_;
   ManualTimeSource time_;
+  size_t watch_buffer_bytes_ = InformerOptions{}.watch_buffer_bytes;
+  std::function<void(const Change&)> subscriber_;
   std::unique_ptr<Informer> informer_;
 };
 
@@ -171,6 +178,58 @@ TEST_F(InformerFakeTest, AStreamingListWithoutItsBookmarkInTimeFallsBackToPages)
   EXPECT_EQ(fake_.watches()[1].resource_version, "10");
   EXPECT_EQ(Cache(), (std::set<std::string>{"a@10", "b@10"}));
   EXPECT_EQ(informer_->stats().list_fallbacks, 1);
+}
+
+// The watch's lines not yet handled are bounded: once they reach
+// watch_buffer_bytes the stream is told its reader is behind (so the HTTP
+// transport reads no more, http_transport_test.cc), and ready again once the
+// informer took them.
+TEST_F(InformerFakeTest, AWatchsUnhandledLinesPastItsBufferHoldTheStreamBack) {
+  fake_.AddPage(ListPageAnswer({"a"}, "10"));
+  watch_buffer_bytes_ = 4096;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool busy = false, let_go = false;
+  subscriber_ = [&](const Change& change) {
+    if (change.name != "b") return;
+    std::unique_lock lock(mu);
+    busy = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return let_go; });
+  };
+  auto release = [&] {
+    std::lock_guard lock(mu);
+    let_go = true;
+    cv.notify_all();
+  };
+  // Released however the test ends: the informer's thread is joined after it.
+  struct ReleaseAtExit {
+    std::function<void()> release;
+    ~ReleaseAtExit() { release(); }
+  } release_at_exit{release};
+  Start();
+  ASSERT_TRUE(WatchesOpened(1));
+  const Transport::StreamCallbacks watch = fake_.last_watch_callbacks();
+  ASSERT_TRUE(watch.ready);
+  watch.on_line(EventLine("ADDED", "b", "11"));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return busy; }));  // the informer is held up
+  }
+  size_t queued = 0;
+  int sent = 0;
+  while (watch.ready()) {
+    ASSERT_LT(queued, watch_buffer_bytes_) << "still ready past the buffer";
+    const std::string line =
+        EventLine("ADDED", "c" + std::to_string(sent), std::to_string(12 + sent));
+    watch.on_line(line);
+    queued += line.size();
+    ++sent;
+  }
+  EXPECT_GE(queued, watch_buffer_bytes_);
+  release();
+  EXPECT_TRUE(Eventually([&] { return watch.ready(); }, 10s));
+  EXPECT_TRUE(Eventually([&] { return Cache().size() == static_cast<size_t>(2 + sent); }, 10s));
 }
 
 }  // namespace

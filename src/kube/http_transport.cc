@@ -33,6 +33,11 @@ using AnyStream = ::fk::net::AnyStream;
 namespace {
 
 constexpr auto kUse = net::use_awaitable;
+// How often a paused stream asks again whether its consumer caught up: short
+// enough that the consumer, which drains its whole backlog at once, never
+// waits long for the next read; the io thread only wakes this often while
+// the consumer is behind.
+constexpr std::chrono::milliseconds kReaderBehindPoll{1};
 using Clock = std::chrono::steady_clock;
 
 // One connection, plain or TLS.
@@ -377,6 +382,10 @@ struct HttpTransport::Impl : std::enable_shared_from_this<HttpTransport::Impl> {
                                   const http::request<http::string_body>& r,
                                   net::steady_timer& header_timer, StreamState& state,
                                   boost::system::error_code& ec);
+  // Returns once the stream's consumer is ready for more (or the stream is
+  // cancelled or aborted). Waits on a timer, never blocks: every request and
+  // stream shares the io thread.
+  net::awaitable<void> WaitForReader(StreamState& state);
   // Cancels the open streams, closes the idle connections and waits (a
   // little) for each stream's on_end: the destructor's first half.
   void CloseAll();
@@ -501,12 +510,25 @@ net::awaitable<void> HttpTransport::Impl::ReadStream(AnyStream stream, Conn& con
   };
   parser.on_chunk_body(on_body);
   while (!parser.is_done()) {
+    co_await WaitForReader(state);
+    // Armed after the pause: a consumer behind is not a silent server.
     conn.lowest().expires_after(config.stream_idle_timeout);
     co_await http::async_read_some(stream, conn.buffer, parser, net::redirect_error(kUse, ec));
     if (ec) co_return;
   }
   if (!parser.get().body().empty()) state.Deliver(parser.get().body());  // a non-chunked body
   state.lines->Finish();
+}
+
+net::awaitable<void> HttpTransport::Impl::WaitForReader(StreamState& state) {
+  const auto& ready = state.callbacks.ready;
+  if (!ready) co_return;
+  net::steady_timer pause(io);
+  while (!ready() && !state.cancelled && !state.abort->aborted()) {
+    pause.expires_after(kReaderBehindPoll);
+    boost::system::error_code ec;
+    co_await pause.async_wait(net::redirect_error(kUse, ec));
+  }
 }
 
 net::awaitable<void> HttpTransport::Impl::RunStream(HttpRequest req,

@@ -26,19 +26,30 @@ std::string Excerpt(std::string_view line) {
 // What a watch stream has delivered and not yet been read: filled on the
 // transport's thread, drained on the informer's.
 struct WatchInbox {
+  explicit WatchInbox(size_t limit) : limit_bytes(limit) {}
+
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::string> lines;
+  size_t bytes = 0;  // in `lines`
+  const size_t limit_bytes;
   bool ended = false;
   Status status;
   std::optional<HttpResponse> non_ok;
 
+  // The transport stops reading while the inbox holds `limit_bytes` (see
+  // InformerOptions::watch_buffer_bytes).
   static Transport::StreamCallbacks FeedFrom(const std::shared_ptr<WatchInbox>& inbox) {
     Transport::StreamCallbacks callbacks;
     callbacks.on_line = [inbox](std::string_view line) {
       std::lock_guard lock(inbox->mu);
       inbox->lines.emplace_back(line);
+      inbox->bytes += line.size();
       inbox->cv.notify_all();
+    };
+    callbacks.ready = [inbox] {
+      std::lock_guard lock(inbox->mu);
+      return inbox->bytes < inbox->limit_bytes;
     };
     callbacks.on_end = [inbox](const Status& s, std::optional<HttpResponse> non_ok) {
       std::lock_guard lock(inbox->mu);
@@ -56,6 +67,7 @@ struct WatchInbox {
     std::unique_lock lock(mu);
     cv.wait(lock, [this] { return !lines.empty() || ended; });
     out->swap(lines);
+    bytes = 0;
     return ended;
   }
 
@@ -546,7 +558,7 @@ bool Informer::HandleLines(const std::deque<std::string>& lines, WatchEnd* end,
 Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* retry_after,
                                    InitialEvents* initial) {
   const WatchRequest request = NextWatch(initial != nullptr);
-  auto inbox = std::make_shared<WatchInbox>();
+  auto inbox = std::make_shared<WatchInbox>(options_.watch_buffer_bytes);
   {
     std::lock_guard lock(mu_);
     if (stopping_) return WatchEnd::kClean;

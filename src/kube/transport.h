@@ -76,6 +76,12 @@ class Transport {
     // ok + nullopt: the server ended the stream cleanly; ok + response: a
     // non-200 answer; error: transport failure.
     std::function<void(const Status& status, std::optional<HttpResponse> non_ok)> on_end;
+    // Whether the consumer keeps up (null: always). While it says no, the
+    // transport reads no more of the body, so TCP holds the server back and a
+    // slow consumer's backlog stays bounded instead of queueing the whole
+    // stream in memory. Called on the transport's thread; must not block.
+    // A transport without flow control (the test doubles) may ignore it.
+    std::function<bool()> ready = nullptr;
   };
   virtual std::unique_ptr<Stream> OpenStream(const HttpRequest& request,
                                              StreamCallbacks callbacks) = 0;
