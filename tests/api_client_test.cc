@@ -4,6 +4,7 @@
 // rotation and discovery; over a FakeTransport: what it sends and when it
 // re-sends; against a server that never answers: one warning per outage.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <boost/json.hpp>
@@ -344,7 +345,8 @@ TEST_F(ClientTest, BearerTokenAndClientCertificateReachTheServer) {
 
 // `fencekeeper sim --tls-cert … --token … --write-kubeconfig` writes a
 // kubeconfig a client uses as it is: it trusts the chain served and sends the
-// token (one with YAML's special characters in it).
+// token (one with YAML's special characters in it). It is readable by its
+// owner only, as kubectl writes kubeconfigs, even where a file was before.
 TEST_F(ClientTest, TheSimulatorsKubeconfigTrustsItsCertificateAndSendsItsToken) {
   const auto pki = testing::MakeTestPki();
   sim::ServerOptions so;
@@ -354,7 +356,12 @@ TEST_F(ClientTest, TheSimulatorsKubeconfigTrustsItsCertificateAndSendsItsToken) 
   StartServer(so);
   testing::TempDir dir;
   const std::string path = dir.File("kubeconfig");
+  testing::WriteBytes(path, "an old kubeconfig");
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
   ASSERT_TRUE(sim::WriteKubeconfig(path, {config_.server, so.tls_cert_pem, *so.bearer_token}).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 
   auto config = LoadKubeconfig(path);
   ASSERT_TRUE(config.ok()) << config.status().ToString();

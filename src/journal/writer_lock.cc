@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "common/clock.h"
+#include "common/file_io.h"
 #include "common/host_name.h"
 #include "journal/sqlite_status.h"
 
@@ -30,16 +31,6 @@ std::string Canonical(const std::string& journal) {
   if (ec) return journal;
   const fs::path real = fs::weakly_canonical(absolute, ec);
   return ec ? absolute.string() : real.string();
-}
-
-bool WriteAll(int fd, const std::string& bytes) {
-  for (size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 // Replaces `path` with `holder` as one JSON line: written beside it, then

@@ -7,7 +7,6 @@
 #include "sim/server.h"
 
 #include <deque>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <variant>
@@ -15,6 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/file_io.h"
 #include "http/server.h"
 #include "sim/handler.h"
 #include "sim/store.h"
@@ -273,9 +273,10 @@ Status WriteKubeconfig(const std::string& path, const KubeconfigAccess& access) 
   yaml << YAML::EndSeq << YAML::Key << "current-context" << YAML::Value << "fencekeeper-sim";
   yaml << YAML::EndMap;
   if (!yaml.good()) return Status::Internal("cannot write kubeconfig: " + yaml.GetLastError());
-  std::ofstream out(path);
-  out << yaml.c_str() << "\n";
-  return out ? Status::Ok() : Status::IOError("cannot write kubeconfig '" + path + "'");
+  // Private, as kubectl writes its own: it may hold the token.
+  Status written = WritePrivateFile(path, std::string(yaml.c_str()) + "\n");
+  if (!written.ok()) return Status::IOError("kubeconfig: " + written.message());
+  return Status::Ok();
 }
 
 }  // namespace fk::sim
