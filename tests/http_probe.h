@@ -1,4 +1,4 @@
-// GETs to a local HTTP server (the probe and metrics endpoints), answered
+// Requests (GETs, mostly) to a local HTTP server (the probe and metrics endpoints), answered
 // whatever their code: a 503 from /readyz has a body worth reading, which the
 // API client (kube/client.h) turns into an error. One exchange a call, no
 // retries: the tests wait on conditions themselves.
@@ -25,9 +25,13 @@ class HttpProbe {
   }
 
   // The answer; status 0 and no body when none came.
-  kube::HttpResponse Get(const std::string& target) {
+  kube::HttpResponse Get(const std::string& target) { return Send("GET", target, ""); }
+  kube::HttpResponse Send(const std::string& method, const std::string& target,
+                          const std::string& body) {
     kube::HttpRequest request;
+    request.method = method;
     request.target = target;
+    request.body = body;
     auto answer = transport_->RoundTrip(request, std::chrono::seconds(30));
     return answer.ok() ? std::move(*answer) : kube::HttpResponse{};
   }

@@ -325,6 +325,10 @@ TEST_F(Processes, SigtermStopsCleanlyWithExitZeroAndAConsistentJournal) {
   EXPECT_NE(metrics.body.find("fencekeeper_api_requests_total{code=\"200\",verb=\"GET\"}"),
             std::string::npos);
   EXPECT_EQ(client->Get("/nope").status, 404);
+  // A body past 64 KiB is not read, let alone held: the connection is
+  // closed unanswered, and the probes answer as before.
+  EXPECT_EQ(client->Send("POST", "/metrics", std::string(size_t{1} << 20, 'x')).status, 0);
+  EXPECT_EQ(client->Get("/healthz").status, 200);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(p.Kill(SIGTERM), 0);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);

@@ -34,11 +34,20 @@ namespace fk::cli {
 
 namespace {
 
+// The longest request body the probe and metrics listeners read.
+constexpr size_t kProbeMaxBodyBytes = size_t{64} << 10;
+
 // Starts a listener if one was asked for (nullptr if not), and logs where.
 Result<std::unique_ptr<http::Server>> Listen(const std::optional<ListenAddress>& at,
                                              const std::string& serves, http::Handler handler) {
   if (!at) return std::unique_ptr<http::Server>();
-  auto server = std::make_unique<http::Server>(at->host, at->port, std::move(handler));
+  http::ServerOptions options;
+  options.host = at->host;
+  options.port = at->port;
+  // Probes and metrics are GETs: a body is refused before it is buffered,
+  // so anyone who can reach the port cannot make the controller hold one.
+  options.max_body_bytes = kProbeMaxBodyBytes;
+  auto server = std::make_unique<http::Server>(std::move(options), std::move(handler));
   if (Status s = server->Start(); !s.ok()) return s;
   // The address as one field too: tests and people grep "127.0.0.1:PORT".
   log::Info("serving " + serves)

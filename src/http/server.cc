@@ -136,7 +136,7 @@ struct Server::Impl {
     beast::flat_buffer buffer;
     for (;;) {
       bhttp::request_parser<bhttp::string_body> parser;
-      parser.body_limit(std::uint64_t{64} * 1024 * 1024);
+      parser.body_limit(options.max_body_bytes);
       stream.lowest().expires_after(options.idle_timeout);
       boost::system::error_code ec;
       co_await bhttp::async_read(stream, buffer, parser, net::redirect_error(kUse, ec));

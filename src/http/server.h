@@ -74,6 +74,9 @@ struct ServerOptions {
   std::chrono::seconds idle_timeout{30};
   // Waited before each request is handled (the simulator's injected latency).
   std::function<std::chrono::milliseconds()> latency;
+  // A request with a longer body is not read: its connection is closed
+  // unanswered, and the handler never sees it.
+  size_t max_body_bytes = size_t{64} << 20;
 };
 
 // Whether `query` holds the parameter `name`, with or without a value, as
