@@ -109,7 +109,8 @@ TEST(EventRecorderTest, AnEventIsPostedToItsNamespacesEventsOnceWithItsBody) {
 }
 
 // One attempt and at most one retry; an answer that the Event exists already
-// is not retried either.
+// is not retried either, and counts as created (an attempt whose answer was
+// lost created it), not as failed.
 TEST(EventRecorderTest, AFailedPostIsRetriedOnceAndAnExistingEventIsNotRetried) {
   Recorder r;
   r.fence = r.time.MonotonicNow() + 10s;
@@ -128,7 +129,9 @@ TEST(EventRecorderTest, AFailedPostIsRetriedOnceAndAnExistingEventIsNotRetried) 
   r.events->Publish(kEvent);
   r.events->SendQueued();
   EXPECT_EQ(r.Posts(), 3);
-  r.events->SendQueued();  // settled, not queued again
+  EXPECT_EQ(r.events->stats().created, 1);
+  EXPECT_EQ(r.events->stats().failed, 1);  // the first Event's, still
+  r.events->SendQueued();                  // settled, not queued again
   EXPECT_EQ(r.Posts(), 3);
 }
 

@@ -161,6 +161,14 @@ kube::ApiResult EventRecorder::Post(const std::string& path, const FailClosedEve
                       "application/json", call);
 }
 
+namespace {
+// Created, or there already: an Event's name is unique to this recorder and
+// this Event, so a 409 means an attempt whose answer was lost created it.
+bool Exists(const kube::ApiResult& r) {
+  return r.ok() || kube::ApiErrorOf(r.status()).kind == kube::ApiErrorKind::kAlreadyExists;
+}
+}  // namespace
+
 EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
   const auto path = kube::ObjectPath(kube::EventResource(), e.ns, "");
   if (!path.ok()) {
@@ -184,10 +192,10 @@ EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
     }
     if (!until) break;  // the retry found the fence down: the Event failed
     r = Post(*path, e, *until);
-    if (r.ok() || kube::ApiErrorOf(r.status()).kind == kube::ApiErrorKind::kAlreadyExists) break;
+    if (Exists(r)) break;
   }
   std::lock_guard lock(mu_);
-  if (r.ok()) {
+  if (Exists(r)) {
     Count(&EventStats::created, "created");
   } else {
     Count(&EventStats::failed, "failed");

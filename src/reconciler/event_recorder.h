@@ -44,7 +44,7 @@ class EventSink {
 };
 
 struct EventStats {
-  int created = 0;
+  int created = 0;  // or found already there (a lost answer)
   int failed = 0;   // gave up after the retry
   int dropped = 0;  // the queue was full, or still queued at Stop
   int fenced = 0;   // sends held back because the write fence was down
