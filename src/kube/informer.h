@@ -71,9 +71,10 @@ struct InformerOptions {
   // above what the caches then held (docs/performance.md).
   std::function<void()> return_freed_memory;
   size_t trim_every_bytes = size_t{8} << 20;
-  // The watch's lines read but not yet handled, at most (plus one read of the
-  // socket): past it the transport stops reading until the informer has
-  // taken them (Transport::StreamCallbacks::ready). Unbounded, a starved
+  // The watch's lines waiting for the informer, at most (plus one read of
+  // the socket; the informer takes them all at once and handles them while
+  // the next wait): past it the transport stops reading until the informer
+  // has taken them (Transport::StreamCallbacks::ready). Unbounded, a starved
   // informer let a streaming list queue up to 1.9 MB of lines, and a peak.
   size_t watch_buffer_bytes = size_t{256} << 10;
 };
