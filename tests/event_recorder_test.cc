@@ -108,9 +108,10 @@ TEST(EventRecorderTest, AnEventIsPostedToItsNamespacesEventsOnceWithItsBody) {
   EXPECT_EQ(r.events->stats().created, 2);
 }
 
-// One attempt and at most one retry; an answer that the Event exists already
-// is not retried either, and counts as created (an attempt whose answer was
-// lost created it), not as failed.
+// One attempt and at most one retry, the same POST under the same name (so
+// an answer lost after the Event was created cannot make a second one); an
+// answer that the Event exists already is not retried either, and counts as
+// created (the attempt whose answer was lost created it), not as failed.
 TEST(EventRecorderTest, AFailedPostIsRetriedOnceAndAnExistingEventIsNotRetried) {
   Recorder r;
   r.fence = r.time.MonotonicNow() + 10s;
@@ -120,6 +121,9 @@ TEST(EventRecorderTest, AFailedPostIsRetriedOnceAndAnExistingEventIsNotRetried) 
   r.events->Publish(kEvent);
   r.events->SendQueued();
   EXPECT_EQ(r.Posts(), 2);
+  const auto requests = r.transport->requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].body, requests[1].body);
   EXPECT_EQ(r.events->stats().failed, 1);
   EXPECT_EQ(r.events->stats().created, 0);
   r.answer = [] {

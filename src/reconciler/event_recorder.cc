@@ -148,22 +148,26 @@ void EventRecorder::Run() {
   }
 }
 
-kube::ApiResult EventRecorder::Post(const std::string& path, const FailClosedEvent& e,
-                                    MonoTime until) {
+std::string EventRecorder::Body(const FailClosedEvent& e) {
   uint64_t unique;
   {
     std::lock_guard lock(mu_);
     unique = ++sequence_;
   }
+  return EventJson(e, instance_, time_.Now(), unique);
+}
+
+kube::ApiResult EventRecorder::Post(const std::string& path, const std::string& body,
+                                    MonoTime until) {
   kube::CallOptions call;
   if (until != MonoTime::max()) call.deadline = until;  // nothing leaves after the fence
-  return client_.Send("POST", path, EventJson(e, instance_, time_.Now(), unique),
-                      "application/json", call);
+  return client_.Send("POST", path, body, "application/json", call);
 }
 
 namespace {
-// Created, or there already: an Event's name is unique to this recorder and
-// this Event, so a 409 means an attempt whose answer was lost created it.
+// Created, or there already: the retry is the same POST, under a name unique
+// to this recorder and this Event, so a 409 means that an attempt whose
+// answer was lost created it.
 bool Exists(const kube::ApiResult& r) {
   return r.ok() || kube::ApiErrorOf(r.status()).kind == kube::ApiErrorKind::kAlreadyExists;
 }
@@ -183,6 +187,9 @@ EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
   }
   // Set by the first attempt: a send that finds the fence down returns first.
   kube::ApiResult r = Status::Cancelled("not sent");
+  // Drawn once: a retry after a lost answer must not create a second Event
+  // under a new name.
+  std::string body;
   for (int attempt = 0; attempt < 2; ++attempt) {  // one attempt and at most one retry
     const std::optional<MonoTime> until = FenceUntil();
     if (!until && attempt == 0) {
@@ -191,7 +198,8 @@ EventRecorder::Sent EventRecorder::Send(const FailClosedEvent& e) {
       return Sent::kFenced;
     }
     if (!until) break;  // the retry found the fence down: the Event failed
-    r = Post(*path, e, *until);
+    if (body.empty()) body = Body(e);
+    r = Post(*path, body, *until);
     if (Exists(r)) break;
   }
   std::lock_guard lock(mu_);

@@ -74,7 +74,9 @@ class EventRecorder final : public EventSink {
   enum class Sent { kDone, kFenced };  // kFenced: nothing was sent, the fence is down
   void Run();
   Sent Send(const FailClosedEvent& e);
-  kube::ApiResult Post(const std::string& path, const FailClosedEvent& e, MonoTime until);
+  // The Event's body under a new unique name.
+  std::string Body(const FailClosedEvent& e);
+  kube::ApiResult Post(const std::string& path, const std::string& body, MonoTime until);
   std::optional<MonoTime> FenceUntil() const;
   void DropQueued();
   void Count(int EventStats::*field, const char* result);  // under mu_
