@@ -346,7 +346,7 @@ TEST_F(ClientTest, BearerTokenAndClientCertificateReachTheServer) {
 // `fencekeeper sim --tls-cert … --token … --write-kubeconfig` writes a
 // kubeconfig a client uses as it is: it trusts the chain served and sends the
 // token (one with YAML's special characters in it). It is readable by its
-// owner only, as kubectl writes kubeconfigs, even where a file was before.
+// owner only (kubectl creates kubeconfigs 0600), even where a 0644 file was.
 TEST_F(ClientTest, TheSimulatorsKubeconfigTrustsItsCertificateAndSendsItsToken) {
   const auto pki = testing::MakeTestPki();
   sim::ServerOptions so;
@@ -509,7 +509,7 @@ TEST(HungServer, TheFirstRequestWithoutAnAnswerIsAWarningOncePerOutage) {
   std::atomic<bool> answer{false};
   testing::HangingServer server([&](const testing::HangingRequest&) {
     return answer ? std::optional<testing::HangingReply>(
-                        testing::HangingReply{200, "{}", "application/json", ""})
+                        testing::HangingReply{200, "{}", "application/json", "", {}})
                   : std::nullopt;
   });
   ClusterConfig cluster;

@@ -8,11 +8,13 @@
 
 namespace fk {
 
-// Writes all of `bytes` to `fd` (retrying short writes and EINTR).
+// Writes all of `bytes` to `fd` (retrying short writes and EINTR); on false,
+// errno says why.
 bool WriteAll(int fd, std::string_view bytes);
 
 // Creates or replaces `path` with `bytes`, readable by its owner only (0600,
-// an existing file's mode included): for files that hold a credential.
+// whatever the file it replaces allowed): for files that hold a credential.
+// Atomic: written beside it ("<path>.tmp") and renamed over it.
 Status WritePrivateFile(const std::string& path, std::string_view bytes);
 
 }  // namespace fk

@@ -273,7 +273,7 @@ Status WriteKubeconfig(const std::string& path, const KubeconfigAccess& access) 
   yaml << YAML::EndSeq << YAML::Key << "current-context" << YAML::Value << "fencekeeper-sim";
   yaml << YAML::EndMap;
   if (!yaml.good()) return Status::Internal("cannot write kubeconfig: " + yaml.GetLastError());
-  // Private, as kubectl writes its own: it may hold the token.
+  // Private: it may hold the token (kubectl creates kubeconfigs 0600 too).
   Status written = WritePrivateFile(path, std::string(yaml.c_str()) + "\n");
   if (!written.ok()) return Status::IOError("kubeconfig: " + written.message());
   return Status::Ok();
