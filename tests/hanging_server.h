@@ -33,6 +33,9 @@ struct HangingReply {
   std::string content_type = "application/json";
   // Sent as is instead of a whole response (e.g. a header and no body).
   std::string raw;
+  // Called once `raw` is sent (on the connection's thread, so it may wait);
+  // what it returns is sent next: a body that stops and goes on.
+  std::function<std::string()> then;
 };
 
 class HangingServer {
@@ -105,6 +108,10 @@ class HangingServer {
               reply->body;
       }
       if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) < 0) return;
+      if (reply->then) {
+        const std::string more = reply->then();
+        if (::send(fd, more.data(), more.size(), MSG_NOSIGNAL) < 0) return;
+      }
     }
   }
 

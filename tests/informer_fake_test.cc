@@ -202,11 +202,15 @@ TEST_F(InformerFakeTest, AWatchsUnhandledLinesPastItsBufferHoldTheStreamBack) {
     let_go = true;
     cv.notify_all();
   };
-  // Released however the test ends: the informer's thread is joined after it.
-  struct ReleaseAtExit {
-    std::function<void()> release;
-    ~ReleaseAtExit() { release(); }
-  } release_at_exit{release};
+  // However the test ends, the subscriber is released and the informer
+  // stopped before the state it uses goes.
+  struct AtExit {
+    std::function<void()> run;
+    ~AtExit() { run(); }
+  } at_exit{[&] {
+    release();
+    informer_.reset();
+  }};
   Start();
   ASSERT_TRUE(WatchesOpened(1));
   const Transport::StreamCallbacks watch = fake_.last_watch_callbacks();

@@ -204,11 +204,13 @@ class Processes : public testing::SimFixture {
         return testing::HangingReply{422,
                                      R"({"kind":"Status","apiVersion":"v1","status":"Failure",)"
                                      R"("reason":"Invalid","code":422})",
-                                     "application/json", ""};
+                                     "application/json",
+                                     "",
+                                     {}};
       if (r.target.find("watch=") != std::string::npos || hang(r)) return std::nullopt;
       const sim::ApiReply a =
           sim::HandleRequest(*sim_, {r.method, r.target, r.body, "application/json"}, "sim");
-      return testing::HangingReply{a.status, a.body, a.content_type, ""};
+      return testing::HangingReply{a.status, a.body, a.content_type, "", {}};
     };
   }
 

@@ -522,7 +522,7 @@ net::awaitable<void> HttpTransport::Impl::ReadStream(AnyStream stream, Conn& con
 
 net::awaitable<void> HttpTransport::Impl::WaitForReader(StreamState& state) {
   const auto& ready = state.callbacks.ready;
-  if (!ready) co_return;
+  if (!ready || ready()) co_return;  // the common case: no timer made
   net::steady_timer pause(io);
   while (!ready() && !state.cancelled && !state.abort->aborted()) {
     pause.expires_after(kReaderBehindPoll);

@@ -79,8 +79,11 @@ class Transport {
     // Whether the consumer keeps up (null: always). While it says no, the
     // transport reads no more of the body, so TCP holds the server back and a
     // slow consumer's backlog stays bounded instead of queueing the whole
-    // stream in memory. Called on the transport's thread; must not block.
-    // A transport without flow control (the test doubles) may ignore it.
+    // stream in memory, as client-go's watch reads no faster than its
+    // reflector handles events. A server may close a watch held back too
+    // long (kube-apiserver's watch cache does); the caller resumes it.
+    // Called on the transport's thread; must not block. A transport without
+    // flow control (the test doubles) may ignore it.
     std::function<bool()> ready = nullptr;
   };
   virtual std::unique_ptr<Stream> OpenStream(const HttpRequest& request,
