@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -353,12 +354,12 @@ std::string LineChunks(size_t n) {
 
 // A watch whose whole 4 MiB body the server sends at once (as fast as TCP
 // takes it).
-testing::HangingServer FloodingWatchServer() {
-  return testing::HangingServer([](const testing::HangingRequest&) {
+testing::HangingServer::Handler Flood() {
+  return [](const testing::HangingRequest&) {
     testing::HangingReply reply;
     reply.raw = kChunkedHeader + LineChunks(kLines) + kLastChunk;
     return std::optional<testing::HangingReply>(reply);
-  });
+  };
 }
 
 // A consumer that says it is behind once kBehindAt bytes arrived, until let go.
@@ -389,89 +390,86 @@ struct SlowConsumer {
   }
 };
 
-// Declared after the stream: lets the consumer go before the stream's handle
-// waits for its end, so a test that fails ends instead of hanging.
-struct LetGoAtExit {
-  SlowConsumer& consumer;
-  ~LetGoAtExit() { consumer.let_go = true; }
+class StreamFlowControl : public ::testing::Test {
+ protected:
+  // Opens a watch on server_ read by consumer_, and waits until it is behind.
+  void OpenHeldBack(TransportConfig config = {}) {
+    config.server = server_->url();
+    auto transport = HttpTransport::Create(config);
+    ASSERT_TRUE(transport.ok()) << transport.status().ToString();
+    transport_ = std::move(*transport);
+    stream_ = transport_->OpenStream({"GET", "/watch", "", "", {}}, consumer_.Callbacks());
+    ASSERT_TRUE(Eventually([&] { return consumer_.refusals >= 1; }, 10s));
+  }
+  // The consumer is let go before the stream's handle waits for its end, so
+  // a test that fails ends instead of hanging.
+  void TearDown() override {
+    consumer_.let_go = true;
+    stream_.reset();
+  }
+  // Lets the consumer go and waits for the stream's end, which must be clean
+  // and bring every line.
+  void ExpectTheWholeStreamOnceLetGo() {
+    consumer_.let_go = true;
+    ASSERT_TRUE(Eventually([&] { return consumer_.ended.load(); }, 10s));
+    EXPECT_EQ(consumer_.end_code.load(), Code::kOk);
+    EXPECT_EQ(consumer_.lines.load(), kLines);
+    EXPECT_EQ(consumer_.bytes.load(), kLines * kLineBytes);
+  }
+
+  std::unique_ptr<testing::HangingServer> server_;
+  SlowConsumer consumer_;
+  std::unique_ptr<HttpTransport> transport_;
+  std::unique_ptr<Transport::Stream> stream_;
 };
 
 // While the consumer is behind, nothing more of the body is read: what it
 // got stays where it was, one socket read past its mark at most. Let go, the
 // stream runs to its end with every line.
-TEST(StreamFlowControl, AStreamReadsNoMoreWhileItsConsumerIsBehind) {
-  auto server = FloodingWatchServer();
-  TransportConfig config;
-  config.server = server.url();
-  auto transport = HttpTransport::Create(config);
-  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
-  SlowConsumer consumer;
-  auto stream = (*transport)->OpenStream({"GET", "/watch", "", "", {}}, consumer.Callbacks());
-  LetGoAtExit let_go{consumer};
-  ASSERT_TRUE(Eventually([&] { return consumer.refusals >= 1; }, 10s));
-  const size_t held = consumer.bytes;
+TEST_F(StreamFlowControl, AStreamReadsNoMoreWhileItsConsumerIsBehind) {
+  server_ = std::make_unique<testing::HangingServer>(Flood());
+  ASSERT_NO_FATAL_FAILURE(OpenHeldBack());
+  const size_t held = consumer_.bytes;
   // Asked again and again and still behind: no read happened in between.
-  ASSERT_TRUE(Eventually([&] { return consumer.refusals >= 50; }, 10s));
-  EXPECT_EQ(consumer.bytes.load(), held);
+  ASSERT_TRUE(Eventually([&] { return consumer_.refusals >= 50; }, 10s));
+  EXPECT_EQ(consumer_.bytes.load(), held);
   EXPECT_LT(held, kBehindAt + (size_t{128} << 10));
-  EXPECT_FALSE(consumer.ended.load());
-
-  consumer.let_go = true;
-  ASSERT_TRUE(Eventually([&] { return consumer.ended.load(); }, 10s));
-  EXPECT_EQ(consumer.end_code.load(), Code::kOk);
-  EXPECT_EQ(consumer.lines.load(), kLines);
-  EXPECT_EQ(consumer.bytes.load(), kLines * kLineBytes);
+  EXPECT_FALSE(consumer_.ended.load());
+  ExpectTheWholeStreamOnceLetGo();
 }
 
 // A pause longer than the idle timeout is not a silent server: the server
 // sends kBehindAt bytes of lines and the rest only once the consumer is let
 // go, so the first read after the pause waits on the socket, under an idle
 // timer armed after the pause (armed before it, that read timed out at once).
-TEST(StreamFlowControl, APauseLongerThanTheIdleTimeoutIsNotASilentServer) {
-  SlowConsumer consumer;
-  testing::HangingServer server([&](const testing::HangingRequest&) {
+TEST_F(StreamFlowControl, APauseLongerThanTheIdleTimeoutIsNotASilentServer) {
+  server_ = std::make_unique<testing::HangingServer>([this](const testing::HangingRequest&) {
     testing::HangingReply reply;
     reply.raw = kChunkedHeader + LineChunks(kBehindAt / kLineBytes);
-    reply.then = [&] {
-      Eventually([&] { return consumer.let_go.load(); }, 30s);
+    reply.then = [this] {
+      Eventually([&] { return consumer_.let_go.load(); }, 30s);
       return LineChunks(kLines - kBehindAt / kLineBytes) + kLastChunk;
     };
     return std::optional<testing::HangingReply>(reply);
   });
   TransportConfig config;
-  config.server = server.url();
   config.stream_idle_timeout = 300ms;
-  auto transport = HttpTransport::Create(config);
-  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
-  auto stream = (*transport)->OpenStream({"GET", "/watch", "", "", {}}, consumer.Callbacks());
-  LetGoAtExit let_go{consumer};
-  ASSERT_TRUE(Eventually([&] { return consumer.refusals >= 1; }, 10s));
+  ASSERT_NO_FATAL_FAILURE(OpenHeldBack(config));
   const auto paused_at = std::chrono::steady_clock::now();
   ASSERT_TRUE(Eventually([&] { return std::chrono::steady_clock::now() - paused_at > 1s; }, 10s));
-  EXPECT_FALSE(consumer.ended.load()) << "a stream held back is not idle";
-
-  consumer.let_go = true;
-  ASSERT_TRUE(Eventually([&] { return consumer.ended.load(); }, 10s));
-  EXPECT_EQ(consumer.end_code.load(), Code::kOk);
-  EXPECT_EQ(consumer.lines.load(), kLines);
+  EXPECT_FALSE(consumer_.ended.load()) << "a stream held back is not idle";
+  ExpectTheWholeStreamOnceLetGo();
 }
 
 // A stream held back ends at once when cancelled, not when its consumer
 // catches up.
-TEST(StreamFlowControl, ACancelEndsAStreamHeldBack) {
-  auto server = FloodingWatchServer();
-  TransportConfig config;
-  config.server = server.url();
-  auto transport = HttpTransport::Create(config);
-  ASSERT_TRUE(transport.ok()) << transport.status().ToString();
-  SlowConsumer consumer;
-  auto stream = (*transport)->OpenStream({"GET", "/watch", "", "", {}}, consumer.Callbacks());
-  LetGoAtExit let_go{consumer};
-  ASSERT_TRUE(Eventually([&] { return consumer.refusals >= 1; }, 10s));
-  stream->Cancel();
-  ASSERT_TRUE(Eventually([&] { return consumer.ended.load(); }, 5s));
-  EXPECT_EQ(consumer.end_code.load(), Code::kCancelled);
-  EXPECT_LT(consumer.lines.load(), kLines);
+TEST_F(StreamFlowControl, ACancelEndsAStreamHeldBack) {
+  server_ = std::make_unique<testing::HangingServer>(Flood());
+  ASSERT_NO_FATAL_FAILURE(OpenHeldBack());
+  stream_->Cancel();
+  ASSERT_TRUE(Eventually([&] { return consumer_.ended.load(); }, 5s));
+  EXPECT_EQ(consumer_.end_code.load(), Code::kCancelled);
+  EXPECT_LT(consumer_.lines.load(), kLines);
 }
 
 }  // namespace
