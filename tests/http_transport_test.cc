@@ -446,17 +446,20 @@ TEST_F(StreamFlowControl, APauseLongerThanTheIdleTimeoutIsNotASilentServer) {
   server_ = std::make_unique<testing::HangingServer>([this](const testing::HangingRequest&) {
     testing::HangingReply reply;
     reply.raw = kChunkedHeader + LineChunks(kBehindAt / kLineBytes);
-    reply.then = [this] {
+    // Built before the pause: under TSan on a loaded machine building it
+    // took 300 ms, a silent server by this test's idle timeout.
+    reply.then = [this, rest = LineChunks(kLines - kBehindAt / kLineBytes) + kLastChunk] {
       Eventually([&] { return consumer_.let_go.load(); }, 30s);
-      return LineChunks(kLines - kBehindAt / kLineBytes) + kLastChunk;
+      return rest;
     };
     return std::optional<testing::HangingReply>(reply);
   });
   TransportConfig config;
-  config.stream_idle_timeout = 300ms;
+  config.stream_idle_timeout = 500ms;
   ASSERT_NO_FATAL_FAILURE(OpenHeldBack(config));
   const auto paused_at = std::chrono::steady_clock::now();
-  ASSERT_TRUE(Eventually([&] { return std::chrono::steady_clock::now() - paused_at > 1s; }, 10s));
+  ASSERT_TRUE(
+      Eventually([&] { return std::chrono::steady_clock::now() - paused_at > 1500ms; }, 10s));
   EXPECT_FALSE(consumer_.ended.load()) << "a stream held back is not idle";
   ExpectTheWholeStreamOnceLetGo();
 }
