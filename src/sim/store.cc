@@ -7,6 +7,7 @@
 #include "kube/api_status.h"
 #include "kube/json.h"
 #include "kube/json_fields.h"
+#include "sim/defaults.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -208,6 +209,7 @@ Outcome Store::Create(const ResourceKind& view, const std::string& ns, json::val
   if (!o.contains("apiVersion")) o["apiVersion"] = kind.ApiVersion(kind.versions[0]);
   if (!o.contains("kind")) o["kind"] = kind.kind;
   o["apiVersion"] = kind.ApiVersion(kind.versions[0]);
+  ApplyDefaults(kind, object);
   return Commit(lock, kind, key, std::move(object), nullptr, "ADDED");
 }
 
@@ -277,6 +279,9 @@ Outcome Store::Mutate(const ResourceKind& view, const std::string& ns, const std
   if (auto failure = transform(edited)) return {std::move(failure), {}};
   if (!edited.is_object())
     return {Failure(400, "BadRequest", "the result is not a JSON object", &kind, name), {}};
+  // Before the comparison below: a write that only drops what the server
+  // fills in again changes nothing, so it bumps no generation and sends no event.
+  if (!status_only) ApplyDefaults(kind, edited);
 
   const std::string wanted_rv = kube::MetadataString(edited, "resourceVersion");
   const std::string current_rv = kube::MetadataString(current, "resourceVersion");
