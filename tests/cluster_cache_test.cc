@@ -33,9 +33,9 @@ using fk::testing::ClientTest;
 using fk::testing::Eventually;
 
 // The production cache over a real API: compact structs only (no JSON tree is
-// kept), only the two fence policies, and a pod -> sandbox index that follows
-// the sandboxes' changes.
-TEST_F(ClientTest, TheInformerCacheKeepsCompactStructsOfTheFencesSandboxesAndPods) {
+// kept), every policy of the namespace (the effective fence reads them all),
+// and a pod -> sandbox index that follows the sandboxes' changes.
+TEST_F(ClientTest, TheInformerCacheKeepsCompactStructsOfThePoliciesSandboxesAndPods) {
   sim::SimOptions quiet;
   quiet.emulate_agent_sandbox = false;
   StartServer({}, quiet);
@@ -53,8 +53,10 @@ TEST_F(ClientTest, TheInformerCacheKeepsCompactStructsOfTheFencesSandboxesAndPod
   reconciler::InformerCache cache(*client_, scope);
   cache.Start();
   ASSERT_TRUE(Eventually([&] { return cache.Synced(); }));
-  EXPECT_EQ(cache.informers()[1]->store().size(), 2u);  // the fences, not allow-dns
-  EXPECT_EQ(cache.Policy("ns", "allow-dns"), nullptr);
+  EXPECT_EQ(cache.informers()[1]->store().size(), 3u);  // the fences and allow-dns
+  ASSERT_NE(cache.Policy("ns", "allow-dns"), nullptr);
+  EXPECT_FALSE(cache.Policy("ns", "allow-dns")->intact);
+  EXPECT_EQ(cache.Policies("ns").size(), 3u);
   ASSERT_NE(cache.Policy("ns", domain::kWorkloadPolicyName), nullptr);
   EXPECT_TRUE(cache.Policy("ns", domain::kWorkloadPolicyName)->Observation().intact);
   for (const auto& informer : cache.informers()) {
@@ -69,7 +71,7 @@ TEST_F(ClientTest, TheInformerCacheKeepsCompactStructsOfTheFencesSandboxesAndPod
   EXPECT_EQ(cache.SandboxesNamingPod("ns", "a"), std::vector<std::string>{"a"});
   EXPECT_EQ(cache.SandboxesNamingPod("ns", "os-supervisor-b"), std::vector<std::string>{"b"});
 
-  // Watched changes: a new policy that is not a fence stays out; a sandbox
+  // Watched changes: a new policy that is not a fence is cached too; a sandbox
   // that now names another workload pod, and one deleted, leave the index.
   ASSERT_TRUE(sim_->store()
                   .Create(*policies, "ns", json::parse(R"({"metadata":{"name":"allow-web"}})"))
@@ -88,8 +90,8 @@ TEST_F(ClientTest, TheInformerCacheKeepsCompactStructsOfTheFencesSandboxesAndPod
   EXPECT_TRUE(cache.SandboxesNamingPod("ns", "a").empty());
   EXPECT_TRUE(cache.SandboxesNamingPod("ns", "os-supervisor-b").empty());
   EXPECT_EQ(cache.SandboxesNamingPod("ns", "os-supervisor-a"), std::vector<std::string>{"a"});
-  EXPECT_EQ(cache.Policy("ns", "allow-web"), nullptr);
-  EXPECT_EQ(cache.informers()[1]->store().size(), 2u);
+  ASSERT_TRUE(Eventually([&] { return cache.Policy("ns", "allow-web") != nullptr; }));
+  EXPECT_EQ(cache.informers()[1]->store().size(), 4u);
   cache.Stop();
 }
 
@@ -211,6 +213,10 @@ TEST(PodIndex, SandboxesNamingPodKeepsOnlyCandidatesTheCachedSandboxConfirms) {
     std::vector<reconciler::ObjectKey> SandboxKeys(const std::string&) const override { return {}; }
     reconciler::PolicyPtr Policy(const std::string&, const std::string&) const override {
       return nullptr;
+    }
+    std::vector<std::pair<std::string, reconciler::PolicyPtr>> Policies(
+        const std::string&) const override {
+      return {};
     }
     reconciler::PodPtr Pod(const std::string&, const std::string&) const override {
       return nullptr;

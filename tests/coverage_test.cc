@@ -24,6 +24,10 @@ class CountsCache final : public ClusterCache {
     if (!fenced.contains(ns) || name != domain::kWorkloadPolicyName) return nullptr;
     return kube::MakeCached<const kube::CachedPolicy>();
   }
+  std::vector<std::pair<std::string, reconciler::PolicyPtr>> Policies(
+      const std::string&) const override {
+    return {};
+  }
   PodPtr Pod(const std::string&, const std::string&) const override { return nullptr; }
   std::map<std::string, size_t> CountByNamespace(CacheKind kind) const override {
     if (kind == CacheKind::kSandboxes) return sandboxes;

@@ -67,30 +67,78 @@ TEST(Decide, MissingFenceAnnotationsAreAMismatch) {
   ExpectDecision(no_generation, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
 }
 
-TEST(Decide, AbsentWorkloadOrSupervisorPolicyIsFenceMissing) {
+TEST(Decide, AbsentWorkloadPolicyIsFenceMissing) {
   Snapshot workload = HealthySnapshot();
   workload.workload_fence = {};
   ExpectDecision(workload, Verdict::kSuspend, Reason::kFenceMissing, Action::kPatchSuspend);
-  Snapshot supervisor = HealthySnapshot();
-  supervisor.supervisor_fence = {};
-  ExpectDecision(supervisor, Verdict::kSuspend, Reason::kFenceMissing, Action::kPatchSuspend);
 }
 
-TEST(Decide, PolicyNotIntactIsFenceAltered) {
+TEST(Decide, WorkloadPolicyNotIntactIsFenceAltered) {
   Snapshot workload = HealthySnapshot();
   workload.workload_fence.intact = false;
   ExpectDecision(workload, Verdict::kSuspend, Reason::kFenceAltered, Action::kPatchSuspend);
-  Snapshot supervisor = HealthySnapshot();
-  supervisor.supervisor_fence.intact = false;
-  ExpectDecision(supervisor, Verdict::kSuspend, Reason::kFenceAltered, Action::kPatchSuspend);
 }
 
-TEST(Decide, ReasonPrecedenceIsMissingThenAlteredThenStale) {
+// The supervisor policy only allows supervisor egress; OpenShell re-creates
+// it and suspends nobody for it (docs/design.md#the-supervisor-policy).
+TEST(Decide, AMissingOrAlteredSupervisorPolicySuspendsNobody) {
+  Snapshot missing = HealthySnapshot();
+  missing.supervisor_fence = {};
+  ExpectDecision(missing, Verdict::kHealthy, Reason::kNone, Action::kNone);
+  Snapshot altered = HealthySnapshot();
+  altered.supervisor_fence.intact = false;
+  ExpectDecision(altered, Verdict::kHealthy, Reason::kNone, Action::kNone);
+  // ...and changes no other reason: a stale fence is still stale.
+  Snapshot stale = StaleSnapshot();
+  stale.supervisor_fence = {};
+  ExpectDecision(stale, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+}
+
+TEST(Decide, ReasonPrecedenceIsMissingThenAlteredThenBypassedThenStale) {
   Snapshot s = StaleSnapshot();
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+  s.bypass = {{"allow-dns", "p-9", 1, Widens::kEgress}};
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceBypassed, Action::kPatchSuspend);
   s.workload_fence.intact = false;
   ExpectDecision(s, Verdict::kSuspend, Reason::kFenceAltered, Action::kPatchSuspend);
-  s.supervisor_fence = {};
+  s.workload_fence = {};
   ExpectDecision(s, Verdict::kSuspend, Reason::kFenceMissing, Action::kPatchSuspend);
+}
+
+// The effective fence: another policy that widens what the workload may
+// reach breaks the fence although the fence itself is untouched.
+TEST(Decide, ABypassedFenceSuspendsARunningSandboxAndNamesEachPolicy) {
+  Snapshot s = HealthySnapshot();
+  s.bypass = {{"allow-dns", "p-9", 1, Widens::kEgress}, {"ssh", "p-8", 3, Widens::kBoth}};
+  const Decision d = decide(s);
+  EXPECT_EQ(d.verdict, Verdict::kSuspend);
+  EXPECT_EQ(d.reason, Reason::kFenceBypassed);
+  EXPECT_EQ(d.action, Action::kPatchSuspend);
+  EXPECT_NE(d.note.find("NetworkPolicy allow-dns widens egress; NetworkPolicy ssh widens egress "
+                        "and ingress"),
+            std::string::npos)
+      << d.note;
+  EXPECT_STREQ(ToString(Reason::kFenceBypassed), "fence-bypassed");
+}
+
+TEST(Decide, ABypassedFenceHoldsASuspendedSandbox) {
+  Snapshot s = Suspended(HealthySnapshot());
+  s.bypass = {{"allow-dns", "p-9", 1, Widens::kEgress}};
+  ExpectDecision(s, Verdict::kHold, Reason::kFenceBypassed, Action::kNone);
+}
+
+// Row 1b: a spare is OpenShell's to prepare and retire, even behind a stale
+// or bypassed fence.
+TEST(Decide, ASpareIsIgnoredWhateverItsFence) {
+  Snapshot s = StaleSnapshot();
+  s.sandbox.spare = true;
+  s.sandbox.bootstrapping = true;
+  s.sandbox.bootstrap_op = BootstrapOp::kCreate;
+  s.sandbox.bootstrap_phase = "released";
+  s.bypass = {{"allow-dns", "p-9", 1, Widens::kEgress}};
+  ExpectDecision(s, Verdict::kIgnore, Reason::kNone, Action::kNone);
+  s.workload_fence = {};
+  ExpectDecision(s, Verdict::kIgnore, Reason::kNone, Action::kNone);
 }
 
 // Rows 3 and 4.
@@ -151,7 +199,7 @@ TEST(Decide, SuspendedSandboxBehindMissingOrAlteredFenceIsHeld) {
   missing.workload_fence = {};
   ExpectDecision(missing, Verdict::kHold, Reason::kFenceMissing, Action::kNone);
   Snapshot altered = Suspended(HealthySnapshot());
-  altered.supervisor_fence.intact = false;
+  altered.workload_fence.intact = false;
   ExpectDecision(altered, Verdict::kHold, Reason::kFenceAltered, Action::kNone);
 }
 

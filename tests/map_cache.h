@@ -33,6 +33,14 @@ class MapCache : public reconciler::ClusterCache {
   reconciler::PolicyPtr Policy(const std::string& ns, const std::string& name) const override {
     return As<kube::CachedPolicy>(Kind::kPolicies, ns, name);
   }
+  std::vector<std::pair<std::string, reconciler::PolicyPtr>> Policies(
+      const std::string& ns) const override {
+    std::vector<std::pair<std::string, reconciler::PolicyPtr>> out;
+    for (const auto& [key, obj] : objects_[static_cast<int>(Kind::kPolicies)]) {
+      if (key.ns == ns) out.emplace_back(key.name, kube::As<kube::CachedPolicy>(obj));
+    }
+    return out;
+  }
   reconciler::PodPtr Pod(const std::string& ns, const std::string& name) const override {
     return As<kube::CachedPod>(Kind::kPods, ns, name);
   }

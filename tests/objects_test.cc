@@ -41,6 +41,86 @@ domain::SandboxObservation Parse(const std::string& json, ApiVersion v = ApiVers
   return p.ok() ? p->observation : domain::SandboxObservation{};
 }
 
+// docs/design.md#warm-pool-pairs: the resource id names the companions. A
+// claimed pair keeps the physical pair id its pods are named by, while its
+// sandbox id becomes the logical one.
+TEST(ParseSandbox, AClaimedWarmPoolPairNamesItsSupervisorByThePairId) {
+  const std::string pair = R"(,"openshell.ai/warm-pair-id":"0A1b2c3d4e5f60718293a4b5")";
+  auto claimed =
+      ParseSandboxJson(SandboxJson(R"({"operatingMode":"Running"})", pair), ApiVersion::kV1beta1);
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_EQ(claimed->supervisor_pod_name, "os-supervisor-0a1b2c3d4e5f60718293a4b5");
+  EXPECT_FALSE(claimed->observation.spare);
+  // The pair id as a label serves as well; the annotation wins over the label.
+  const std::string labelled = Replace(SandboxJson("{}"), R"("openshell.ai/sandbox-id":"AbC-123")",
+                                       R"("openshell.ai/sandbox-id":"AbC-123",
+                                          "openshell.ai/warm-pair-id":"Pair-L")");
+  EXPECT_EQ(ParseSandboxJson(labelled, ApiVersion::kV1beta1)->supervisor_pod_name,
+            "os-supervisor-pair-l");
+  EXPECT_EQ(ParseSandboxJson(Replace(labelled, R"("annotations":{)",
+                                     R"("annotations":{"openshell.ai/warm-pair-id":"Pair-A",)"),
+                             ApiVersion::kV1beta1)
+                ->supervisor_pod_name,
+            "os-supervisor-pair-a");
+  // An empty pair id falls back to the sandbox id, the annotation's first.
+  EXPECT_EQ(ParseSandboxJson(SandboxJson("{}", R"(,"openshell.ai/warm-pair-id":"",
+                                         "openshell.ai/sandbox-id":"From-Annotation")"),
+                             ApiVersion::kV1beta1)
+                ->supervisor_pod_name,
+            "os-supervisor-from-annotation");
+}
+
+// A spare (row 1b): labelled openshell.ai/warm-pool, with no sandbox id, or
+// an empty one, in its annotations or labels.
+TEST(ParseSandbox, AWarmPoolPairWithoutASandboxIdIsASpare) {
+  const std::string pool =
+      Replace(SandboxJson("{}", R"(,"openshell.ai/warm-pair-id":"p1")"),
+              R"("openshell.ai/sandbox-id":"AbC-123")", R"("openshell.ai/warm-pool":"default")");
+  auto spare = ParseSandboxJson(pool, ApiVersion::kV1beta1);
+  ASSERT_TRUE(spare.ok());
+  EXPECT_TRUE(spare->observation.spare);
+  EXPECT_EQ(spare->supervisor_pod_name, "os-supervisor-p1");
+  EXPECT_TRUE(Parse(Replace(pool, R"("openshell.ai/warm-pool":"default")",
+                            R"("openshell.ai/warm-pool":"default","openshell.ai/sandbox-id":"")"))
+                  .spare);
+  // Claimed: the sandbox id is there (label or annotation).
+  EXPECT_FALSE(Parse(Replace(pool, R"("openshell.ai/warm-pool":"default")",
+                             R"("openshell.ai/warm-pool":"default","openshell.ai/sandbox-id":"x")"))
+                   .spare);
+  EXPECT_FALSE(
+      Parse(Replace(pool, R"("annotations":{)", R"("annotations":{"openshell.ai/sandbox-id":"x",)"))
+          .spare);
+  // Without the pool label, a sandbox with no id is an ordinary one.
+  EXPECT_FALSE(
+      Parse(Replace(SandboxJson("{}"), R"("openshell.ai/sandbox-id":"AbC-123")", R"("other":"x")"))
+          .spare);
+}
+
+// The admitted generation is a number: OpenShell parses it as one, so "007"
+// is generation 7, not the text "007".
+TEST(ParseSandbox, TheAdmittedFenceGenerationIsComparedAsANumber) {
+  auto sb = Parse(Replace(SandboxJson("{}"), R"(network-policy-generation":"1")",
+                          R"(network-policy-generation":"007")"));
+  EXPECT_EQ(sb.fence_generation, 7);
+}
+
+// While its pod is absent, a workload is selected by its template's labels,
+// with the role OpenShell forces on it.
+TEST(ParseSandbox, TheTemplatesLabelsAreTheWorkloadsWithTheForcedRole) {
+  auto p = ParseSandboxJson(SandboxJson(R"({"podTemplate":{"metadata":{"labels":{"team":"research",
+          "openshell.ai/boundary-role":"supervisor"}}}})"),
+                            ApiVersion::kV1beta1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->template_labels.Get("team"), "research");
+  EXPECT_EQ(p->template_labels.Get("openshell.ai/boundary-role"), "workload");
+  auto bare = ParseSandboxJson(SandboxJson("{}"), ApiVersion::kV1beta1);
+  EXPECT_EQ(bare->template_labels.items(),
+            (LabelSet::Items{{"openshell.ai/boundary-role", "workload"}}));
+  // The cache keeps them, and the same set is interned once.
+  auto compact = CachedSandbox::Of(*p);
+  EXPECT_EQ(compact->Parsed("agents", "sb-1").template_labels, p->template_labels);
+}
+
 TEST(ParseSandbox, ReadsIdentityAnnotationsAndPodNames) {
   auto p = ParseSandboxJson(SandboxJson(R"({"operatingMode":"Running"})"), ApiVersion::kV1beta1);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -456,9 +536,9 @@ TEST(CompactCache, ASandboxComesBackWholeFromItsCompactForm) {
     EXPECT_EQ(compact->error, "");
     // Identity is stored once (the cache key, kube::Cached): the compact form
     // has no field for it, and is not a ParsedSandbox (568 bytes) either.
-    // Its fields ordered for the padding (224 bytes, a 240-byte heap chunk;
-    // 8 more would make it 256).
-    static_assert(sizeof(CachedSandbox) <= 224);
+    // Its fields ordered for the padding (232 bytes with the template's
+    // labels, a 240-byte heap chunk; 8 more would make it 256).
+    static_assert(sizeof(CachedSandbox) <= 232);
     const ParsedSandbox back = compact->Parsed("agents", "sb-1");
     EXPECT_EQ(back.observation, full->observation);
     EXPECT_EQ(back.resource_version, full->resource_version);
@@ -484,17 +564,20 @@ TEST(CompactCache, ASandboxThatDoesNotParseKeepsItsReason) {
   EXPECT_FALSE(bad->Names("sb-1", "sb-1"));
 }
 
-TEST(CompactCache, OnlyTheTwoFencePoliciesAreKept) {
+TEST(CompactCache, EveryPolicyIsKeptAndOnlyAFencePolicyIsIntact) {
   const std::string intact = R"({"metadata":{"name":"openshell-sandbox-supervisors","uid":"p-1",
       "generation":3},"spec":{"podSelector":{"matchLabels":{"openshell.ai/boundary-role":
       "supervisor"}},"policyTypes":["Egress"],"egress":[{}]}})";
   auto kept = Compact<CachedPolicy>(PolicyTransform(), intact);
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(kept->Observation(), (domain::PolicyObservation{true, "p-1", 3, true}));
-  auto other = ParseJson(Replace(intact, "openshell-sandbox-supervisors", "allow-dns"));
-  auto dropped = Transformed(PolicyTransform(), *other);
-  ASSERT_TRUE(dropped.ok());
-  EXPECT_EQ(*dropped, nullptr);
+  // Any other policy is kept for the effective fence, never intact.
+  auto other = Compact<CachedPolicy>(PolicyTransform(),
+                                     Replace(intact, "openshell-sandbox-supervisors", "allow-dns"));
+  ASSERT_NE(other, nullptr);
+  EXPECT_FALSE(other->intact);
+  EXPECT_TRUE(other->rules.types.egress);
+  EXPECT_TRUE(other->rules.has_egress_rule);
   // A fence without a uid is present but not intact (fail closed), as a live read says.
   auto odd = Compact<CachedPolicy>(
       PolicyTransform(), R"({"metadata":{"name":"openshell-sandbox-workloads"},"spec":{}})");
@@ -508,6 +591,14 @@ TEST(CompactCache, APodKeepsItsUidAndGateAndAnUnreadableOneIsAbsent) {
       "spec":{"schedulingGates":[{"name":"g"}]}})");
   ASSERT_NE(gated, nullptr);
   EXPECT_EQ(gated->Observation(), (domain::PodObservation{true, "u", true}));
+  // A workload keeps its labels (what policies select it by); a supervisor
+  // does not: they are never matched, and its pair label would cost a set.
+  auto workload = Compact<CachedPod>(pods, R"({"metadata":{"name":"p","uid":"u","labels":{
+      "openshell.ai/boundary-role":"workload","team":"a"}}})");
+  EXPECT_EQ(workload->labels.Get("team"), "a");
+  auto supervisor = Compact<CachedPod>(pods, R"({"metadata":{"name":"p","uid":"u","labels":{
+      "openshell.ai/boundary-role":"supervisor","team":"a"}}})");
+  EXPECT_TRUE(supervisor->labels.empty());
   auto unreadable = Compact<CachedPod>(pods, R"({"metadata":{"name":"p"}})");
   ASSERT_NE(unreadable, nullptr);
   EXPECT_EQ(unreadable->Observation(), domain::PodObservation{});
@@ -515,10 +606,10 @@ TEST(CompactCache, APodKeepsItsUidAndGateAndAnUnreadableOneIsAbsent) {
 
 // As<T> is the checked downcast that replaced dynamic_cast (kube::Cached has
 // no vtable): an object of another kind, or none, gives null, never a
-// pointer to the wrong type. Pods are 40 bytes without the vtable pointer,
-// their count inside them (a 48-byte heap chunk, not 80).
+// pointer to the wrong type. Pods are 48 bytes with their labels' handle,
+// without a vtable pointer, their count inside them (a 64-byte heap chunk).
 TEST(CompactCache, AsGivesAnObjectOfItsOwnKindOnlyAndNullForAnyOther) {
-  static_assert(sizeof(CachedPod) <= 40);
+  static_assert(sizeof(CachedPod) <= 48);
   const CachedPtr pod = MakeCached<CachedPod>();
   const CachedPtr policy = MakeCached<CachedPolicy>();
   const CachedPtr sandbox = MakeCached<CachedSandbox>();

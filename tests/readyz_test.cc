@@ -331,10 +331,11 @@ TEST(ScopeLog, CacheSummaryCountsPerNamespaceIncludingEmptyOnes) {
   cache.Put(Kind::kSandboxes, "a", "s2", obj("a", "s2"));
   cache.Put(Kind::kPolicies, "a", domain::kWorkloadPolicyName,
             obj("a", domain::kWorkloadPolicyName));
-  cache.Put(Kind::kPolicies, "a", "other", obj("a", "other"));  // not a fence: not cached
+  // Not a fence, cached all the same: the effective fence reads every policy.
+  cache.Put(Kind::kPolicies, "a", "other", obj("a", "other"));
   cache.Put(Kind::kPods, "a", "p1", obj("a", "p1"));
   EXPECT_EQ(reconciler::CacheSummary(cache, {"a", "typo-ns"}),
-            "2 sandboxes, 1 policies, 1 pods in 2 namespace(s) (a: 2 sandboxes, 1 policies, 1 "
+            "2 sandboxes, 2 policies, 1 pods in 2 namespace(s) (a: 2 sandboxes, 2 policies, 1 "
             "pods; typo-ns: 0 sandboxes, 0 policies, 0 pods)");
   EXPECT_EQ(reconciler::ScopeText({}), "all namespaces");
   EXPECT_EQ(reconciler::ScopeText({"a", "b"}), "namespaces a, b");

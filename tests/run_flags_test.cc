@@ -44,7 +44,7 @@ TEST(RunFlags, DefaultsAreValid) {
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->resync, std::chrono::seconds(30));
   EXPECT_EQ(s->boundary_port, 5500);
-  EXPECT_EQ(s->selector, "openshell.ai/managed-by=openshell");
+  EXPECT_EQ(s->selector, "openshell.ai/managed-by=openshell,openshell.ai/sandbox-id");
   EXPECT_FALSE(s->http);
   EXPECT_FALSE(s->metrics);  // /metrics on --http-addr, if that is given
 }

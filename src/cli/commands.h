@@ -73,7 +73,7 @@ struct RunOptions {
   std::optional<std::string> kubeconfig;
   std::string context;
   std::vector<std::string> namespaces;
-  std::string selector = "openshell.ai/managed-by=openshell";
+  std::string selector = "openshell.ai/managed-by=openshell,openshell.ai/sandbox-id";
   std::string resync = "30s";
   // List by streaming lists (falling back to pages where the server does
   // not serve them): kube::InformerOptions::streaming_list.

@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "domain/event.h"
+
 namespace fk::domain {
 namespace {
 
@@ -19,29 +21,31 @@ bool FenceMatches(const Snapshot& s) {
          s.sandbox.fence_generation.has_value() && *s.sandbox.fence_generation == fence.generation;
 }
 
-// Which fence problem there is, if any (rows 2 and 5 share this).
+// Which fence problem there is, if any (rows 2 and 5 share this). Only the
+// workload fence and what widens it count: the supervisor policy only allows
+// supervisor egress, and OpenShell re-creates it without suspending anyone.
 Reason FenceProblem(const Snapshot& s, std::string* note) {
-  if (!s.workload_fence.present || !s.supervisor_fence.present) {
-    *note = std::string("fence policy missing:") +
-            (s.workload_fence.present ? "" : " openshell-sandbox-workloads") +
-            (s.supervisor_fence.present ? "" : " openshell-sandbox-supervisors");
+  const auto& fence = s.workload_fence;
+  if (!fence.present) {
+    *note = std::string("fence policy missing: ") + kWorkloadPolicyName;
     return Reason::kFenceMissing;
   }
-  if (!s.workload_fence.intact || !s.supervisor_fence.intact) {
-    *note = std::string("fence policy altered:") +
-            (s.workload_fence.intact ? "" : " openshell-sandbox-workloads") +
-            (s.supervisor_fence.intact ? "" : " openshell-sandbox-supervisors");
+  if (!fence.intact) {
+    *note = std::string("fence policy altered: ") + kWorkloadPolicyName;
     return Reason::kFenceAltered;
+  }
+  if (!s.bypass.empty()) {
+    *note = "fence bypassed: " + DescribeBypass(s.bypass);
+    return Reason::kFenceBypassed;
   }
   if (!FenceMatches(s)) {
     const auto& sb = s.sandbox;
-    if (sb.fence_uid && *sb.fence_uid != s.workload_fence.uid) {
-      *note = "fence recreated: uid " + *sb.fence_uid + " -> " + s.workload_fence.uid +
-              ", generation " + Optional(sb.fence_generation) + " -> " +
-              std::to_string(s.workload_fence.generation);
+    if (sb.fence_uid && *sb.fence_uid != fence.uid) {
+      *note = "fence recreated: uid " + *sb.fence_uid + " -> " + fence.uid + ", generation " +
+              Optional(sb.fence_generation) + " -> " + std::to_string(fence.generation);
     } else {
       *note = "fence generation " + Optional(sb.fence_generation) + " -> " +
-              std::to_string(s.workload_fence.generation);
+              std::to_string(fence.generation);
       if (!sb.fence_uid) *note += " (no admitted fence uid recorded)";
     }
     return Reason::kFenceStale;
@@ -116,6 +120,10 @@ Decision decide(const Snapshot& s) {
   if (sb.deleting) {
     return {Verdict::kIgnore, Reason::kNone, Action::kNone, "sandbox is being deleted",
             std::nullopt};
+  }
+  if (sb.spare) {
+    return {Verdict::kIgnore, Reason::kNone, Action::kNone,
+            "spare: an unassigned warm-pool pair, OpenShell's to prepare and retire", std::nullopt};
   }
   if (auto admitting = Admitting(s)) return std::move(*admitting);
 

@@ -13,7 +13,7 @@
 namespace fk::domain {
 
 enum class Verdict {
-  kIgnore,     // row 1: being deleted
+  kIgnore,     // rows 1 and 1b: being deleted, or a spare
   kSuspend,    // rows 2-4: must fail closed
   kHold,       // row 5: already fail-closed behind a bad fence; converged
   kHealthy,    // row 6
@@ -31,6 +31,7 @@ enum class Reason {
   kFenceStale,
   kWorkloadGenerationChanged,
   kSupervisorGenerationChanged,
+  kFenceBypassed,  // another NetworkPolicy widens what the workload may reach
 };
 
 // What the reconciler must do about a verdict. A suspend verdict becomes a

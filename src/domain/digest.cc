@@ -12,11 +12,12 @@ namespace fk::domain {
 // A field added to these types must be added below too, or two observations
 // that differ only in it would look the same to the journal.
 using fk::field_count::FieldCount;
-static_assert(FieldCount<SandboxObservation>() == 15, "add the new field to WriteSandbox");
+static_assert(FieldCount<SandboxObservation>() == 16, "add the new field to WriteSandbox");
 static_assert(FieldCount<PolicyObservation>() == 4, "add the new field to WritePolicy");
 static_assert(FieldCount<PodObservation>() == 3, "add the new field to WritePod");
 static_assert(FieldCount<SuspendHistory>() == 2, "add the new field to ObjectsDigest");
-static_assert(FieldCount<Snapshot>() == 7, "add the new field to ObjectsDigest");
+static_assert(FieldCount<Snapshot>() == 8, "add the new field to ObjectsDigest");
+static_assert(FieldCount<WideningPolicy>() == 4, "add the new field to WriteBypass");
 
 namespace {
 
@@ -51,6 +52,7 @@ void WriteSandbox(Bytes& b, const SandboxObservation& sb) {
   b.Int(sb.generation);
   b.Int(static_cast<int64_t>(sb.api_version));
   b.Bool(sb.deleting);
+  b.Bool(sb.spare);
   b.Bool(sb.should_run);
   b.Bool(sb.bootstrapping);
   b.Int(static_cast<int64_t>(sb.bootstrap_op));
@@ -75,6 +77,16 @@ void WritePod(Bytes& b, const PodObservation& p) {
   b.Bool(p.scheduling_gated);
 }
 
+void WriteBypass(Bytes& b, const std::vector<WideningPolicy>& bypass) {
+  b.Int(static_cast<int64_t>(bypass.size()));
+  for (const WideningPolicy& p : bypass) {
+    b.Str(p.name);
+    b.Str(p.uid);
+    b.Int(p.generation);
+    b.Int(static_cast<int64_t>(p.widens));
+  }
+}
+
 }  // namespace
 
 uint64_t SandboxDigest(const SandboxObservation& sb) {
@@ -92,6 +104,7 @@ uint64_t ObjectsDigest(const Snapshot& s) {
   WritePod(b, s.supervisor_pod);
   b.OptInt(s.history.pending_intent_seq);
   b.OptInt(s.history.applied_generation);
+  WriteBypass(b, s.bypass);
   return b.Hash();  // observed_at_ms left out, as SameObjects leaves it out
 }
 

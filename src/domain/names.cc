@@ -43,13 +43,14 @@ constexpr std::array<std::pair<Verdict, const char*>, 5> kVerdicts{{
     {Verdict::kHealthy, "healthy"},
     {Verdict::kAdmitting, "admitting"},
 }};
-constexpr std::array<std::pair<Reason, const char*>, 6> kReasons{{
+constexpr std::array<std::pair<Reason, const char*>, 7> kReasons{{
     {Reason::kNone, ""},
     {Reason::kFenceMissing, "fence-missing"},
     {Reason::kFenceAltered, "fence-altered"},
     {Reason::kFenceStale, "fence-stale"},
     {Reason::kWorkloadGenerationChanged, "workload-generation-changed"},
     {Reason::kSupervisorGenerationChanged, "supervisor-generation-changed"},
+    {Reason::kFenceBypassed, "fence-bypassed"},
 }};
 constexpr std::array<std::pair<Action, const char*>, 2> kActions{{
     {Action::kNone, "none"},

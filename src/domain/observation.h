@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "domain/effective_fence.h"
 
 namespace fk::domain {
 
@@ -31,6 +34,10 @@ struct SandboxObservation {
   int64_t generation = 0;  // metadata.generation
   ApiVersion api_version = ApiVersion::kV1beta1;
   bool deleting = false;  // metadata.deletionTimestamp is set
+  // An unassigned warm-pool pair: labelled openshell.ai/warm-pool, without a
+  // sandbox id. OpenShell prepares and retires spares itself and never
+  // suspends one (row 1b).
+  bool spare = false;
   // Desired mode. Only an explicit Suspended (v1beta1, any case) or an integer
   // replicas <= 0 (v1alpha1) is "not running"; everything else fails closed.
   bool should_run = true;
@@ -53,7 +60,9 @@ struct SandboxObservation {
   bool operator==(const SandboxObservation&) const = default;
 };
 
-// One of the two namespace NetworkPolicies.
+// One of the two namespace NetworkPolicies. The supervisor policy's is
+// recorded but decides nothing: it only allows supervisor egress
+// (docs/design.md#the-supervisor-policy).
 struct PolicyObservation {
   bool present = false;
   std::string uid;         // metadata.uid (empty when absent)
@@ -92,6 +101,10 @@ struct Snapshot {
   PodObservation workload_pod;
   PodObservation supervisor_pod;
   SuspendHistory history;
+  // The effective fence: the other policies of the namespace that select the
+  // workload (its pod's labels, or its template's while it has none) and
+  // widen what it may reach, sorted by name. Empty: the fence holds.
+  std::vector<WideningPolicy> bypass;
   // When the objects above were observed: wall-clock ms since the epoch, set by
   // the caller. Row 1a compares it with the bootstrap start; keeping the time
   // in the input (not a clock call in decide()) is what keeps decide() pure

@@ -19,10 +19,6 @@ using domain::BootstrapOp;
 
 namespace {
 
-// A policy spec nested deeper than this is not ours (the intended one is 7
-// levels deep), and Normalize below recurses: deeper means not intact.
-constexpr int kMaxPolicySpecDepth = 32;
-
 // metadata.name/namespace/uid: without them the object cannot be addressed or
 // journaled, so it is rejected (the caller logs and skips it).
 Status RequireIdentity(const json::object* meta, const char* kind, bool need_namespace) {
@@ -86,61 +82,36 @@ bool ShouldRun(const json::object* spec, ApiVersion version) {
   return true;
 }
 
+// OpenShell's annotation_or_label: the annotation when present (even empty),
+// else the label.
+std::optional<std::string> AnnotationOrLabel(const json::object* annotations,
+                                             const json::object* labels, const char* key) {
+  if (auto a = StringField(annotations, key)) return a;
+  return StringField(labels, key);
+}
+
+// A map of string labels (metadata.labels); a value of another type is left
+// out, as the API server never sends one.
+LabelSet::Items LabelItems(const json::object* labels) {
+  LabelSet::Items items;
+  if (!labels) return items;
+  for (const auto& [k, v] : *labels)
+    if (v.is_string()) items.emplace_back(std::string(k), std::string(v.get_string()));
+  return items;
+}
+
+// spec.podTemplate.metadata.labels, with the role OpenShell forces.
+LabelSet TemplateLabels(const json::object& sandbox) {
+  const json::object* tmpl = ObjectField(ObjectField(&sandbox, "spec"), "podTemplate");
+  LabelSet::Items items = LabelItems(ObjectField(ObjectField(tmpl, "metadata"), "labels"));
+  items.emplace_back(kBoundaryRoleLabel, "workload");  // last: it wins over the template's
+  return LabelSet::Of(std::move(items));
+}
+
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
-}
-
-// Normalization for comparing policy specs: an empty list or a null equals an
-// absent field (the API server and kubectl drop or keep them freely), a port
-// without a protocol is TCP (the server's default), and policyTypes is a set.
-json::value Normalize(const json::value& v, std::string_view key = {}) {
-  if (v.is_object()) {
-    json::object out;
-    for (const auto& [k, child] : v.get_object()) {
-      if (child.is_null() || (child.is_array() && child.get_array().empty())) continue;
-      out[k] = Normalize(child, k);
-    }
-    if (key == "ports" || out.contains("port")) {
-      if (!out.contains("protocol")) out["protocol"] = "TCP";
-    }
-    return out;
-  }
-  if (v.is_array()) {
-    json::array out;
-    for (const auto& child : v.get_array()) out.push_back(Normalize(child, key));
-    if (key == "policyTypes") {
-      std::vector<std::string> types;
-      for (const auto& t : out)
-        types.push_back(t.is_string() ? std::string(t.get_string()) : json::serialize(t));
-      std::sort(types.begin(), types.end());
-      out.clear();
-      for (auto& t : types) out.push_back(json::string(t));
-    }
-    return out;
-  }
-  if (v.is_uint64() && v.get_uint64() <= INT64_MAX) return static_cast<int64_t>(v.get_uint64());
-  return v;
-}
-
-json::value IntendedSpec(PolicyRole role, int boundary_port) {
-  auto role_selector = [](const char* r) {
-    return json::object{{"matchLabels", {{"openshell.ai/boundary-role", r}}}};
-  };
-  if (role == PolicyRole::kWorkload) {
-    return json::object{
-        {"podSelector", role_selector("workload")},
-        {"policyTypes", json::array{"Ingress", "Egress"}},
-        {"ingress",
-         json::array{json::object{
-             {"from", json::array{json::object{{"podSelector", role_selector("supervisor")}}}},
-             {"ports", json::array{json::object{{"protocol", "TCP"}, {"port", boundary_port}}}}}}},
-        {"egress", json::array{}}};
-  }
-  return json::object{{"podSelector", role_selector("supervisor")},
-                      {"policyTypes", json::array{"Egress"}},
-                      {"egress", json::array{json::object{}}}};
 }
 
 }  // namespace
@@ -195,8 +166,16 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
   p.mark = MarkOf(annotations);
   p.workload_pod_name = StringField(annotations, kPodNameAnnotation).value_or(sb.name);
   if (p.workload_pod_name.empty()) p.workload_pod_name = sb.name;
-  auto id = StringField(labels, kSandboxIdLabel);
-  if (id && !id->empty()) p.supervisor_pod_name = kSupervisorPodPrefix + Lower(*id);
+  // docs/design.md#warm-pool-pairs: a claimed pair's pods keep the physical
+  // pair id, while its sandbox id becomes the logical one.
+  const auto sandbox_id = AnnotationOrLabel(annotations, labels, kSandboxIdLabel);
+  const bool has_sandbox_id = sandbox_id && !sandbox_id->empty();
+  sb.spare = StringField(labels, kWarmPoolLabel).has_value() && !has_sandbox_id;
+  auto resource_id = AnnotationOrLabel(annotations, labels, kWarmPairIdKey);
+  if (!resource_id || resource_id->empty()) resource_id = sandbox_id;
+  if (resource_id && !resource_id->empty())
+    p.supervisor_pod_name = kSupervisorPodPrefix + Lower(*resource_id);
+  p.template_labels = TemplateLabels(o);
   return p;
 }
 
@@ -218,8 +197,7 @@ Result<domain::PolicyObservation> ParsePolicy(const json::value* object, PolicyR
   p.uid = *TextField(meta, "uid");
   p.generation = GenerationOf(meta);
   const json::value* spec = o.if_contains("spec");
-  p.intact = spec && !DeeperThan(*spec, kMaxPolicySpecDepth) &&
-             Normalize(*spec) == Normalize(IntendedSpec(role, boundary_port));
+  p.intact = spec && SpecIntact(*spec, role, boundary_port);
   return p;
 }
 
@@ -228,6 +206,11 @@ Result<domain::PolicyObservation> ParsePolicyJson(std::string_view text, PolicyR
   auto v = ParseJson(text, "NetworkPolicy");
   if (!v.ok()) return v.status();
   return ParsePolicy(v->get(), role, boundary_port);
+}
+
+LabelSet PodLabels(const json::value* object) {
+  if (!object) return {};
+  return LabelSet::Of(LabelItems(ObjectField(ObjectField(*object, "metadata"), "labels")));
 }
 
 Result<domain::PodObservation> ParsePod(const json::value* object) {
@@ -253,6 +236,13 @@ domain::PodObservation ObservePod(const json::value* object) {
   return p.ok() ? *p : domain::PodObservation{};
 }
 
+domain::NamedPolicy ObserveNamedPolicy(const json::value& object, int boundary_port) {
+  const json::object* meta = ObjectField(object, "metadata");
+  const json::value* spec = object.is_object() ? object.get_object().if_contains("spec") : nullptr;
+  return {ValidUtf8(MetadataString(object, "name")), ValidUtf8(MetadataString(object, "uid")),
+          GenerationOf(meta), ReadPolicyRules(spec, boundary_port)};
+}
+
 std::optional<PolicyRole> FenceRole(std::string_view policy_name) {
   if (policy_name == domain::kWorkloadPolicyName) return PolicyRole::kWorkload;
   if (policy_name == domain::kSupervisorPolicyName) return PolicyRole::kSupervisor;
@@ -273,8 +263,8 @@ std::optional<std::string> Unpack(const std::optional<CompactString>& s) {
 
 // Of() and Parsed() list every field: one added to these types must be added
 // there too, or the cache would drop it.
-static_assert(field_count::FieldCount<domain::SandboxObservation>() == 15);
-static_assert(field_count::FieldCount<ParsedSandbox>() == 5);
+static_assert(field_count::FieldCount<domain::SandboxObservation>() == 16);
+static_assert(field_count::FieldCount<ParsedSandbox>() == 6);
 
 }  // namespace
 
@@ -308,6 +298,7 @@ CachedRef<CachedSandbox> CachedSandbox::Of(const ParsedSandbox& parsed) {
   out->api_version = o.api_version;
   out->bootstrap_op = o.bootstrap_op;
   out->deleting = o.deleting;
+  out->spare = o.spare;
   out->should_run = o.should_run;
   out->bootstrapping = o.bootstrapping;
   if (parsed.workload_pod_name != o.name) out->workload_pod = HeapText(parsed.workload_pod_name);
@@ -318,8 +309,9 @@ CachedRef<CachedSandbox> CachedSandbox::Of(const ParsedSandbox& parsed) {
   const std::string_view prefix = kSupervisorPodPrefix;
   assert(supervisor.empty() || supervisor.starts_with(prefix));
   if (supervisor.starts_with(prefix))
-    out->sandbox_id = CompactString(supervisor.substr(prefix.size()));
+    out->resource_id = CompactString(supervisor.substr(prefix.size()));
   if (parsed.mark) out->mark = *parsed.mark;
+  out->template_labels = parsed.template_labels;
   return out;
 }
 
@@ -332,6 +324,7 @@ ParsedSandbox CachedSandbox::Parsed(const std::string& ns, const std::string& na
   o.generation = generation;
   o.api_version = api_version;
   o.deleting = deleting;
+  o.spare = spare;
   o.should_run = should_run;
   o.bootstrapping = bootstrapping;
   o.bootstrap_op = bootstrap_op;
@@ -343,15 +336,16 @@ ParsedSandbox CachedSandbox::Parsed(const std::string& ns, const std::string& na
   o.supervisor_uid = Unpack(supervisor_uid);
   p.resource_version = resource_version.str();
   p.workload_pod_name = workload_pod.empty() ? name : workload_pod.str();
-  if (!sandbox_id.empty()) p.supervisor_pod_name = kSupervisorPodPrefix + sandbox_id.str();
+  if (!resource_id.empty()) p.supervisor_pod_name = kSupervisorPodPrefix + resource_id.str();
   if (mark) p.mark = *mark;
+  p.template_labels = template_labels;
   return p;
 }
 
 std::vector<std::string> CachedSandbox::Pods(const std::string& sandbox_name) const {
   if (!error.empty()) return {};
   std::vector<std::string> pods{workload_pod.empty() ? sandbox_name : workload_pod.str()};
-  if (!sandbox_id.empty()) pods.push_back(kSupervisorPodPrefix + sandbox_id.str());
+  if (!resource_id.empty()) pods.push_back(kSupervisorPodPrefix + resource_id.str());
   return pods;
 }
 
@@ -359,7 +353,8 @@ bool CachedSandbox::Names(const std::string& sandbox_name, const std::string& po
   if (!error.empty() || pod.empty()) return false;
   if (workload_pod.empty() ? pod == sandbox_name : workload_pod == pod) return true;
   const std::string_view prefix = kSupervisorPodPrefix;
-  return !sandbox_id.empty() && pod.starts_with(prefix) && sandbox_id == pod.substr(prefix.size());
+  return !resource_id.empty() && pod.starts_with(prefix) &&
+         resource_id == pod.substr(prefix.size());
 }
 
 Result<CachedRef<Cached>> CompactSandbox(const DecodedObject& object, ApiVersion version) {
@@ -373,12 +368,17 @@ Result<CachedRef<Cached>> CompactSandbox(const DecodedObject& object, ApiVersion
 }
 
 Result<CachedRef<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port) {
-  const auto role = FenceRole(object.name);
-  if (!role) return CachedRef<Cached>();
-  const auto p = ObservePolicy(object.object.get(), *role, boundary_port);
   auto out = MakeCached<CachedPolicy>();
+  const auto role = FenceRole(object.name);
+  const domain::PolicyObservation p =
+      role ? ObservePolicy(object.object.get(), *role, boundary_port)
+           : ObservePolicy(object.object.get(), PolicyRole::kWorkload, boundary_port);
   out->generation = p.generation;
-  out->intact = p.intact;
+  out->intact = role && p.intact;
+  const json::value* spec = object.object && object.object->is_object()
+                                ? object.object->get_object().if_contains("spec")
+                                : nullptr;
+  out->rules = ReadPolicyRules(spec, boundary_port);
   return CachedRef<Cached>(std::move(out));
 }
 
@@ -387,6 +387,13 @@ Result<CachedRef<Cached>> CompactPod(const DecodedObject& object) {
   auto out = MakeCached<CachedPod>();
   out->readable = p.present;
   out->scheduling_gated = p.scheduling_gated;
+  // Only a workload's labels are ever matched; a supervisor's would cost an
+  // interned set per pod (its boundary-pair label is its own) for nothing.
+  if (p.present) {
+    LabelSet labels = PodLabels(object.object.get());
+    if (labels.Get(kBoundaryRoleLabel) != std::optional<std::string>("supervisor"))
+      out->labels = std::move(labels);
+  }
   return CachedRef<Cached>(std::move(out));
 }
 

@@ -14,10 +14,12 @@
 
 #include "common/compact_string.h"
 #include "common/heap_text.h"
+#include "common/label_set.h"
 #include "common/status.h"
 #include "domain/heap_optional.h"
 #include "domain/observation.h"
 #include "kube/json.h"
+#include "kube/network_policy.h"
 
 namespace boost::json {
 class value;
@@ -49,9 +51,16 @@ inline constexpr const char* kWriterAnnotation = "openshell.ai/fail-closed-journ
 inline constexpr const char* kReasonAnnotation = "openshell.ai/fail-closed-reason";
 inline constexpr const char* kReadinessAnnotation = "openshell.ai/sandbox-runtime-readiness";
 inline constexpr const char* kPodNameAnnotation = "agents.x-k8s.io/pod-name";
+// The logical sandbox id and, for a warm-pool pair, the physical pair id its
+// pods are named by; each read from the annotation, else the label.
 inline constexpr const char* kSandboxIdLabel = "openshell.ai/sandbox-id";
-// A sandbox's supervisor pod is this and its sandbox id, lower case.
+inline constexpr const char* kWarmPairIdKey = "openshell.ai/warm-pair-id";
+// The label of a warm-pool pair; one without a sandbox id is a spare.
+inline constexpr const char* kWarmPoolLabel = "openshell.ai/warm-pool";
+// A sandbox's supervisor pod is this and its resource id, lower case.
 inline constexpr const char* kSupervisorPodPrefix = "os-supervisor-";
+// The label OpenShell forces on every workload pod (and its template).
+inline constexpr const char* kBoundaryRoleLabel = "openshell.ai/boundary-role";
 
 // The intent an object carries: its fail-closed-journal-seq and -writer
 // annotations. A seq is unique only inside one journal, so an object carries
@@ -68,9 +77,14 @@ struct IntentMark {
 struct ParsedSandbox {
   domain::SandboxObservation observation;
   std::string resource_version;
-  std::string workload_pod_name;    // annotation agents.x-k8s.io/pod-name, else the sandbox name
-  std::string supervisor_pod_name;  // os-supervisor-<sandbox-id, lower case>; empty without an id
-  std::optional<IntentMark> mark;   // the suspend intent it carries, if any
+  std::string workload_pod_name;  // annotation agents.x-k8s.io/pod-name, else the sandbox name
+  // os-supervisor-<resource id, lower case>; empty without an id. The
+  // resource id is the warm-pool pair id when there is one, else the sandbox id.
+  std::string supervisor_pod_name;
+  std::optional<IntentMark> mark;  // the suspend intent it carries, if any
+  // The workload's labels while its pod is absent: the pod template's, with
+  // openshell.ai/boundary-role=workload, which OpenShell forces on the pod.
+  LabelSet template_labels;
 };
 
 Result<ParsedSandbox> ParseSandbox(const boost::json::value& object, domain::ApiVersion version);
@@ -81,13 +95,14 @@ Result<ParsedSandbox> ParseSandboxJson(std::string_view json, domain::ApiVersion
 // bootstrap start in ms) are read this way.
 std::optional<int64_t> ParseDigits(std::string_view text);
 
-enum class PolicyRole { kWorkload, kSupervisor };
-
 // An absent policy is PolicyObservation{} (present = false); pass nullptr.
 Result<domain::PolicyObservation> ParsePolicy(const boost::json::value* object, PolicyRole role,
                                               int boundary_port);
 Result<domain::PolicyObservation> ParsePolicyJson(std::string_view json, PolicyRole role,
                                                   int boundary_port);
+
+// A pod's labels (an empty set for anything unreadable).
+LabelSet PodLabels(const boost::json::value* object);
 
 // A present pod's UID, and whether spec.schedulingGates is a non-empty list
 // (anything else, a malformed value included, counts as not gated: gated is
@@ -101,6 +116,8 @@ domain::PolicyObservation ObservePolicy(const boost::json::value* object, Policy
                                         int boundary_port);
 // A pod as observed: one that does not parse counts as absent.
 domain::PodObservation ObservePod(const boost::json::value* object);
+// Any NetworkPolicy as the effective fence reads it (identity from its metadata).
+domain::NamedPolicy ObserveNamedPolicy(const boost::json::value& object, int boundary_port);
 // The role of a fence policy by its name; nullopt for any other policy.
 std::optional<PolicyRole> FenceRole(std::string_view policy_name);
 
@@ -124,7 +141,7 @@ struct CachedSandbox final : Cached {
   bool Names(const std::string& sandbox_name, const std::string& pod) const;
 
   // SandboxObservation's fields but the identity, packed: at 10,000 sandboxes
-  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB. 224 bytes,
+  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB. 232 bytes,
   // a 240-byte heap chunk. In this order for the padding: the bools fill the
   // bytes after kube::Cached's count and kind, the two enums the ones after
   // the packed uids (the order that reads best was 8 bytes more, and a
@@ -139,36 +156,42 @@ struct CachedSandbox final : Cached {
   std::optional<CompactString> fence_uid, workload_uid, supervisor_uid;
   domain::ApiVersion api_version = domain::ApiVersion::kV1beta1;
   domain::BootstrapOp bootstrap_op = domain::BootstrapOp::kNone;
+  bool spare = false;        // an unassigned warm-pool pair (row 1b)
   HeapText bootstrap_phase;  // only while OpenShell admits it
-  // The workload pod's name when it is not the sandbox's; the sandbox id,
+  // The workload pod's name when it is not the sandbox's; the resource id,
   // lower case, that names the supervisor pod ("" = none).
   HeapText workload_pod;
-  CompactString sandbox_id;
+  CompactString resource_id;
+  LabelSet template_labels;               // interned: usually the same set as its pod's
   domain::HeapOptional<IntentMark> mark;  // rare: only while an intent is on it
 };
-// 56 bytes, a 64-byte heap chunk (two a namespace, not a sandbox).
+// Any NetworkPolicy of a watched namespace: what the effective fence reads
+// of it, and for the two fence policies whether they are intact. A few a
+// namespace, not a sandbox.
 struct CachedPolicy final : Cached {
   static constexpr Kind kKind = Kind::kPolicy;
   CachedPolicy() : Cached(kKind) {}
   int64_t generation = 0;
-  bool intact = false;
+  bool intact = false;  // a fence policy's spec is the intended one
+  domain::NetworkPolicyRules rules;
   domain::PolicyObservation Observation() const { return {true, uid.str(), generation, intact}; }
 };
-// 40 bytes, its two bools in kube::Cached's padding: a 48-byte heap chunk,
+// 48 bytes, its two bools in kube::Cached's padding: a 64-byte heap chunk,
 // two a sandbox.
 struct CachedPod final : Cached {
   static constexpr Kind kKind = Kind::kPod;
   CachedPod() : Cached(kKind) {}
   bool readable = true;  // false: a pod without the identity we need, observed as absent
   bool scheduling_gated = false;
+  LabelSet labels;  // interned: what NetworkPolicies select it by
   domain::PodObservation Observation() const {
     return readable ? domain::PodObservation{true, uid.str(), scheduling_gated}
                     : domain::PodObservation{};
   }
 };
 
-// The transforms: a sandbox that does not parse is kept with its error; a
-// policy other than the two fences is dropped (null).
+// The transforms: a sandbox that does not parse is kept with its error;
+// every policy is kept (the effective fence reads them all).
 Result<CachedRef<Cached>> CompactSandbox(const DecodedObject& object, domain::ApiVersion version);
 Result<CachedRef<Cached>> CompactPolicy(const DecodedObject& object, int boundary_port);
 Result<CachedRef<Cached>> CompactPod(const DecodedObject& object);

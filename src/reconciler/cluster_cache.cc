@@ -103,8 +103,8 @@ InformerCache::InformerCache(kube::ApiClient& client, const CacheScope& scope) {
     };
     Add(CacheKind::kSandboxes,
         std::make_unique<kube::Informer>(client, kube::SandboxResource(version), o));
-    // Every NetworkPolicy of the namespace is listed (a field selector cannot
-    // name two), but only the two fences are kept.
+    // Every NetworkPolicy of the namespace: the fences, and every other
+    // policy that may widen them (docs/design.md#the-effective-fence).
     o.label_selector.clear();
     o.transform = [port](const kube::DecodedObject& d) { return kube::CompactPolicy(d, port); };
     Add(CacheKind::kPolicies,
@@ -160,6 +160,22 @@ SandboxPtr InformerCache::Sandbox(const std::string& ns, const std::string& name
 
 PolicyPtr InformerCache::Policy(const std::string& ns, const std::string& name) const {
   return kube::As<kube::CachedPolicy>(Get(CacheKind::kPolicies, ns, name));
+}
+
+std::vector<std::pair<std::string, PolicyPtr>> InformerCache::Policies(
+    const std::string& ns) const {
+  std::vector<std::pair<std::string, PolicyPtr>> out;
+  for (const kube::Informer* informer : Of(CacheKind::kPolicies)) {
+    std::vector<std::string> names;
+    informer->store().ForEachKey(ns,
+                                 [&](const kube::StoreKey& k) { names.push_back(k.name.str()); });
+    for (std::string& name : names) {
+      // Gone between the two looks: the next event re-evaluates the namespace.
+      if (PolicyPtr p = kube::As<kube::CachedPolicy>(informer->store().Get(ns, name)))
+        out.emplace_back(std::move(name), std::move(p));
+    }
+  }
+  return out;
 }
 
 PodPtr InformerCache::Pod(const std::string& ns, const std::string& name) const {

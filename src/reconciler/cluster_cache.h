@@ -63,8 +63,11 @@ class ClusterCache {
   virtual SandboxPtr Sandbox(const std::string& ns, const std::string& name) const = 0;
   // Every cached sandbox's key in `ns` ("" = every namespace).
   virtual std::vector<ObjectKey> SandboxKeys(const std::string& ns) const = 0;
-  // Only the two fence policies are cached (null for any other name).
+  // Every NetworkPolicy of a watched namespace is cached (the effective
+  // fence reads them all); null when there is none of that name.
   virtual PolicyPtr Policy(const std::string& ns, const std::string& name) const = 0;
+  // Every cached NetworkPolicy of `ns`, by name.
+  virtual std::vector<std::pair<std::string, PolicyPtr>> Policies(const std::string& ns) const = 0;
   virtual PodPtr Pod(const std::string& ns, const std::string& name) const = 0;
   // How many objects of a kind each namespace holds.
   virtual std::map<std::string, size_t> CountByNamespace(CacheKind kind) const = 0;
@@ -108,6 +111,7 @@ class InformerCache final : public ClusterCache {
   SandboxPtr Sandbox(const std::string& ns, const std::string& name) const override;
   std::vector<ObjectKey> SandboxKeys(const std::string& ns) const override;
   PolicyPtr Policy(const std::string& ns, const std::string& name) const override;
+  std::vector<std::pair<std::string, PolicyPtr>> Policies(const std::string& ns) const override;
   PodPtr Pod(const std::string& ns, const std::string& name) const override;
   std::map<std::string, size_t> CountByNamespace(CacheKind kind) const override;
   bool Synced() const override;

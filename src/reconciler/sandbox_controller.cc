@@ -40,12 +40,10 @@ std::map<CacheKind, KeyMapper> SandboxMappers(const ClusterCache& cache) {
        [](const std::string& ns, const std::string& name) {
          return std::vector<ObjectKey>{{ns, name}};
        }},
+      // Any policy may change the effective fence of every sandbox of its
+      // namespace, and of no other.
       {CacheKind::kPolicies,
-       [&cache](const std::string& ns, const std::string& name) {
-         if (name != domain::kWorkloadPolicyName && name != domain::kSupervisorPolicyName)
-           return std::vector<ObjectKey>{};
-         return cache.SandboxKeys(ns);
-       }},
+       [&cache](const std::string& ns, const std::string&) { return cache.SandboxKeys(ns); }},
       {CacheKind::kPods,
        [&cache](const std::string& ns, const std::string& name) {
          std::vector<ObjectKey> keys;

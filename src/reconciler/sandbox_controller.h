@@ -29,7 +29,7 @@ namespace fk::reconciler {
 
 struct SandboxControllerOptions {
   std::vector<std::string> namespaces;  // empty: all namespaces
-  std::string selector = "openshell.ai/managed-by=openshell";
+  std::string selector = "openshell.ai/managed-by=openshell,openshell.ai/sandbox-id";
   std::chrono::milliseconds resync{30000};
   // Worker threads; the queue never hands one key to two of them.
   int workers = 1;

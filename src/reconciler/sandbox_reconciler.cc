@@ -267,12 +267,18 @@ domain::Snapshot SandboxReconciler::Observe(const kube::ParsedSandbox& sb) {
       },
       [&](const std::string& pod_name) {
         PodPtr cached = pod_name.empty() ? nullptr : cache_.Pod(ns, pod_name);
-        return cached ? cached->Observation() : domain::PodObservation{};
+        return cached ? ObservedPod{cached->Observation(), cached->labels} : ObservedPod{};
+      },
+      [&] {
+        std::vector<domain::NamedPolicy> out;
+        for (const auto& [name, cached] : cache_.Policies(ns))
+          out.push_back({name, cached->uid.str(), cached->generation, cached->rules});
+        return out;
       });
 }
 
-std::optional<domain::Snapshot> SandboxReconciler::ObserveLive(Pass& p,
-                                                               const kube::ParsedSandbox& sb) {
+std::optional<domain::Snapshot> SandboxReconciler::ObserveLive(
+    Pass& p, const kube::ParsedSandbox& sb, const std::vector<domain::WideningPolicy>& suspects) {
   const std::string& ns = sb.observation.ns;
   bool read_failed = false;
   // A live read, parsed fresh (the cached side holds compact structs).
@@ -298,7 +304,16 @@ std::optional<domain::Snapshot> SandboxReconciler::ObserveLive(Pass& p,
         return kube::ObservePolicy(obj.get(), role, options_.boundary_port);
       },
       [&](const std::string& pod_name) {
-        return kube::ObservePod(fetch(CacheKind::kPods, pod_name).get());
+        kube::ObjectPtr obj = fetch(CacheKind::kPods, pod_name);
+        return ObservedPod{kube::ObservePod(obj.get()), kube::PodLabels(obj.get())};
+      },
+      [&] {
+        std::vector<domain::NamedPolicy> out;
+        for (const domain::WideningPolicy& suspect : suspects) {
+          if (kube::ObjectPtr obj = fetch(CacheKind::kPolicies, suspect.name))
+            out.push_back(kube::ObserveNamedPolicy(*obj, options_.boundary_port));
+        }
+        return out;
       });
   if (read_failed) return std::nullopt;
   return snap;
@@ -307,17 +322,24 @@ std::optional<domain::Snapshot> SandboxReconciler::ObserveLive(Pass& p,
 domain::Snapshot SandboxReconciler::Assemble(
     const kube::ParsedSandbox& sb,
     const std::function<domain::PolicyObservation(const char*, kube::PolicyRole)>& policy,
-    const std::function<domain::PodObservation(const std::string&)>& pod) {
+    const std::function<ObservedPod(const std::string&)>& pod,
+    const std::function<std::vector<domain::NamedPolicy>()>& policies) {
   domain::Snapshot snap;
   snap.sandbox = sb.observation;
   snap.observed_at_ms = time_.NowMs();
   snap.workload_fence = policy(domain::kWorkloadPolicyName, kube::PolicyRole::kWorkload);
   snap.supervisor_fence = policy(domain::kSupervisorPolicyName, kube::PolicyRole::kSupervisor);
-  snap.workload_pod = pod(sb.workload_pod_name);
-  snap.supervisor_pod = pod(sb.supervisor_pod_name);
+  const ObservedPod workload = pod(sb.workload_pod_name);
+  snap.workload_pod = workload.pod;
+  snap.supervisor_pod = pod(sb.supervisor_pod_name).pod;
   // Only the workload pod's gate is decision-relevant (row 1a); keeping the
   // supervisor's would record an observation when OpenShell un-gates it.
   snap.supervisor_pod.scheduling_gated = false;
+  // What other policies select the workload by: its pod's labels, or, while
+  // it has no pod, the labels its template will give it.
+  const LabelSet& labels = workload.pod.present ? workload.labels : sb.template_labels;
+  snap.bypass =
+      domain::WideningPolicies(policies(), [&](const std::string& key) { return labels.Get(key); });
   snap.history = journal_.Read(
       [&](const domain::JournalState& s) { return domain::history_for(s, snap.sandbox.uid); });
   return snap;
@@ -437,7 +459,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
 bool SandboxReconciler::Confirm(Pass& p, const kube::ParsedSandbox& parsed, domain::Snapshot& snap,
                                 domain::Decision& decision) {
   Count(&ReconcilerStats::confirmations);
-  std::optional<domain::Snapshot> live = ObserveLive(p, parsed);
+  std::optional<domain::Snapshot> live = ObserveLive(p, parsed, snap.bypass);
   if (!live) return false;  // cannot confirm
   domain::Decision live_decision = domain::decide(*live);
   if (live_decision.action != Action::kPatchSuspend) {

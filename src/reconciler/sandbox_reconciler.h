@@ -142,15 +142,26 @@ class SandboxReconciler final : public Reconciler {
   bool AgreeWithServer(const kube::ParsedSandbox& sandbox);
   Round Evaluate(Pass& p, const std::string& ns, const std::string& name,
                  const kube::CachedSandbox& sandbox);
+  // A pod as an observation reads it: present, uid, gate, and its labels
+  // (what other NetworkPolicies select it by).
+  struct ObservedPod {
+    domain::PodObservation pod;
+    LabelSet labels;
+  };
   // What decide() reads about `sb`: from the caches, or (ObserveLive) read
-  // from the API server, nullopt when a read failed.
+  // from the API server, nullopt when a read failed. Live, only the policies
+  // the caches said widen the fence (`suspects`) are read again: a bypass is
+  // confirmed, never found, by live reads.
   domain::Snapshot Observe(const kube::ParsedSandbox& sb);
-  std::optional<domain::Snapshot> ObserveLive(Pass& p, const kube::ParsedSandbox& sb);
-  // The snapshot of `sb` with its fences and pods as `policy` and `pod` see them.
+  std::optional<domain::Snapshot> ObserveLive(Pass& p, const kube::ParsedSandbox& sb,
+                                              const std::vector<domain::WideningPolicy>& suspects);
+  // The snapshot of `sb` with its fences, pods and the namespace's other
+  // policies as `policy`, `pod` and `policies` see them.
   domain::Snapshot Assemble(
       const kube::ParsedSandbox& sb,
       const std::function<domain::PolicyObservation(const char*, kube::PolicyRole)>& policy,
-      const std::function<domain::PodObservation(const std::string&)>& pod);
+      const std::function<ObservedPod(const std::string&)>& pod,
+      const std::function<std::vector<domain::NamedPolicy>()>& policies);
   Round Drive(Pass& p, const domain::IntentRecord& intent, bool send_first);
   Round Resend(Pass& p, const std::string& ns, const std::string& name,
                const domain::IntentRecord& refused);
