@@ -73,6 +73,21 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$metrics/readyz")
 test "$code" = 404 || fail "/readyz answered $code on the metrics port; expected 404"
 curl -sf "$metrics/metrics" > "$dir/scrape.txt" || fail "scrape"
 
+# An "allow DNS" policy opens the fence of team-healthy's workloads: both
+# are suspended for it, and the gauge of bypassed sandboxes appears (it has
+# a series only while a namespace has some).
+server=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$dir/sim.log" | head -1)
+curl -sf -X POST -H 'Content-Type: application/json' \
+  "$server/apis/networking.k8s.io/v1/namespaces/team-healthy/networkpolicies" \
+  -d '{"metadata":{"name":"allow-dns"},"spec":{"podSelector":{"matchLabels":
+      {"openshell.ai/boundary-role":"workload"}},"egress":[{"ports":[{"port":53,"protocol":"UDP"}]}]}}' \
+  > /dev/null || fail "could not create allow-dns"
+bypassed() {
+  curl -sf "$metrics/metrics" > "$dir/scrape.txt" &&
+    grep -q '^fencekeeper_fence_bypassed_sandboxes{sandbox_namespace="team-healthy"} 2' "$dir/scrape.txt"
+}
+await bypassed || fail "the bypass of team-healthy is not in the scrape: $(grep bypassed "$dir/scrape.txt")"
+
 # One watch per resource and namespace, none re-opened: no restarts.
 grep '^fencekeeper_watch_restarts_total' "$dir/scrape.txt" > "$dir/restarts.txt"
 test "$(wc -l < "$dir/restarts.txt")" = 3 || fail "expected 3 watch_restarts series"

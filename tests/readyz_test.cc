@@ -137,7 +137,7 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
             "readyz check passed\n");
   // Silence is never the answer: the scope at start, what the caches hold once synced.
   EXPECT_EQ(LogLines("watching for Sandboxes scope=\"namespace ns-a\" api=agents.x-k8s.io/v1beta1 "
-                     "selector=\"openshell.ai/managed-by=openshell\""),
+                     "selector=\"openshell.ai/managed-by=openshell,openshell.ai/sandbox-id\""),
             1);
   const std::string synced =
       "caches synced scope=\"namespace ns-a\" caches=\"1 sandboxes, 2 policies, 2 pods in 1 "

@@ -74,4 +74,15 @@ std::string DescribeBypass(const std::vector<WideningPolicy>& bypass) {
   return out;
 }
 
+std::vector<std::string> UnevaluatedPolicyApis(const std::vector<std::string>& served_groups) {
+  static const char* const kPolicyGroups[] = {"policy.networking.k8s.io", "cilium.io",
+                                              "crd.projectcalico.org", "projectcalico.org"};
+  std::vector<std::string> out;
+  for (const char* group : kPolicyGroups) {
+    if (std::find(served_groups.begin(), served_groups.end(), group) != served_groups.end())
+      out.emplace_back(group);
+  }
+  return out;
+}
+
 }  // namespace fk::domain

@@ -90,4 +90,11 @@ std::vector<WideningPolicy> WideningPolicies(const std::vector<NamedPolicy>& pol
 // the log line's, the Event's and the decision note's wording.
 std::string DescribeBypass(const std::vector<WideningPolicy>& bypass);
 
+// Of the API groups a cluster serves, those whose policies can also open or
+// close a boundary and that fencekeeper does not evaluate: SIG Network's
+// cluster-scoped policies (policy.networking.k8s.io: AdminNetworkPolicy,
+// BaselineAdminNetworkPolicy, ClusterNetworkPolicy) and the CNIs' own
+// (cilium.io, crd.projectcalico.org, projectcalico.org).
+std::vector<std::string> UnevaluatedPolicyApis(const std::vector<std::string>& served_groups);
+
 }  // namespace fk::domain

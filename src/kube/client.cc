@@ -299,4 +299,21 @@ Result<domain::ApiVersion> ApiClient::DiscoverSandboxVersion(const CallOptions& 
   return Status::NotFound("agents.x-k8s.io serves neither v1beta1 nor v1alpha1");
 }
 
+Result<std::vector<std::string>> ApiClient::ServedGroups(const CallOptions& call) {
+  ApiResult r = Get("/apis", call);
+  if (!r.ok()) return Status::Unavailable("discovering API groups: " + r.status().message());
+  auto parsed = ParseJson(r->body, "discovery");
+  if (!parsed.ok() || !(*parsed)->is_object())
+    return Status::Corruption("discovery of /apis returned something that is not a JSON object");
+  std::vector<std::string> out;
+  if (const auto* groups = (*parsed)->as_object().if_contains("groups");
+      groups && groups->is_array()) {
+    for (const auto& g : groups->as_array()) {
+      const auto* name = g.is_object() ? g.as_object().if_contains("name") : nullptr;
+      if (name && name->is_string()) out.emplace_back(name->as_string());
+    }
+  }
+  return out;
+}
+
 }  // namespace fk::kube

@@ -117,6 +117,8 @@ class ApiClient {
 
   // agents.x-k8s.io: "v1beta1" if served, else "v1alpha1".
   Result<domain::ApiVersion> DiscoverSandboxVersion(const CallOptions& call = {});
+  // The API groups the server serves (GET /apis), by name.
+  Result<std::vector<std::string>> ServedGroups(const CallOptions& call = {});
 
   // Abandons every call in progress (its request in flight included: it
   // returns at once with a transport error) and refuses new ones. Final.

@@ -111,8 +111,18 @@ std::map<std::string, int> VerdictCounts(const journal::Journal& journal) {
   });
 }
 
+std::map<std::string, int> BypassedCounts(const journal::Journal& journal) {
+  return journal.Read([](const domain::JournalState& s) {
+    std::map<std::string, int> counts;
+    for (const auto& [uid, r] : s.sandboxes)
+      if (r.decision && r.decision->reason == domain::Reason::kFenceBypassed) ++counts[r.ns.str()];
+    return counts;
+  });
+}
+
 void ReportVerdicts(const journal::Journal& journal, Metrics& metrics) {
   metrics.SandboxesByVerdict(VerdictCounts(journal));
+  metrics.BypassedSandboxes(BypassedCounts(journal));
 }
 
 bool ChainHeadLog::Tick(const journal::Journal& journal, MonoTime now) {

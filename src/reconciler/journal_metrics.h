@@ -19,7 +19,11 @@ void ReportJournal(const journal::Journal& journal, Metrics& metrics, WallTime n
 // (one never decided counts for none). The journal forgets a sandbox at the
 // first pass after it is gone, so this counts the sandboxes that exist.
 std::map<std::string, int> VerdictCounts(const journal::Journal& journal);
-// fencekeeper_sandboxes{verdict}: reported by the leader only (a standby's
+// Per namespace, the sandboxes whose latest decision is fence-bypassed
+// (suspended or held): what another NetworkPolicy has opened.
+std::map<std::string, int> BypassedCounts(const journal::Journal& journal);
+// fencekeeper_sandboxes{verdict} and
+// fencekeeper_fence_bypassed_sandboxes{namespace}: reported by the leader only (a standby's
 // journal is not what the cluster looks like now).
 void ReportVerdicts(const journal::Journal& journal, Metrics& metrics);
 

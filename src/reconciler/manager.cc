@@ -88,6 +88,7 @@ void Manager::AddOwnChecks() {
     if (!c) return {{"reconciler", false, "not started"}};
     std::vector<ReadinessCheck> checks = c->CacheChecks();
     for (ReadinessCheck& check : c->CoverageChecks()) checks.push_back(std::move(check));
+    for (ReadinessCheck& check : c->SupervisorPolicyChecks()) checks.push_back(std::move(check));
     return checks;
   });
 }
@@ -114,6 +115,7 @@ void Manager::ReportTerm() {
     metrics_.DecodeErrors(kind, total);
   term_.controller->queue().ReportUnfinished();
   metrics_.WatchedNamespaces(term_.controller->CoverageCounts());
+  metrics_.SupervisorPolicies(term_.controller->SupervisorPolicyCounts());
   ReportVerdicts(journal_, metrics_);
 }
 

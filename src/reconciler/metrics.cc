@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <map>
 #include <mutex>
 
 #include "common/version.h"
@@ -172,6 +173,15 @@ struct Metrics::Impl {
       Gauges(r, "fencekeeper_watched_namespaces",
              "Watched namespaces by coverage: covered, empty, missing (does not exist), "
              "unfenced (sandboxes, no fence policies), no-sandboxes (fence, none selected)");
+  Family<Gauge>& bypassed = Gauges(
+      r, "fencekeeper_fence_bypassed_sandboxes",
+      "Sandboxes whose fence another NetworkPolicy widens (suspended or held), by namespace");
+  std::mutex bypassed_mu;
+  std::map<std::string, Gauge*> bypassed_series;  // namespace -> its series
+  Family<Gauge>& supervisor_policies =
+      Gauges(r, "fencekeeper_supervisor_policies",
+             "Fenced namespaces by the state of their supervisor policy: intact, missing, altered "
+             "(never a reason to suspend)");
   Gauge& leader =
       Gauges(r, "fencekeeper_leader", "1 while this instance leads (or leader election is off)")
           .Add({});
@@ -203,6 +213,8 @@ void Metrics::Impl::PreCreate() {
   }
   for (const char* result : {"created", "failed", "dropped"}) events.Add({{"result", result}});
   for (const std::string& verdict : kVerdicts) sandboxes.Add({{"verdict", verdict}});
+  for (const char* state : {"intact", "missing", "altered"})
+    supervisor_policies.Add({{"state", state}});
   build.Add({{"version", Version()}, {"commit", GitCommit()}}).Set(1);
 }
 
@@ -306,6 +318,32 @@ void Metrics::SandboxesByVerdict(const std::map<std::string, int>& counts) {
 }
 void Metrics::WatchedNamespaces(const std::map<std::string, int>& by_state) {
   for (const auto& [state, n] : by_state) impl_->watched_namespaces.Add({{"state", state}}).Set(n);
+}
+void Metrics::BypassedSandboxes(const std::map<std::string, int>& by_namespace) {
+  std::lock_guard lock(impl_->bypassed_mu);
+  auto& series = impl_->bypassed_series;
+  for (auto it = series.begin(); it != series.end();) {
+    if (by_namespace.contains(it->first)) {
+      ++it;
+    } else if (it->second->Value() != 0) {
+      it->second->Set(0);  // reads 0 once, so a scrape sees the drop
+      ++it;
+    } else {
+      impl_->bypassed.Remove(it->second);
+      it = series.erase(it);
+    }
+  }
+  for (const auto& [ns, n] : by_namespace) {
+    Gauge*& g = series[ns];
+    if (!g) g = &impl_->bypassed.Add({{"sandbox_namespace", ns}});
+    g->Set(n);
+  }
+}
+void Metrics::SupervisorPolicies(const std::map<std::string, int>& by_state) {
+  for (const char* state : {"intact", "missing", "altered"}) {
+    auto it = by_state.find(state);
+    impl_->supervisor_policies.Add({{"state", state}}).Set(it == by_state.end() ? 0 : it->second);
+  }
 }
 void Metrics::ChainHead(int64_t seq, const std::string& hash) {
   std::lock_guard lock(impl_->chain_mu);

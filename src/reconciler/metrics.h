@@ -77,6 +77,14 @@ class Metrics {
   // Watched namespaces per coverage state (covered, empty, missing,
   // unfenced, no-sandboxes: reconciler/coverage.h), every state given.
   void WatchedNamespaces(const std::map<std::string, int>& by_state);
+  // Sandboxes whose latest verdict is fence-bypassed (suspended or held), per
+  // namespace: a namespace that had some and has none now reads 0, then goes
+  // at the next scrape, so series do not pile up.
+  void BypassedSandboxes(const std::map<std::string, int>& by_namespace);
+  // Namespaces by the state of their supervisor policy: intact, missing,
+  // altered (every state given). Never a reason to suspend; OpenShell
+  // re-creates it.
+  void SupervisorPolicies(const std::map<std::string, int>& by_state);
   void Leader(bool leading);
   // leader_election_master_status{name=lease}: 1 while this instance holds
   // the Lease, 0 otherwise; there only with leader election (LeaderElector).

@@ -89,6 +89,7 @@ SandboxController::SandboxController(std::unique_ptr<InformerCache> own_cache,
                                      std::unique_ptr<EventRecorder> own_events, EventSink* events)
     : own_cache_(std::move(own_cache)),
       cache_(cache),
+      client_(client),
       options_(std::move(options)),
       time_(TimeOf(options_)),
       own_events_(std::move(own_events)),
@@ -98,6 +99,10 @@ SandboxController::SandboxController(std::unique_ptr<InformerCache> own_cache,
   if (own_cache_) {
     own_cache_->Subscribe([this](CacheKind kind, const std::string& ns, const std::string& name) {
       loop_.OnChange(kind, ns, name);
+      // Said at once, not at the next resync; before the sync a half-filled
+      // cache would look like missing policies.
+      if (kind == CacheKind::kPolicies && name == domain::kSupervisorPolicyName && loop_.Synced())
+        supervisor_.Update(cache_);
     });
   }
 }
@@ -114,9 +119,31 @@ Controller::Options SandboxController::LoopOptions() {
         .Str("scope", ScopeText(options_.namespaces))
         .Str("caches", CacheSummary(cache_, options_.namespaces));
     coverage_.Update(cache_);
+    supervisor_.Update(cache_);
+    LogUnevaluatedPolicyApis();
   };
-  o.on_resync = [this] { coverage_.Update(cache_); };
+  o.on_resync = [this] {
+    coverage_.Update(cache_);
+    supervisor_.Update(cache_);
+  };
   return o;
+}
+
+void SandboxController::LogUnevaluatedPolicyApis() {
+  if (!options_.report_policy_apis) return;
+  const auto groups = client_.ServedGroups();
+  if (!groups.ok()) {
+    log::Warn("cannot tell which other policy APIs the cluster serves")
+        .Error(groups.status().message());
+    return;
+  }
+  const std::vector<std::string> unevaluated = domain::UnevaluatedPolicyApis(*groups);
+  if (unevaluated.empty()) return;
+  std::string list;
+  for (const std::string& g : unevaluated) list += (list.empty() ? "" : ", ") + g;
+  log::Warn("the cluster serves policy APIs fencekeeper does not evaluate")
+      .Str("apis", list)
+      .Str("why", "their policies can open a boundary the effective fence does not see");
 }
 
 SandboxController::~SandboxController() { Stop(); }

@@ -24,6 +24,7 @@
 #include "reconciler/event_recorder.h"
 #include "reconciler/metrics.h"
 #include "reconciler/sandbox_reconciler.h"
+#include "reconciler/supervisor_policy.h"
 
 namespace fk::reconciler {
 
@@ -37,6 +38,9 @@ struct SandboxControllerOptions {
   std::string instance = "fencekeeper";                               // reportingInstance of Events
   domain::ApiVersion sandbox_version = domain::ApiVersion::kV1beta1;  // discovered by the manager
   bool create_events = true;
+  // Once synced, GET /apis and warn of the policy APIs it serves that
+  // fencekeeper does not evaluate (one request a term).
+  bool report_policy_apis = true;
   kube::InformerOptions informer;  // backoff settings; namespace/selector are set per informer
   // The per-key backoff of a failing key (Controller::Options).
   std::chrono::milliseconds retry_base{50};
@@ -107,6 +111,9 @@ class SandboxController {
   std::vector<ReadinessCheck> CoverageChecks() const { return coverage_.Checks(); }
   // Watched namespaces per coverage state, for the gauge.
   std::map<std::string, int> CoverageCounts() const { return coverage_.Counts(); }
+  // Each fenced namespace's supervisor policy, when missing or altered (never unready).
+  std::vector<ReadinessCheck> SupervisorPolicyChecks() const { return supervisor_.Checks(); }
+  std::map<std::string, int> SupervisorPolicyCounts() const { return supervisor_.Counts(); }
   bool JournalWritable() const { return reconciler_.JournalWritable(); }
   SandboxControllerStats stats() const;
   // The informers (empty over an external cache), for their metrics.
@@ -118,14 +125,19 @@ class SandboxController {
                     SandboxControllerOptions options, Metrics* metrics,
                     std::unique_ptr<EventRecorder> own_events, EventSink* events);
   Controller::Options LoopOptions();
+  // Once synced: the policy APIs the cluster serves that fencekeeper does
+  // not evaluate (docs/design.md#what-fencekeeper-cannot-see).
+  void LogUnevaluatedPolicyApis();
 
   std::unique_ptr<InformerCache> own_cache_;
   const ClusterCache& cache_;
+  kube::ApiClient& client_;
   const SandboxControllerOptions options_;
   TimeSource& time_;
   std::unique_ptr<EventRecorder> own_events_;
   SandboxReconciler reconciler_;
   CoverageWatch coverage_;
+  SupervisorPolicyWatch supervisor_;
   Controller loop_;
 };
 
