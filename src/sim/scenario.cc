@@ -13,6 +13,7 @@
 
 #include "common/duration.h"
 #include "sim/builtin_scenarios.h"
+#include "sim/scenario_objects.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -188,20 +189,85 @@ Status ParseFence(const YAML::Node& f, const Reader& r, ScenarioNamespace& ns) {
   return Status::Ok();
 }
 
+// `warmPair`: a pair id, or true for one derived from the name (false: none).
+Status ParseWarmPair(const YAML::Node& v, const Reader& r, const std::string& where,
+                     ScenarioSandbox& sb) {
+  if (bool flag = false; YAML::convert<bool>::decode(v, flag)) {
+    sb.warm_pair_id = flag ? DerivedWarmPairId(sb.name) : "";
+    return Status::Ok();
+  }
+  sb.warm_pair_id = v.as<std::string>();
+  if (!IsWarmPairId(sb.warm_pair_id))
+    return r.Error(where, "warmPair must be 24 lowercase hex digits (a pair id) or true");
+  return Status::Ok();
+}
+
+// One field of a `sandboxes` entry other than its name. An unknown one is an
+// error: a misspelt warmPair or spare would quietly make another sandbox.
+Status ParseSandboxField(const std::string& k, const YAML::Node& v, const Reader& r,
+                         const std::string& where, ScenarioSandbox& sb) {
+  if (k == "mode") {
+    const std::string mode = v.as<std::string>();
+    if (mode != "Running" && mode != "Suspended")
+      return r.Error(where, "mode must be Running or Suspended");
+    sb.running = mode == "Running";
+  } else if (k == "admittedFenceGeneration") {
+    sb.admitted_fence_generation = v.as<int64_t>();
+  } else if (k == "pods") {
+    sb.pods = v.as<bool>();
+  } else if (k == "sandboxId") {
+    sb.sandbox_id = v.as<std::string>();
+  } else if (k == "podLabels") {
+    if (!v.IsMap()) return r.Error(where, "podLabels must be a mapping of labels");
+    for (const auto& l : v) sb.pod_labels[l.first.as<std::string>()] = l.second.as<std::string>();
+  } else if (k == "warmPair") {
+    return ParseWarmPair(v, r, where, sb);
+  } else if (k == "spare") {
+    sb.spare = v.as<bool>();
+  } else if (k == "warmPool") {
+    sb.warm_pool = v.as<std::string>();
+  } else if (k != "name") {
+    return r.Error(where, "unknown field '" + k + "'");
+  }
+  return Status::Ok();
+}
+
 Status ParseSandbox(const YAML::Node& s, const Reader& r, ScenarioNamespace& ns) {
   ScenarioSandbox sb;
-  if (!s["name"]) return r.Error("namespaces." + ns.name, "every sandbox needs a name");
+  if (!s.IsMap() || !s["name"])
+    return r.Error("namespaces." + ns.name, "every sandbox needs a name");
   sb.name = s["name"].as<std::string>();
-  if (s["mode"]) {
-    const std::string mode = s["mode"].as<std::string>();
-    if (mode != "Running" && mode != "Suspended")
-      return r.Error(ns.name + "/" + sb.name, "mode must be Running or Suspended");
-    sb.running = mode == "Running";
+  const std::string where = ns.name + "/" + sb.name;
+  for (const auto& f : s) {
+    if (Status st = ParseSandboxField(f.first.as<std::string>(), f.second, r, where, sb); !st.ok())
+      return st;
   }
-  if (s["admittedFenceGeneration"])
-    sb.admitted_fence_generation = s["admittedFenceGeneration"].as<int64_t>();
-  if (s["pods"]) sb.pods = s["pods"].as<bool>();
-  ns.sandboxes.push_back(sb);
+  const bool pair = !sb.warm_pair_id.empty();
+  if ((sb.spare || s["warmPool"]) && !pair)
+    return r.Error(where, "spare and warmPool are for warm-pool pairs (warmPair)");
+  if (sb.spare && s["sandboxId"])
+    return r.Error(where, "a spare has no sandboxId: it is unassigned");
+  if (sb.spare && !sb.running)
+    return r.Error(where, "a spare is Running: OpenShell retires spares, it never suspends them");
+  ns.sandboxes.push_back(std::move(sb));
+  return Status::Ok();
+}
+
+// `networkPolicies`: each entry's name and spec make a NetworkPolicy of the namespace.
+Status ParseNetworkPolicies(const YAML::Node& v, const Reader& r, ScenarioNamespace& ns) {
+  const std::string where = "namespaces." + ns.name + ".networkPolicies";
+  if (!v.IsSequence()) return r.Error(where, "must be a list");
+  Budget budget;
+  for (const auto& p : v) {
+    if (!p.IsMap() || !p["name"]) return r.Error(where, "every policy needs a name");
+    for (const auto& f : p) {
+      const std::string k = f.first.as<std::string>();
+      if (k != "name" && k != "spec") return r.Error(where, "unknown field '" + k + "'");
+    }
+    json::value spec = p["spec"] ? NodeToJson(p["spec"], budget) : json::object{};
+    if (!spec.is_object()) return r.Error(where, "a policy's spec must be a mapping");
+    ns.network_policies.push_back(NetworkPolicyObject(ns.name, p["name"].as<std::string>(), spec));
+  }
   return Status::Ok();
 }
 
@@ -226,6 +292,7 @@ Status ParseNamespace(const YAML::Node& n, const Reader& r, ScenarioNamespace& n
   for (const auto& s : n["sandboxes"]) {
     if (Status st = ParseSandbox(s, r, ns); !st.ok()) return st;
   }
+  if (n["networkPolicies"]) return ParseNetworkPolicies(n["networkPolicies"], r, ns);
   return Status::Ok();
 }
 
@@ -252,6 +319,13 @@ Status ParseTopLevelKey(const std::string& key, const YAML::Node& v, const Reade
 }
 
 }  // namespace
+
+ScenarioNamespace::ScenarioNamespace() = default;
+ScenarioNamespace::~ScenarioNamespace() = default;
+ScenarioNamespace::ScenarioNamespace(const ScenarioNamespace&) = default;
+ScenarioNamespace::ScenarioNamespace(ScenarioNamespace&&) noexcept = default;
+ScenarioNamespace& ScenarioNamespace::operator=(const ScenarioNamespace&) = default;
+ScenarioNamespace& ScenarioNamespace::operator=(ScenarioNamespace&&) noexcept = default;
 
 Scenario::Scenario() = default;
 Scenario::~Scenario() = default;

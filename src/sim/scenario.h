@@ -9,6 +9,7 @@
 #pragma once
 
 #include <boost/json/fwd.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,13 +20,35 @@
 namespace fk::sim {
 
 struct ScenarioSandbox {
+  // An ordinary sandbox's name; a warm-pool pair's logical name (its Sandbox
+  // is named warm-<pair id>, as OpenShell names it).
   std::string name;
   bool running = true;
   std::optional<int64_t> admitted_fence_generation;  // default: the fence's current generation
   bool pods = true;  // create the workload (if running) and supervisor pods
+  // `sandboxId`: the logical id (label and annotation openshell.ai/sandbox-id);
+  // empty: the name. A spare has none.
+  std::string sandbox_id;
+  // `podLabels`: the user's template labels. With the two boundary labels
+  // OpenShell forces over them they make spec.podTemplate.metadata.labels,
+  // which the workload pod carries exactly.
+  std::map<std::string, std::string> pod_labels;
+  // `warmPair`: the pair id (24 lowercase hex digits) of a warm-pool pair;
+  // empty: an ordinary sandbox. Its pods are named by the pair id.
+  std::string warm_pair_id;
+  bool spare = false;                 // `spare: true`: an unassigned pair, ready in its pool
+  std::string warm_pool = "default";  // `warmPool`: the pool's template id
 };
 
 struct ScenarioNamespace {
+  // Out of line, where boost::json::value is complete.
+  ScenarioNamespace();
+  ~ScenarioNamespace();
+  ScenarioNamespace(const ScenarioNamespace&);
+  ScenarioNamespace(ScenarioNamespace&&) noexcept;
+  ScenarioNamespace& operator=(const ScenarioNamespace&);
+  ScenarioNamespace& operator=(ScenarioNamespace&&) noexcept;
+
   std::string name;
   bool fence = true;
   int boundary_port = domain::kDefaultBoundaryPort;
@@ -37,6 +60,9 @@ struct ScenarioNamespace {
   size_t pod_bytes = 0;
   // (`generate: {count: N, prefix: sb-}` adds N running sandboxes named
   // <prefix>00000 ... to `sandboxes`: a large fleet without a line each.)
+  // `networkPolicies`: more NetworkPolicies of the namespace, whole objects
+  // made from each entry's name and spec, created after the sandboxes.
+  std::vector<boost::json::value> network_policies;
 };
 
 struct Scenario {

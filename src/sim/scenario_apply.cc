@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "kube/json_fields.h"
 #include "kube/objects.h"
 #include "sim/scenario.h"
+#include "sim/scenario_objects.h"
 #include "sim/store.h"
 
 namespace fk::sim {
@@ -62,53 +64,41 @@ Status CreateFence(Store& store, const ScenarioNamespace& ns, CreatedFence* fenc
 Status CreatePods(Store& store, const ScenarioNamespace& ns, const ScenarioSandbox& sb,
                   std::string* workload_uid, std::string* supervisor_uid) {
   const ResourceKind* pods = FindKind("", "pods");
-  *workload_uid = "gone-" + sb.name;
-  *supervisor_uid = "gone-sup-" + sb.name;
+  const SandboxNames names = NamesOf(sb);
+  *workload_uid = "gone-" + names.sandbox;
+  *supervisor_uid = "gone-sup-" + names.sandbox;
   if (!sb.pods) return Status::Ok();
   if (sb.running) {
-    Outcome p =
-        store.Create(*pods, ns.name, BoundaryPod(ns.name, sb.name, "workload", ns.pod_bytes));
-    if (auto s = Check(p, "pod " + sb.name); !s.ok()) return s;
+    Outcome p = store.Create(*pods, ns.name,
+                             LabelledPod(ns.name, names.sandbox, WorkloadLabels(sb), ns.pod_bytes));
+    if (auto s = Check(p, "pod " + names.sandbox); !s.ok()) return s;
     *workload_uid = Uid(p.object);
   }
   Outcome sp = store.Create(
-      *pods, ns.name, BoundaryPod(ns.name, "os-supervisor-" + sb.name, "supervisor", ns.pod_bytes));
-  if (auto s = Check(sp, "supervisor pod of " + sb.name); !s.ok()) return s;
+      *pods, ns.name, LabelledPod(ns.name, names.supervisor, SupervisorLabels(sb), ns.pod_bytes));
+  if (auto s = Check(sp, "supervisor pod of " + names.sandbox); !s.ok()) return s;
   *supervisor_uid = Uid(sp.object);
   return Status::Ok();
 }
 
 Status CreateSandbox(Store& store, const ScenarioNamespace& ns, const ScenarioSandbox& sb,
-                     const CreatedFence& fence) {
+                     const CreatedFence& fence, int64_t now_ms) {
   std::string workload_uid, supervisor_uid;
   if (auto s = CreatePods(store, ns, sb, &workload_uid, &supervisor_uid); !s.ok()) return s;
-  json::object annotations{
-      {kube::kWorkloadUidAnnotation, workload_uid},
-      {kube::kSupervisorUidAnnotation, supervisor_uid},
-      {"openshell.ai/sandbox-runtime-readiness", sb.running ? "ready" : "unavailable"}};
+  json::object annotations{{kube::kWorkloadUidAnnotation, workload_uid},
+                           {kube::kSupervisorUidAnnotation, supervisor_uid},
+                           {kube::kReadinessAnnotation, sb.running ? "ready" : "unavailable"}};
   if (ns.fence) {
     annotations[kube::kFenceUidAnnotation] = fence.uid;
     annotations[kube::kFenceGenerationAnnotation] =
         std::to_string(sb.admitted_fence_generation.value_or(fence.generation));
   }
-  json::value sandbox = json::object{
-      {"apiVersion", "agents.x-k8s.io/v1beta1"},
-      {"kind", "Sandbox"},
-      {"metadata",
-       {{"name", sb.name},
-        {"namespace", ns.name},
-        {"labels", {{"openshell.ai/managed-by", "openshell"}, {kube::kSandboxIdLabel, sb.name}}},
-        {"annotations", annotations}}},
-      {"spec",
-       {{"operatingMode", sb.running ? "Running" : "Suspended"},
-        {"podTemplate",
-         {{"spec",
-           {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}}}}}};
-  return Check(store.Create(*FindKind("agents.x-k8s.io", "sandboxes"), ns.name, std::move(sandbox)),
-               "sandbox " + sb.name);
+  return Check(store.Create(*FindKind("agents.x-k8s.io", "sandboxes"), ns.name,
+                            SandboxObject(ns.name, sb, std::move(annotations), now_ms)),
+               "sandbox " + NamesOf(sb).sandbox);
 }
 
-Status CreateNamespace(Store& store, const ScenarioNamespace& ns) {
+Status CreateNamespace(Store& store, const ScenarioNamespace& ns, int64_t now_ms) {
   if (auto s = Check(store.Create(*FindKind("", "namespaces"), "",
                                   json::object{{"metadata", {{"name", ns.name}}}}),
                      "namespace " + ns.name);
@@ -119,7 +109,14 @@ Status CreateNamespace(Store& store, const ScenarioNamespace& ns) {
     if (auto s = CreateFence(store, ns, &fence); !s.ok()) return s;
   }
   for (const ScenarioSandbox& sb : ns.sandboxes) {
-    if (auto s = CreateSandbox(store, ns, sb, fence); !s.ok()) return s;
+    if (auto s = CreateSandbox(store, ns, sb, fence, now_ms); !s.ok()) return s;
+  }
+  const ResourceKind* policies = FindKind("networking.k8s.io", "networkpolicies");
+  for (const json::value& policy : ns.network_policies) {
+    if (auto s = Check(store.Create(*policies, ns.name, policy),
+                       ns.name + "/" + kube::MetadataString(policy, "name"));
+        !s.ok())
+      return s;
   }
   return Status::Ok();
 }
@@ -152,7 +149,7 @@ Status CreateObject(Store& store, const json::value& obj) {
 
 Status ApplyScenario(Simulator& sim, const Scenario& sc) {
   for (const ScenarioNamespace& ns : sc.namespaces) {
-    if (auto s = CreateNamespace(sim.store(), ns); !s.ok()) return s;
+    if (auto s = CreateNamespace(sim.store(), ns, sim.clock().NowMs()); !s.ok()) return s;
   }
   for (const json::value& obj : sc.objects) {
     if (auto s = CreateObject(sim.store(), obj); !s.ok()) return s;

@@ -44,8 +44,24 @@ json::value TemplateGates(const json::value& sandbox) {
   return gates && gates->is_array() && !gates->as_array().empty() ? *gates : json::value();
 }
 
-// The pod agent-sandbox creates for a running sandbox, owned by it, gated as
-// its template says.
+// The labels of the pod made from a sandbox's template: the template's
+// (OpenShell writes its boundary labels and the user's there), or, for a
+// sandbox written without any (by hand, by a test), the boundary role alone,
+// so that fencekeeper still finds its pod.
+json::object TemplateLabels(const json::value& sandbox) {
+  const json::object* spec = ObjectField(sandbox, "spec");
+  const json::object* meta = ObjectField(ObjectField(spec, "podTemplate"), "metadata");
+  const json::object* labels = ObjectField(meta, "labels");
+  if (!labels) return {{"openshell.ai/boundary-role", "workload"}};
+  json::object out;
+  for (const auto& [key, value] : *labels) {
+    if (value.is_string()) out[key] = value;
+  }
+  return out;
+}
+
+// The pod agent-sandbox creates for a running sandbox, owned by it, labelled
+// and gated as its template says.
 json::value WorkloadPod(const std::string& ns, const std::string& pod_name,
                         const json::value& sandbox) {
   const std::string name = kube::MetadataString(sandbox, "name");
@@ -58,7 +74,7 @@ json::value WorkloadPod(const std::string& ns, const std::string& pod_name,
                       {"metadata",
                        {{"name", pod_name},
                         {"namespace", ns},
-                        {"labels", {{"openshell.ai/boundary-role", "workload"}}},
+                        {"labels", TemplateLabels(sandbox)},
                         {"ownerReferences", json::array{{{"apiVersion", "agents.x-k8s.io/v1beta1"},
                                                          {"kind", "Sandbox"},
                                                          {"name", name},
