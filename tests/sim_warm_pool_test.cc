@@ -1,7 +1,8 @@
 // Scenario sandboxes as OpenShell's driver shapes them now
 // (shared/reference/openshell-upstream-now.md, A and B): warm-pool pairs,
 // claimed and spare, named by their pair id; workload pods labelled from the
-// sandbox's pod template; more NetworkPolicies per namespace; and the
+// sandbox's pod template; more NetworkPolicies per namespace; the policy edits
+// the demo makes (sim::AddNetworkPolicy, sim::DeleteNetworkPolicy); and the
 // built-in warm-pool-and-bypass scenario.
 #include <gtest/gtest.h>
 
@@ -233,6 +234,39 @@ TEST(SimScenarioErrors, WarmPairsAndPoliciesAreChecked) {
       ParseScenario("namespaces: [{name: n, sandboxes: [{name: a, warmPair: false}]}]", "ok").ok());
 }
 
+// AddNetworkPolicy creates, then replaces the spec of the same object (its
+// uid kept, the generation moving only with the spec); DeleteNetworkPolicy
+// removes it and says NotFound when there is none.
+TEST_F(SimScenarioShapes, AddAndDeleteNetworkPolicy) {
+  Apply("namespaces: [{name: ns, fence: false}]");
+  const json::value dns = AllowDnsEgressSpec();
+  EXPECT_FALSE(dns.at("egress").as_array().empty());
+  EXPECT_FALSE(dns.as_object().contains("policyTypes"));
+
+  ASSERT_TRUE(AddNetworkPolicy(*sim_, "ns", "allow-dns", dns).ok());
+  const json::value created = Get(Policies(), "allow-dns");
+  EXPECT_EQ(created.at("spec").at("policyTypes"), (json::array{"Ingress", "Egress"}));
+  EXPECT_EQ(created.at("spec").at("podSelector"),
+            (json::object{{"matchLabels", {{"openshell.ai/boundary-role", "workload"}}}}));
+  EXPECT_EQ(created.at("metadata").at("generation"), 1);
+
+  ASSERT_TRUE(AddNetworkPolicy(*sim_, "ns", "allow-dns", dns).ok());
+  EXPECT_EQ(Get(Policies(), "allow-dns"), created) << "the same spec again changes nothing";
+
+  json::value narrower = dns;
+  narrower.at("egress").at(0).at("ports").as_array().pop_back();
+  ASSERT_TRUE(AddNetworkPolicy(*sim_, "ns", "allow-dns", narrower).ok());
+  const json::value replaced = Get(Policies(), "allow-dns");
+  EXPECT_EQ(replaced.at("metadata").at("uid"), created.at("metadata").at("uid"));
+  EXPECT_EQ(replaced.at("metadata").at("generation"), 2);
+  EXPECT_EQ(replaced.at("spec").at("egress").at(0).at("ports").as_array().size(), 1u);
+
+  ASSERT_TRUE(DeleteNetworkPolicy(*sim_, "ns", "allow-dns").ok());
+  EXPECT_FALSE(Exists(Policies(), "allow-dns"));
+  const Status again = DeleteNetworkPolicy(*sim_, "ns", "allow-dns");
+  EXPECT_EQ(again.code(), Code::kNotFound) << again.ToString();
+}
+
 // The built-in scenario the demo of the effective fence starts from.
 TEST_F(SimScenarioShapes, TheWarmPoolAndBypassScenarioHoldsWhatItSays) {
   auto sc = ParseScenarioFile("warm-pool-and-bypass");
@@ -259,6 +293,19 @@ TEST_F(SimScenarioShapes, TheWarmPoolAndBypassScenarioHoldsWhatItSays) {
   EXPECT_EQ(spares, 1);
   // allow-dns is the demo's to add: only the fence's two policies at start.
   EXPECT_EQ(sim_->store().List(Policies(), ns, Selector(), Selector()).items.size(), 2u);
+  ASSERT_TRUE(AddNetworkPolicy(*sim_, ns, "allow-dns", AllowDnsEgressSpec()).ok());
+  // It selects every workload pod: the running sandboxes', the claimed pair's, the spare's.
+  const json::value dns = sim_->store().Get(Policies(), ns, "allow-dns").object;
+  std::string selector;
+  for (const auto& [key, value] : dns.at("spec").at("podSelector").at("matchLabels").as_object())
+    selector +=
+        (selector.empty() ? "" : ",") + std::string(key) + "=" + std::string(value.as_string());
+  std::set<std::string> selected;
+  for (const json::value& pod :
+       sim_->store().List(Pods(), ns, *Selector::ParseLabels(selector), Selector()).items)
+    selected.insert(kube::MetadataString(pod, "name"));
+  EXPECT_EQ(selected, (std::set<std::string>{"agent-1", "agent-2", "warm-3f9c0a17b2d45e68c1a2b3c4",
+                                             "warm-9b1e77d04c2a86f3e5d0a719"}));
 }
 
 // README's "Simulator scenarios" example is a scenario the simulator reads,

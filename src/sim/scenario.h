@@ -97,6 +97,19 @@ Result<boost::json::value> YamlToJson(const std::string& yaml_text);
 // bumps its generation. Returns the new generation (0: `ns` has no fence).
 int64_t RollFence(Simulator& sim, const std::string& ns);
 
+// Creates NetworkPolicy `ns`/`name` with `spec`, or replaces the spec of the
+// one there (its uid kept; its generation moves if the spec changes). The
+// API server's policyTypes defaulting applies (sim/defaults.h).
+Status AddNetworkPolicy(Simulator& sim, const std::string& ns, const std::string& name,
+                        const boost::json::value& spec);
+// Deletes it; NotFound if there is none.
+Status DeleteNetworkPolicy(Simulator& sim, const std::string& ns, const std::string& name);
+// A namespace-wide "allow DNS" policy as platform teams add one: it selects
+// every workload pod (openshell.ai/boundary-role: workload) and allows egress
+// to port 53 over UDP and TCP. No policyTypes: the API server makes them
+// [Ingress, Egress], so it opens egress past the fence's `egress: []`.
+boost::json::value AllowDnsEgressSpec();
+
 // The intended NetworkPolicy specs (docs/design.md#the-fence).
 boost::json::value IntendedWorkloadPolicy(const std::string& ns, int boundary_port);
 boost::json::value IntendedSupervisorPolicy(const std::string& ns);

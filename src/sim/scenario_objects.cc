@@ -208,6 +208,13 @@ json::value SandboxObject(const std::string& ns, const ScenarioSandbox& sb,
            {{"containers", json::array{{{"name", "agent"}, {"image", "agent:latest"}}}}}}}}}}};
 }
 
+json::value AllowDnsEgressSpec() {
+  return json::object{
+      {"podSelector", {{"matchLabels", {{kBoundaryRoleLabel, "workload"}}}}},
+      {"egress", json::array{{{"ports", json::array{{{"protocol", "UDP"}, {"port", 53}},
+                                                    {{"protocol", "TCP"}, {"port", 53}}}}}}}};
+}
+
 json::value NetworkPolicyObject(const std::string& ns, const std::string& name,
                                 const json::value& spec) {
   return json::object{{"apiVersion", "networking.k8s.io/v1"},
