@@ -6,10 +6,11 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$FENCEKEEPER" demo --dir "$dir" > "$dir/demo.txt"
 grep -q 'totals: 3 PATCHes, 3 warnings' "$dir/demo.txt"
+grep -q 'second act: 2 PATCHes, 2 warnings' "$dir/demo.txt"
 "$FENCEKEEPER" replay --journal "$dir/journal.db" --check > "$dir/replay.txt"
 grep -q '0 divergence(s)' "$dir/replay.txt"
 applied=$(sqlite3 -readonly "$dir/journal.db" "select count(*) from transitions where outcome = 'applied'")
-test "$applied" = 3
+test "$applied" = 5
 "$FENCEKEEPER" migrate --journal "$dir/journal.db" --check | grep -q 'up to date'
 # A foreign file: exit code 2, untouched.
 printf 'hello' > "$dir/foreign"

@@ -100,7 +100,10 @@ TEST(DemoCommand, CreatesTheDirectoryItIsGiven) {
       << err.str();
 }
 
-TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {
+// The incident (3 PATCHes, none after the restart), then the second act: an
+// "allow DNS" policy bypasses team-healthy's fence, its 2 running sandboxes
+// are suspended once for it and nothing else is written.
+TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestartThenTheBypassAct) {
   TempDir dir;
   std::ostringstream out, err;
   DemoOptions o;
@@ -113,18 +116,20 @@ TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestart) {
             std::string::npos)
       << report;
   EXPECT_NE(report.find("totals: 3 PATCHes, 3 warnings"), std::string::npos) << report;
+  EXPECT_NE(report.find("second act: 2 PATCHes, 2 warnings"), std::string::npos) << report;
 
   SQLite::Database db(dir.File("journal.db"), SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'applied'").getInt(),
-            3);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE sandbox LIKE 'stopped-%' "
-                          "OR namespace = 'team-healthy'")
+            5);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE sandbox LIKE 'stopped-%'")
                 .getInt(),
             0);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'hold'").getInt(),
-            10);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'healthy'").getInt(),
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE namespace = 'team-healthy' "
+                          "AND reason = 'fence-bypassed' AND outcome = 'applied'")
+                .getInt(),
             2);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sandbox_state WHERE verdict = 'hold'").getInt(),
+            12);
   EXPECT_EQ(db.execAndGet(
                   "SELECT count(DISTINCT generation) FROM fence_observations "
                   "WHERE namespace = 'openshell-agents' AND policy = 'openshell-sandbox-workloads'")

@@ -3,7 +3,9 @@
 // incident scenario over real HTTP on 127.0.0.1; the real reconciler runs
 // against it with a journal in a temporary directory; the fence rolls to a
 // new generation; resync passes go by; the reconciler restarts on the same
-// journal for more passes; then the report.
+// journal for more passes. A second act: an "allow DNS" NetworkPolicy opens
+// the fence of another namespace without touching it, and a third reconciler
+// lifetime suspends the sandboxes it selects. Then the report.
 #include <stdlib.h>
 
 #include <boost/json.hpp>
@@ -152,6 +154,28 @@ Status RunBothLifetimes(const std::string& url, const std::string& path, int pas
   return Status::Ok();
 }
 
+// The effective fence: one more policy that selects team-healthy's workload
+// pods and gives them egress to DNS. The fence policy is untouched; its
+// running sandboxes are suspended once, everything else is left alone.
+Status RunBypassAct(const std::string& url, const std::string& path, int passes,
+                    std::chrono::milliseconds resync, sim::Simulator& simulator, std::ostream& out,
+                    Phase* third) {
+  out << "[3] second act: NetworkPolicy team-healthy/allow-dns gives every workload pod egress to "
+         "DNS;\n    the fence policy itself is untouched\n"
+      << std::flush;
+  Status added;
+  auto add_policy = [&] {
+    added =
+        sim::AddNetworkPolicy(simulator, "team-healthy", "allow-dns", sim::AllowDnsEgressSpec());
+  };
+  if (Status s = RunReconciler(url, path, passes, resync, add_policy, simulator, third); !s.ok())
+    return s;
+  if (!added.ok()) return added;
+  out << "    " << passes << " resync passes: " << third->patches << " PATCHes, " << third->warnings
+      << " warnings, " << third->journal_rows << " journal rows\n\n";
+  return Status::Ok();
+}
+
 void PrintOutcomePerSandbox(std::ostream& out, sim::Simulator& simulator) {
   out << "outcome per sandbox (as the API server holds them now):\n";
   const auto* sandboxes = sim::FindKind("agents.x-k8s.io", "sandboxes");
@@ -172,17 +196,21 @@ void PrintOutcomePerSandbox(std::ostream& out, sim::Simulator& simulator) {
 }
 
 void PrintTotalsAndNextSteps(std::ostream& out, const Phase& first, const Phase& second,
-                             const std::string& path) {
-  out << "\ntotals: " << first.patches + second.patches << " PATCHes, "
+                             const Phase& third, const std::string& path) {
+  out << "\nincident totals: " << first.patches + second.patches << " PATCHes, "
       << first.warnings + second.warnings
       << " warnings. OpenShell before its fix re-patched and re-warned the 7 suspended sandboxes "
          "on every pass;\n"
       << "fencekeeper held them (journaled once, never patched) and suspended each running one "
          "exactly once.\n"
+      << "second act: " << third.patches << " PATCHes, " << third.warnings
+      << " warnings: the running sandboxes allow-dns selects, each suspended once (reason "
+         "fence-bypassed);\nnothing else was written.\n"
       << "\naudit the journal it left behind:\n"
       << "  sqlite3 -readonly " << path
       << " 'select seq, namespace, sandbox, reason, outcome from transitions'\n"
       << "  sqlite3 -readonly " << path << " 'select * from fence_observations'\n"
+      << "  sqlite3 -readonly " << path << " 'select sandbox, policy, widens from fence_bypasses'\n"
       << "  sqlite3 -readonly " << path
       << " 'select namespace, sandbox, verdict, reason from sandbox_state'\n"
       << "  fencekeeper replay --journal " << path << " --check\n"
@@ -216,13 +244,16 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
   const auto resync = std::chrono::milliseconds(100);
   PrintIntro(out, server.url(), path, resync);
 
-  Phase first, second;
+  Phase first, second, third;
   if (Status s = RunBothLifetimes(server.url(), path, options.passes, resync, simulator, out,
                                   &first, &second);
       !s.ok())
     return Fail(err, s);
+  if (Status s = RunBypassAct(server.url(), path, options.passes, resync, simulator, out, &third);
+      !s.ok())
+    return Fail(err, s);
   PrintOutcomePerSandbox(out, simulator);
-  PrintTotalsAndNextSteps(out, first, second, path);
+  PrintTotalsAndNextSteps(out, first, second, third, path);
   return kExitOk;
 }
 
