@@ -1,9 +1,9 @@
 // Scenario sandboxes as OpenShell's driver shapes them now
 // (shared/reference/openshell-upstream-now.md, A and B): warm-pool pairs,
 // claimed and spare, named by their pair id; workload pods labelled from the
-// sandbox's pod template; more NetworkPolicies per namespace; the policy edits
-// the demo makes (sim::AddNetworkPolicy, sim::DeleteNetworkPolicy); and the
-// built-in warm-pool-and-bypass scenario.
+// sandbox's pod template; OpenShell's resume of a pair; more NetworkPolicies
+// per namespace; the policy edits the demo makes (sim::AddNetworkPolicy,
+// sim::DeleteNetworkPolicy); and the built-in warm-pool-and-bypass scenario.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -12,6 +12,7 @@
 
 #include "kube/json_fields.h"
 #include "kube/objects.h"
+#include "sim/openshell_flow.h"
 #include "sim/scenario.h"
 #include "sim/scenario_objects.h"
 #include "sim/simulator.h"
@@ -306,6 +307,28 @@ TEST_F(SimScenarioShapes, TheWarmPoolAndBypassScenarioHoldsWhatItSays) {
     selected.insert(kube::MetadataString(pod, "name"));
   EXPECT_EQ(selected, (std::set<std::string>{"agent-1", "agent-2", "warm-3f9c0a17b2d45e68c1a2b3c4",
                                              "warm-9b1e77d04c2a86f3e5d0a719"}));
+}
+
+// OpenShell's resume played on a claimed pair (sim/openshell_flow.h) replaces
+// and records the supervisor named by the pair id, as OpenShell's driver does
+// (reference A.3), not one named by the Sandbox's name or the logical id.
+TEST_F(SimScenarioShapes, AResumeOfAClaimedPairReplacesTheSupervisorNamedByItsPairId) {
+  Apply(std::string("namespaces: [{name: ns, sandboxes: [") +
+        "{name: chat, sandboxId: logical-1, mode: Suspended, warmPair: '" + kPairId + "'}]}]");
+  const std::string cr = std::string("warm-") + kPairId;
+  const std::string supervisor = std::string("os-supervisor-") + kPairId;
+  const json::value old_supervisor = Uid(Pods(), supervisor);
+  OpenShellFlow flow{OpenShellFlow::Type::kResume, "ns", cr, 0, "", 0};
+  for (int i = 0; i < 10 && !flow.Done(); ++i) AdvanceOpenShellFlow(*sim_, flow);
+  ASSERT_TRUE(flow.Done());
+  const json::value sb = Get(Sandboxes(), cr);
+  EXPECT_EQ(sb.at("spec").at("operatingMode"), "Running");
+  EXPECT_NE(Uid(Pods(), supervisor), old_supervisor) << "replaced";
+  EXPECT_EQ(Meta(sb, "annotations").at(kube::kSupervisorUidAnnotation), Uid(Pods(), supervisor));
+  EXPECT_EQ(Meta(Get(Pods(), supervisor), "labels").at("openshell.ai/boundary-pair"),
+            json::value(kPairId));
+  EXPECT_FALSE(Exists(Pods(), "os-supervisor-" + cr));
+  EXPECT_FALSE(Exists(Pods(), "os-supervisor-logical-1"));
 }
 
 // README's "Simulator scenarios" example is a scenario the simulator reads,

@@ -8,6 +8,8 @@
 #include "sim/flow_requests.h"
 #include "sim/handler.h"
 #include "sim/scenario.h"
+#include "sim/scenario_objects.h"
+#include "sim/store.h"
 
 namespace fk::sim {
 namespace json = boost::json;
@@ -39,8 +41,8 @@ class FlowApi {
     const json::value p = json::parse(r.body);
     return {kube::MetadataString(p, "uid"), p.at("metadata").at("generation").as_int64()};
   }
-  void NewGatedPod(const std::string& name, const char* role) {
-    json::object pod = BoundaryPod(ns_, name, role).as_object();
+  void NewGatedSupervisor(const std::string& name, const std::string& resource_id) {
+    json::object pod = LabelledPod(ns_, name, SupervisorLabels(resource_id), 0).as_object();
     pod["spec"].as_object()["schedulingGates"] = AdmissionGates();
     Call("POST", pods_.substr(0, pods_.size() - 1), json::serialize(pod));
   }
@@ -61,6 +63,17 @@ class FlowApi {
   Simulator& sim_;
   const std::string sandboxes_, pods_, policies_, ns_;
 };
+
+// The supervisor pod, which OpenShell names by the sandbox's resource id
+// (a claimed pair's pair id, not its name or logical id), and that id; a
+// sandbox with neither id (made by hand) by its name. Read from the store,
+// not requested: OpenShell knows its own sandboxes' ids.
+std::pair<std::string, std::string> Supervisor(Simulator& sim, const OpenShellFlow& f) {
+  std::string id =
+      ResourceIdOf(sim.store().Get(*FindKind("agents.x-k8s.io", "sandboxes"), f.ns, f.name).object);
+  if (id.empty()) id = f.name;
+  return {kube::kSupervisorPodPrefix + id, id};
+}
 
 json::value Annotations(json::object annotations) {
   return {{"metadata", {{"annotations", std::move(annotations)}}}};
@@ -110,12 +123,12 @@ json::array AdmissionGates() { return json::array{{{"name", "openshell.ai/admiss
 
 std::string AdvanceOpenShellFlow(Simulator& sim, OpenShellFlow& f) {
   FlowApi api(sim, f.ns);
-  const std::string sup = "os-supervisor-" + f.name;
+  const auto [sup, resource_id] = Supervisor(sim, f);
   std::string did;
   switch (f.step) {
     case 0:
       api.DeletePod(sup);
-      api.NewGatedPod(sup, "supervisor");
+      api.NewGatedSupervisor(sup, resource_id);
       did = "new gated supervisor pod";
       break;
     case 1:

@@ -75,7 +75,8 @@ Status CreatePods(Store& store, const ScenarioNamespace& ns, const ScenarioSandb
     *workload_uid = Uid(p.object);
   }
   Outcome sp = store.Create(
-      *pods, ns.name, LabelledPod(ns.name, names.supervisor, SupervisorLabels(sb), ns.pod_bytes));
+      *pods, ns.name,
+      LabelledPod(ns.name, names.supervisor, SupervisorLabels(names.resource_id), ns.pod_bytes));
   if (auto s = Check(sp, "supervisor pod of " + names.sandbox); !s.ok()) return s;
   *supervisor_uid = Uid(sp.object);
   return Status::Ok();

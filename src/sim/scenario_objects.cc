@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "kube/json_fields.h"
 #include "kube/objects.h"
 #include "sim/openshell_flow.h"
 
@@ -15,13 +16,14 @@ namespace json = boost::json;
 
 namespace {
 
-// Labels and annotations OpenShell writes that fencekeeper does not read
-// (those it reads are named in kube/objects.h).
+using kube::kBoundaryRoleLabel;
+using kube::kWarmPairIdKey;
+using kube::kWarmPoolLabel;
+
+// Labels OpenShell writes that fencekeeper does not read (those it reads are
+// named in kube/objects.h).
 constexpr const char* kManagedByLabel = "openshell.ai/managed-by";
-constexpr const char* kBoundaryRoleLabel = "openshell.ai/boundary-role";
 constexpr const char* kBoundaryPairLabel = "openshell.ai/boundary-pair";
-constexpr const char* kWarmPairIdAnnotation = "openshell.ai/warm-pair-id";
-constexpr const char* kWarmPoolLabel = "openshell.ai/warm-pool";
 constexpr const char* kWarmPoolStateLabel = "openshell.ai/warm-pool-state";
 constexpr const char* kTemplateIdLabel = "openshell.ai/template-id";
 constexpr const char* kSandboxNameLabel = "openshell.ai/sandbox-name";
@@ -154,10 +156,20 @@ json::object WorkloadLabels(const ScenarioSandbox& sb) {
   return labels;
 }
 
-json::object SupervisorLabels(const ScenarioSandbox& sb) {
+json::object SupervisorLabels(const std::string& resource_id) {
   return {{kBoundaryRoleLabel, "supervisor"},
-          {kBoundaryPairLabel, NamesOf(sb).resource_id},
+          {kBoundaryPairLabel, resource_id},
           {kManagedByLabel, "openshell"}};
+}
+
+std::string ResourceIdOf(const json::value& sandbox) {
+  const json::object* meta = kube::ObjectField(sandbox, "metadata");
+  for (const char* key : {kWarmPairIdKey, kube::kSandboxIdLabel}) {
+    auto id = kube::StringField(kube::ObjectField(meta, "annotations"), key);
+    if (!id) id = kube::StringField(kube::ObjectField(meta, "labels"), key);
+    if (id && !id->empty()) return Lower(*id);
+  }
+  return "";
 }
 
 namespace {
@@ -165,7 +177,7 @@ namespace {
 // What a warm-pool pair carries besides an ordinary sandbox's.
 void AddPairMetadata(const ScenarioSandbox& sb, const SandboxNames& names, json::object& labels,
                      json::object& annotations, int64_t now_ms) {
-  annotations[kWarmPairIdAnnotation] = sb.warm_pair_id;  // kept by the claim (reference B.2)
+  annotations[kWarmPairIdKey] = sb.warm_pair_id;  // kept by the claim (reference B.2)
   labels[kTemplateIdLabel] = sb.warm_pool;
   if (sb.spare) {
     // Prepared and ready in its pool (reference B.1): its bootstrap released

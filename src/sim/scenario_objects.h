@@ -33,8 +33,15 @@ SandboxNames NamesOf(const ScenarioSandbox& sb);
 // the entry's podLabels with the two boundary labels OpenShell forces over
 // them (boundary-role workload, boundary-pair the resource id).
 boost::json::object WorkloadLabels(const ScenarioSandbox& sb);
-// The supervisor pod's: boundary-role supervisor, boundary-pair, managed-by.
-boost::json::object SupervisorLabels(const ScenarioSandbox& sb);
+// A supervisor pod's: boundary-role supervisor, boundary-pair, managed-by.
+boost::json::object SupervisorLabels(const std::string& resource_id);
+
+// The resource id of a stored Sandbox as OpenShell reads it (reference A.1):
+// its warm-pair id, else its sandbox id, each from the annotation, else the
+// label; in lower case; "" when it has neither. The simulator's own reading,
+// as OpenShell's, not fencekeeper's (kube/objects.cc), so a test can tell
+// them apart.
+std::string ResourceIdOf(const boost::json::value& sandbox);
 
 // A pod with these labels, padded with realistic fields to about `bytes` of
 // JSON (0: minimal).
