@@ -64,6 +64,9 @@ int RunReplay(const ReplayOptions& options, std::ostream& out, std::ostream& err
 struct DemoOptions {
   std::optional<std::string> directory;  // where the journal goes; a new temp dir if unset
   int passes = 20;                       // resync passes before and after the restart
+  // The second act (an "allow DNS" policy bypasses team-healthy's fence).
+  // Off: the incident alone, for tests whose journal is the incident's.
+  bool bypass_act = true;
 };
 int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err);
 

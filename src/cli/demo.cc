@@ -196,17 +196,19 @@ void PrintOutcomePerSandbox(std::ostream& out, sim::Simulator& simulator) {
 }
 
 void PrintTotalsAndNextSteps(std::ostream& out, const Phase& first, const Phase& second,
-                             const Phase& third, const std::string& path) {
+                             const Phase* third, const std::string& path) {
   out << "\nincident totals: " << first.patches + second.patches << " PATCHes, "
       << first.warnings + second.warnings
       << " warnings. OpenShell before its fix re-patched and re-warned the 7 suspended sandboxes "
          "on every pass;\n"
       << "fencekeeper held them (journaled once, never patched) and suspended each running one "
-         "exactly once.\n"
-      << "second act: " << third.patches << " PATCHes, " << third.warnings
-      << " warnings: the running sandboxes allow-dns selects, each suspended once (reason "
-         "fence-bypassed);\nnothing else was written.\n"
-      << "\naudit the journal it left behind:\n"
+         "exactly once.\n";
+  if (third) {
+    out << "second act: " << third->patches << " PATCHes, " << third->warnings
+        << " warnings: the running sandboxes allow-dns selects, each suspended once (reason "
+           "fence-bypassed);\nnothing else was written.\n";
+  }
+  out << "\naudit the journal it left behind:\n"
       << "  sqlite3 -readonly " << path
       << " 'select seq, namespace, sandbox, reason, outcome from transitions'\n"
       << "  sqlite3 -readonly " << path << " 'select * from fence_observations'\n"
@@ -249,11 +251,13 @@ int RunDemo(const DemoOptions& options, std::ostream& out, std::ostream& err) {
                                   &first, &second);
       !s.ok())
     return Fail(err, s);
-  if (Status s = RunBypassAct(server.url(), path, options.passes, resync, simulator, out, &third);
-      !s.ok())
-    return Fail(err, s);
+  if (options.bypass_act) {
+    if (Status s = RunBypassAct(server.url(), path, options.passes, resync, simulator, out, &third);
+        !s.ok())
+      return Fail(err, s);
+  }
   PrintOutcomePerSandbox(out, simulator);
-  PrintTotalsAndNextSteps(out, first, second, third, path);
+  PrintTotalsAndNextSteps(out, first, second, options.bypass_act ? &third : nullptr, path);
   return kExitOk;
 }
 

@@ -60,8 +60,6 @@ struct NetworkPolicyRules {
   // namespace on TCP to the boundary port); compared when the policy is read,
   // where the rule's JSON and the boundary port are at hand.
   bool has_foreign_ingress_rule = false;
-
-  bool operator==(const NetworkPolicyRules&) const = default;
 };
 
 // A label's value on the workload, nullopt when it has none.
