@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 8).
+-- fencekeeper journal: the full current schema (version 9).
 -- Kept equal to the result of applying migrations/ in order; a test checks it
 -- (the statements below are the ones SQLite keeps after those migrations).
 -- `journal` is the journal proper since version 5 (migrations/0005_compact_journal.sql):
@@ -8,8 +8,9 @@
 -- `events` shows both as the events of version 4. The *_projection tables are
 -- derived in the same transaction as each append, so a restart reads
 -- O(sandboxes) rows, not the whole journal. The views `transitions`,
--- `fence_observations` and `sandbox_state` are a contract with audit scripts
--- (docs/design.md#tables-and-views): change them only compatibly.
+-- `fence_observations`, `sandbox_state` and `fence_bypasses` (schema 9) are a
+-- contract with audit scripts (docs/design.md#tables-and-views): change them
+-- only compatibly.
 
 CREATE TABLE schema_migrations (
   version    INTEGER PRIMARY KEY,
@@ -253,6 +254,7 @@ SELECT r.seq + k.part AS seq,
              'api_version', (SELECT name FROM journal_names WHERE field = 'api_version'
                              AND code = COALESCE(json_extract(r.obs, '$.v'), 0)),
              'deleting', json(CASE WHEN json_extract(r.obs, '$.x') THEN 'true' ELSE 'false' END),
+             'spare', json(CASE WHEN json_extract(r.obs, '$.s') THEN 'true' ELSE 'false' END),
              'should_run', json(CASE WHEN json_extract(r.obs, '$.r') THEN 'true' ELSE 'false' END),
              'bootstrapping', json(CASE WHEN json_extract(r.obs, '$.b') THEN 'true' ELSE 'false' END),
              'bootstrap_op', (SELECT name FROM journal_names WHERE field = 'bootstrap_op'
@@ -292,6 +294,14 @@ SELECT r.seq + k.part AS seq,
            'history', json_object(
              'pending_intent_seq', json_extract(r.obs, '$.hp'),
              'applied_generation', json_extract(r.obs, '$.ha')),
+           'bypass', CASE WHEN json_type(r.obs, '$.bp') IS NULL THEN json_array() ELSE json(
+             (SELECT json_group_array(json_object(
+                       'policy', json_extract(p.value, '$[0]'),
+                       'uid', json_extract(p.value, '$[1]'),
+                       'generation', json_extract(p.value, '$[2]'),
+                       'widens', (SELECT name FROM journal_names WHERE field = 'widens'
+                                  AND code = json_extract(p.value, '$[3]'))))
+              FROM json_each(r.obs, '$.bp') AS p)) END,
            'observed_at_ms', r.at + COALESCE(json_extract(r.obs, '$.t'), 0))
          WHEN 'decided' THEN json_object(
            'verdict', (SELECT name FROM journal_names WHERE field = 'verdict'
@@ -428,6 +438,39 @@ SELECT seq,
 FROM events
 WHERE kind = 'forgotten';
 
+-- Contract: one row per widening policy of each recorded sandbox observation
+-- whose list of widening policies differs from that of the sandbox's previous
+-- recorded observation (a policy joined or left it, or one's uid, generation
+-- or what it widens changed); a sandbox's first observation that has any
+-- counts as a change. An observation whose list is unchanged, or empty, has
+-- no row. Rows of schema 1-8 record no widening policy.
+CREATE VIEW fence_bypasses AS
+SELECT o.seq                                                          AS seq,
+       strftime('%Y-%m-%dT%H:%M:%S', o.at / 1000, 'unixepoch') ||
+         printf('.%03dZ', o.at % 1000)                                AS recorded_at,
+       s.namespace                                                    AS namespace,
+       s.name                                                         AS sandbox,
+       s.uid                                                          AS sandbox_uid,
+       json_extract(p.value, '$[0]')                                  AS policy,
+       json_extract(p.value, '$[1]')                                  AS policy_uid,
+       json_extract(p.value, '$[2]')                                  AS policy_generation,
+       (SELECT name FROM journal_names WHERE field = 'widens'
+        AND code = json_extract(p.value, '$[3]'))                     AS widens
+FROM (SELECT j.seq, j.at, j.subject,
+             json_extract(json_patch(COALESCE(b.base, '{}'), json_extract(j.body, '$.o')),
+                          '$.bp') AS bp,
+             (SELECT json_extract(json_patch(COALESCE(b.base, '{}'), json_extract(prev.body, '$.o')),
+                                  '$.bp')
+              FROM journal AS prev
+              WHERE prev.subject = j.subject AND prev.seq < j.seq AND prev.kind IN (2, 8, 9)
+              ORDER BY prev.seq DESC LIMIT 1) AS was
+      FROM journal AS j
+      JOIN subjects AS b ON b.id = j.subject
+      WHERE j.kind IN (2, 8, 9)) AS o
+JOIN subjects AS s ON s.id = o.subject
+JOIN json_each(o.bp) AS p
+WHERE o.bp IS NOT NULL AND o.bp IS NOT o.was;
+
 
 INSERT INTO journal_kinds (kind, part, event) VALUES
   (1, 0, 'fence_observed'), (2, 0, 'sandbox_observed'), (3, 0, 'decided'),
@@ -444,7 +487,8 @@ INSERT INTO journal_names (field, code, name) VALUES
   ('verdict', 3, 'healthy'), ('verdict', 4, 'admitting'),
   ('reason', 0, ''), ('reason', 1, 'fence-missing'), ('reason', 2, 'fence-altered'),
   ('reason', 3, 'fence-stale'), ('reason', 4, 'workload-generation-changed'),
-  ('reason', 5, 'supervisor-generation-changed'),
+  ('reason', 5, 'supervisor-generation-changed'), ('reason', 6, 'fence-bypassed'),
   ('action', 0, 'none'), ('action', 1, 'patch-suspend'),
   ('outcome', 0, 'pending'), ('outcome', 1, 'applied'), ('outcome', 2, 'conflict'),
-  ('outcome', 3, 'failed'), ('outcome', 4, 'superseded');
+  ('outcome', 3, 'failed'), ('outcome', 4, 'superseded'),
+  ('widens', 0, 'none'), ('widens', 1, 'egress'), ('widens', 2, 'ingress'), ('widens', 3, 'both');

@@ -12,7 +12,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "domain/fold.h"
 #include "journal/journal.h"
+#include "journal_fixture.h"
 #include "test_support.h"
 
 namespace fk {
@@ -110,6 +112,95 @@ std::string PendingIntentJournal(const testing::TempDir& dir) {
   return dir.File("pending.db");
 }
 
+// Schema 9's fence_bypasses: sandbox sb in `agents` observed with the
+// widening policies [] -> [allow-dns egress] (suspended) -> the same, held ->
+// [allow-dns egress, ssh ingress] -> []; sandbox other in `team` observed
+// first with [allow-dns egress] between sb's second and third observations.
+// Returns the journal's path; `observed` gets "seq|recorded_at" of each of
+// sb's observations, and `other` of other's.
+std::string BypassJournal(const testing::TempDir& dir, std::vector<std::string>* observed,
+                          std::vector<std::string>* other) {
+  const std::string path = dir.File("bypass.db");
+  ManualTimeSource clock;
+  {
+    journal::OpenOptions open;
+    open.clock = &clock;
+    auto j = journal::Journal::Open(path, open);
+    EXPECT_TRUE(j.ok()) << j.status().ToString();
+    if (!j.ok()) return path;
+    const auto record = [&](domain::Snapshot s) {
+      s.history = domain::history_for((*j)->state(), s.sandbox.uid);
+      auto r = (*j)->Record({s, domain::decide(s), "1"});
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      clock.Advance(std::chrono::seconds(3));
+      return r.ok() ? *r : journal::Recorded{};
+    };
+    const domain::WideningPolicy dns{"allow-dns", "uid-allow-dns", 2, domain::Widens::kEgress};
+    const domain::WideningPolicy ssh{"ssh", "uid-ssh", 5, domain::Widens::kIngress};
+    domain::Snapshot s = testing::HealthySnapshot("sb");
+    record(s);
+    s.bypass = {dns};
+    const auto suspended = record(s);
+    EXPECT_TRUE(suspended.intent_seq) << "a bypassed fence is suspended";
+    if (suspended.intent_seq) {
+      EXPECT_TRUE(
+          (*j)->RecordOutcome(*suspended.intent_seq, {domain::Outcome::kApplied, 3, ""}).ok());
+    }
+    domain::Snapshot o = testing::HealthySnapshot("other", "team");
+    o.bypass = {dns};
+    record(o);
+    s.sandbox.generation = 3;  // suspended, held behind the same list
+    s.sandbox.should_run = false;
+    record(s);
+    s.bypass = {dns, ssh};
+    record(s);
+    s.bypass = {};
+    record(s);
+  }
+  const std::string seqs =
+      "SELECT seq || '|' || recorded_at FROM events WHERE kind = 'sandbox_observed' AND uid = ";
+  *observed = testing::Rows(path, seqs + "'uid-agents-sb' ORDER BY seq");
+  *other = testing::Rows(path, seqs + "'uid-team-other' ORDER BY seq");
+  return path;
+}
+
+// One row per widening policy of each observation whose list changed from
+// the same sandbox's previous one; unchanged and empty lists have none.
+TEST(AuditFenceBypasses, OneRowPerPolicyOfEachChangedList) {
+  testing::TempDir dir;
+  std::vector<std::string> sb, other;
+  const std::string path = BypassJournal(dir, &sb, &other);
+  ASSERT_EQ(sb.size(), 5u) << "each of sb's observations is recorded";
+  ASSERT_EQ(other.size(), 1u);
+  const std::string sb_is = "|agents|sb|uid-agents-sb|";
+  EXPECT_EQ(testing::Rows(path, "SELECT * FROM fence_bypasses ORDER BY seq, policy"),
+            (std::vector<std::string>{
+                sb[1] + sb_is + "allow-dns|uid-allow-dns|2|egress",
+                other[0] + "|team|other|uid-team-other|allow-dns|uid-allow-dns|2|egress",
+                sb[3] + sb_is + "allow-dns|uid-allow-dns|2|egress",
+                sb[3] + sb_is + "ssh|uid-ssh|5|ingress"}));
+  EXPECT_EQ(testing::Rows(path, "SELECT sandbox, reason FROM transitions ORDER BY seq"),
+            (std::vector<std::string>{"sb|fence-bypassed", "other|fence-bypassed"}));
+  // schema/audit/fence_bypasses.sql prints them per sandbox.
+  std::vector<std::string> printed;
+  for (auto& r : Audit(path, "fence_bypasses.sql").rows)
+    printed.push_back(r["namespace"] + " " + r["sandbox"] + " " + r["seq"] + " " + r["policy"] +
+                      " " + r["policy_generation"] + " " + r["widens"]);
+  const auto seq = [](const std::string& row) { return row.substr(0, row.find('|')); };
+  EXPECT_EQ(printed,
+            (std::vector<std::string>{"agents sb " + seq(sb[1]) + " allow-dns 2 egress",
+                                      "agents sb " + seq(sb[3]) + " allow-dns 2 egress",
+                                      "agents sb " + seq(sb[3]) + " ssh 5 ingress",
+                                      "team other " + seq(other[0]) + " allow-dns 2 egress"}));
+  // The events view spells the list out.
+  EXPECT_EQ(
+      testing::Rows(
+          path, "SELECT json_extract(payload, '$.bypass') FROM events WHERE seq = " + seq(sb[3])),
+      std::vector<std::string>{
+          R"([{"policy":"allow-dns","uid":"uid-allow-dns","generation":2,"widens":"egress"},)"
+          R"({"policy":"ssh","uid":"uid-ssh","generation":5,"widens":"ingress"}])"});
+}
+
 class AuditQueries : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -133,6 +224,8 @@ TEST_F(AuditQueries, EveryUsageLinePrintsColumnHeaders) {
       {"fence_change_to_suspension.sql",
        {"namespace", "sandbox", "reason", "fence", "fence_generation", "fence_seen_at",
         "resumed_at", "episode_began_with", "suspended_at", "seconds"}},
+      {"fence_bypasses.sql",
+       {"namespace", "sandbox", "seq", "recorded_at", "policy", "policy_generation", "widens"}},
       {"fence_generation_history.sql",
        {"namespace", "policy", "seq", "recorded_at", "policy_uid", "generation", "intact"}},
       {"held_behind_stale_fence.sql", {"namespace", "reason", "held", "sandboxes"}},
@@ -147,9 +240,13 @@ TEST_F(AuditQueries, EveryUsageLinePrintsColumnHeaders) {
   // where it has some (the usage line's window widened to the demo's).
   testing::TempDir dir;
   const std::string pending = PendingIntentJournal(dir);
+  std::vector<std::string> observed, other;
+  const std::string bypassed = BypassJournal(dir, &observed, &other);
+  const std::map<std::string, std::string> journal_for = {{"intents_without_outcome.sql", pending},
+                                                          {"fence_bypasses.sql", bypassed}};
   for (const auto& [file, headers] : want) {
     std::string command =
-        UsageCommand(file, file == "intents_without_outcome.sql" ? pending : Journal());
+        UsageCommand(file, journal_for.contains(file) ? journal_for.at(file) : Journal());
     command =
         std::regex_replace(command, std::regex("@from [0-9TZ:-]+"), "@from 2000-01-01T00:00:00Z");
     command = std::regex_replace(command, std::regex("@to [0-9TZ:-]+"), "@to 9999-01-01T00:00:00Z");
@@ -161,30 +258,37 @@ TEST_F(AuditQueries, EveryUsageLinePrintsColumnHeaders) {
   }
 }
 
+// The demo: the fence roll suspends openshell-agents' three running
+// sandboxes, then an "allow DNS" policy team-healthy's two (its second act).
 TEST_F(AuditQueries, TransitionsInAWindow) {
   auto all = Audit(Journal(), "transitions_in_window.sql").rows;
-  ASSERT_EQ(all.size(), 3u);
-  std::set<std::string> sandboxes;
+  ASSERT_EQ(all.size(), 5u);
+  std::set<std::string> suspended;
   for (auto& r : all) {
-    EXPECT_EQ(r["namespace"], "openshell-agents");
-    EXPECT_EQ(r["reason"], "fence-stale");
     EXPECT_EQ(r["outcome"], "applied");
-    sandboxes.insert(r["sandbox"]);
+    suspended.insert(r["namespace"] + " " + r["sandbox"] + " " + r["reason"]);
   }
-  EXPECT_EQ(sandboxes, (std::set<std::string>{"active-1", "active-2", "active-3"}));
+  EXPECT_EQ(suspended,
+            (std::set<std::string>{
+                "openshell-agents active-1 fence-stale", "openshell-agents active-2 fence-stale",
+                "openshell-agents active-3 fence-stale", "team-healthy healthy-1 fence-bypassed",
+                "team-healthy healthy-2 fence-bypassed"}));
   EXPECT_TRUE(Audit(Journal(), "transitions_in_window.sql", {{"@to", "2000-01-01T00:00:00Z"}})
                   .rows.empty());
   EXPECT_EQ(
       Audit(Journal(), "transitions_in_window.sql", {{"@from", all[1]["recorded_at"]}}).rows.size(),
-      2u);
+      4u);
 }
 
 TEST_F(AuditQueries, HeldBehindAStaleFenceByNamespace) {
   auto rows = Audit(Journal(), "held_behind_stale_fence.sql").rows;
-  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0]["namespace"], "openshell-agents");
   EXPECT_EQ(rows[0]["reason"], "fence-stale");
   EXPECT_EQ(rows[0]["held"], "10");
+  EXPECT_EQ(rows[1]["namespace"], "team-healthy");
+  EXPECT_EQ(rows[1]["reason"], "fence-bypassed");
+  EXPECT_EQ(rows[1]["sandboxes"], "healthy-1, healthy-2");
 }
 
 TEST_F(AuditQueries, FenceGenerationHistory) {
@@ -202,11 +306,14 @@ TEST_F(AuditQueries, FenceGenerationHistory) {
 
 TEST_F(AuditQueries, TimeFromFenceChangeToSuspension) {
   auto rows = Audit(Journal(), "fence_change_to_suspension.sql").rows;
-  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(rows.size(), 5u);
   for (auto& r : rows) {
-    EXPECT_EQ(r["fence"], domain::kWorkloadPolicyName);
-    EXPECT_EQ(r["fence_generation"], "2");
-    EXPECT_EQ(r["episode_began_with"], "fence change");
+    // team-healthy's episodes began when allow-dns was seen widening each
+    // sandbox's fence, not when its namespace's fences were first observed.
+    const bool bypassed = r["namespace"] == "team-healthy";
+    EXPECT_EQ(r["fence"], bypassed ? "allow-dns" : domain::kWorkloadPolicyName) << r["sandbox"];
+    EXPECT_EQ(r["fence_generation"], bypassed ? "1" : "2");
+    EXPECT_EQ(r["episode_began_with"], bypassed ? "fence bypassed" : "fence change");
     EXPECT_EQ(r["resumed_at"], "");
     EXPECT_GE(std::stod(r["seconds"]), 0.0);
     EXPECT_LT(std::stod(r["seconds"]), 30.0);
@@ -243,6 +350,17 @@ TEST_F(AuditQueries, TimelineOfOneSandbox) {
                   {{"@namespace", "team-healthy"}, {"@sandbox", "active-1"}})
                 .rows.size(),
             2u);  // only that namespace's fences
+  // The observation that saw allow-dns says so.
+  size_t widened = 0;
+  for (auto& r : Audit(Journal(), "sandbox_timeline.sql",
+                       {{"@namespace", "team-healthy"}, {"@sandbox", "healthy-1"}})
+                     .rows) {
+    const std::string what = r["what"];
+    if (r["kind"] == "sandbox_observed" &&
+        what.find(", widened by allow-dns (egress)") != what.npos)
+      ++widened;
+  }
+  EXPECT_GE(widened, 1u);
 }
 
 // Issue 19: without its parameters it printed nothing and succeeded.

@@ -2,6 +2,8 @@
 // payload is a Corruption status that names the field.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include "journal/codec.h"
 #include "test_support.h"
 
@@ -111,6 +113,74 @@ TEST(Codec, MalformedAdmittingFieldsAreCorruption) {
                                            "reevaluate_at_ms":"soon"})");
   ASSERT_FALSE(bad_reevaluate.ok());
   EXPECT_NE(bad_reevaluate.status().message().find("reevaluate_at_ms"), std::string::npos);
+}
+
+// A spare, and a sandbox whose fence two other policies widen (schema 9):
+// both survive the full JSON form, under the field names the `events` view
+// and audit scripts read.
+TEST(Codec, SpareAndWideningPoliciesRoundTrip) {
+  Snapshot snap = testing::HealthySnapshot();
+  snap.sandbox.spare = true;
+  snap.bypass = {{"allow-dns", "uid-allow-dns", 3, Widens::kEgress},
+                 {"ssh", "uid-ssh", 1, Widens::kBoth}};
+  const std::string text = EncodePayload(SandboxObserved{snap});
+  auto decoded = DecodePayload(EventKind::kSandboxObserved, text);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_TRUE(std::get<SandboxObserved>(*decoded).snapshot == snap) << text;
+  auto snapshot = DecodeSnapshot(EncodeSnapshot(snap));
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  EXPECT_TRUE(snapshot->sandbox.spare);
+  EXPECT_EQ(snapshot->bypass, snap.bypass);
+
+  const boost::json::value v = boost::json::parse(text);
+  EXPECT_EQ(v.at("sandbox").at("spare"), true);
+  EXPECT_EQ(v.at("bypass"), boost::json::parse(R"([
+      {"policy":"allow-dns","uid":"uid-allow-dns","generation":3,"widens":"egress"},
+      {"policy":"ssh","uid":"uid-ssh","generation":1,"widens":"both"}])"));
+  // Neither: spare false and an empty list, spelled out.
+  const boost::json::value none = boost::json::parse(EncodeSnapshot(testing::HealthySnapshot()));
+  EXPECT_EQ(none.at("sandbox").at("spare"), false);
+  EXPECT_EQ(none.at("bypass"), boost::json::array());
+}
+
+// A payload of schema 8 (no spare, no bypass) reads as not a spare, nothing
+// widening the fence; a malformed list is corruption naming the field.
+TEST(Codec, WideningPoliciesAbsentOrMalformed) {
+  std::string old = EncodeSnapshot(testing::HealthySnapshot());
+  const size_t spare = old.find(",\"spare\":false");
+  ASSERT_NE(spare, std::string::npos) << old;
+  old.erase(spare, std::string(",\"spare\":false").size());
+  const size_t bypass = old.find(",\"bypass\":[]");
+  ASSERT_NE(bypass, std::string::npos) << old;
+  old.erase(bypass, std::string(",\"bypass\":[]").size());
+  auto decoded = DecodeSnapshot(old);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString() << "\n" << old;
+  EXPECT_TRUE(*decoded == testing::HealthySnapshot());
+
+  const std::string good = EncodeSnapshot(testing::HealthySnapshot());
+  const auto with = [&](const std::string& list) {
+    std::string t = good;
+    t.replace(t.find("\"bypass\":[]"), 11, "\"bypass\":" + list);
+    return DecodeSnapshot(t);
+  };
+  ASSERT_TRUE(with(R"([{"policy":"p","uid":"u","generation":1,"widens":"ingress"}])").ok());
+  for (const auto& [list, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"policy":"p"})", "snapshot: field 'bypass' is not an array"},
+           {R"([["p","u",1,1]])", "snapshot.bypass[0]: not an object"},
+           {R"([{"policy":"p","uid":"u","generation":1,"widens":"sideways"}])",
+            "snapshot.bypass[0]: field 'widens' has unknown value 'sideways'"},
+           {R"([{"policy":"p","uid":"u","widens":"egress"}])",
+            "snapshot.bypass[0]: missing field 'generation'"}}) {
+    auto bad = with(list);
+    ASSERT_FALSE(bad.ok()) << list;
+    EXPECT_EQ(bad.status().code(), Code::kCorruption);
+    EXPECT_NE(bad.status().message().find(field), std::string::npos) << bad.status().message();
+  }
+  std::string spare_text = good;
+  spare_text.replace(spare_text.find("\"spare\":false"), 13, "\"spare\":0");
+  auto bad_spare = DecodeSnapshot(spare_text);
+  ASSERT_FALSE(bad_spare.ok());
+  EXPECT_NE(bad_spare.status().message().find("'spare' is not a boolean"), std::string::npos);
 }
 
 TEST(Codec, CorruptPayloadNamesTheProblem) {

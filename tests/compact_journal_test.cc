@@ -18,6 +18,7 @@
 #include "domain/decision.h"
 #include "domain/fold.h"
 #include "journal/codec.h"
+#include "journal/compact.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
 #include "journal_fixture.h"
@@ -210,6 +211,96 @@ TEST_F(CompactJournalTest, EventsViewShowsWhatTheJournalReadsBack) {
   EXPECT_EQ(Count("SELECT count(*) FROM subjects WHERE uid = 'uid-agents-a'"), 1);
 }
 
+// Schema 9: a spare and the widening policies, in the compact row. Absent
+// (the common case) they cost nothing: no key at all, as before.
+TEST_F(CompactJournalTest, SpareAndWideningPoliciesRoundTripInCompactRows) {
+  const Snapshot plain = Created("agents", 1, 0);
+  const json::object none = compact::Compact(plain, 0);
+  EXPECT_FALSE(none.contains("s")) << none;
+  EXPECT_FALSE(none.contains("bp")) << none;
+  Snapshot wide = plain;
+  wide.sandbox.spare = true;
+  wide.bypass = {{"allow-dns", Uid(4, 1), 3, Widens::kEgress},
+                 {"ssh", Uid(4, 2), 1, Widens::kBoth}};
+  const json::object both = compact::Compact(wide, 0);
+  EXPECT_EQ(both.at("s"), 1);
+  EXPECT_EQ(both.at("bp"), json::parse(R"([["allow-dns",")" + Uid(4, 1) + R"(",3,1],["ssh",")" +
+                                       Uid(4, 2) + R"(",1,3]])"));
+
+  // Through the journal: the list in the base, shrunk, gone, back; a spare
+  // becoming a sandbox; another sandbox's list added by a difference only.
+  auto j = Open();
+  std::vector<Snapshot> recorded;
+  const auto record = [&](Snapshot s) {
+    s.history = history_for(j->state(), s.sandbox.uid);
+    s.observed_at_ms = clock_.NowMs();
+    auto r = j->Record({s, decide(s), "1", "writer-1"});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    recorded.push_back(s);
+    clock_.Advance(std::chrono::seconds(1));
+  };
+  Snapshot a = wide;
+  record(a);
+  a.bypass.pop_back();
+  record(a);
+  a.bypass.clear();
+  a.sandbox.spare = false;
+  record(a);
+  a.bypass = wide.bypass;
+  a.bypass[1].generation = 2;
+  record(a);
+  Snapshot b = Created("agents", 2, 0);
+  record(b);
+  b.bypass = {{"allow-all", Uid(4, 3), 7, Widens::kIngress}};
+  record(b);
+  std::vector<Snapshot> read;
+  ASSERT_TRUE(j->ForEachEvent(1, j->state().last_seq, [&](const Event& e) {
+                 if (const auto* o = std::get_if<SandboxObserved>(&e.body))
+                   read.push_back(o->snapshot);
+                 return Status::Ok();
+               }).ok());
+  ASSERT_EQ(read.size(), recorded.size()) << "each observation changed a field: each is recorded";
+  for (size_t i = 0; i < read.size(); ++i) {
+    EXPECT_TRUE(read[i] == recorded[i]) << i << ": " << EncodeSnapshot(read[i]);
+  }
+  EXPECT_EQ(read[0].bypass.size(), 2u);
+  EXPECT_TRUE(read[0].sandbox.spare);
+  EXPECT_TRUE(read[2].bypass.empty());
+  ExpectViewShowsEvents(*j, path_);
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+  j.reset();
+  j = Open();  // and from the projections
+  EXPECT_TRUE(testing::RecordedObservation(path_, b.sandbox.uid).bypass == b.bypass);
+}
+
+// Every reason a decision or an intent can carry reads back from its row,
+// fence-bypassed (code 6, schema 9) included.
+TEST(CompactRows, EveryReasonReadsBack) {
+  const std::vector<Reason> reasons = {Reason::kNone,
+                                       Reason::kFenceMissing,
+                                       Reason::kFenceAltered,
+                                       Reason::kFenceStale,
+                                       Reason::kWorkloadGenerationChanged,
+                                       Reason::kSupervisorGenerationChanged,
+                                       Reason::kFenceBypassed};
+  for (const Reason reason : reasons) {
+    SCOPED_TRACE(ToString(reason));
+    Event decided, intent;
+    decided.body = Decided{{Verdict::kSuspend, reason, Action::kPatchSuspend, "n", std::nullopt}};
+    intent.body = SuspendIntent{reason, 2, "7", ApiVersion::kV1beta1, "n", "w"};
+    for (const auto& [kind, event] :
+         {std::pair{compact::RowKind::kDecided, &decided}, {compact::RowKind::kIntent, &intent}}) {
+      const std::string body = compact::EncodeBody(kind, event, {}, 0);
+      auto events = compact::DecodeRow(static_cast<int>(kind), body, {});
+      ASSERT_TRUE(events.ok()) << body << ": " << events.status().ToString();
+      ASSERT_EQ(events->size(), 1u);
+      EXPECT_TRUE((*events)[0].body == event->body) << body;
+    }
+  }
+  auto beyond = compact::DecodeRow(3, "[1,7,1]", {});
+  EXPECT_EQ(beyond.status().code(), Code::kCorruption) << "no reason has code 7";
+}
+
 TEST_F(CompactJournalTest, ACorruptRowIsReportedWithItsSeq) {
   auto j = Open();
   Evaluate(*j, testing::HealthySnapshot("a"));
@@ -315,6 +406,78 @@ TEST_F(CompactJournalTest, ASchema4JournalUpgradesKeepsItsHistoryAndReplays) {
   EXPECT_EQ(j->state().sandboxes.count(gone), 0u);
   EXPECT_EQ(j->state().sandboxes.at(fk::CompactString(uid)).history.applied_generation,
             resumed.sandbox.generation + 1);
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+}
+
+// The schema-8 journal the last release wrote (tests/data/journal_v8_demo.sql:
+// `run` against the simulator, three suspends, a resume, a deleted sandbox,
+// two writer starts) upgrades to schema 9: every row and its hash stay (the
+// head it verified at is still there), the contract views show what they
+// showed, its observations read as no spare and nothing widening a fence,
+// `fence_bypasses` is empty, and the new reason has its name. New rows with
+// widening policies chain on and show in `fence_bypasses`.
+TEST_F(CompactJournalTest, ASchema8JournalUpgradesKeepsItsRowsAndChainAndLearnsBypasses) {
+  fk::testing::MakeJournalFromDump(path_, "journal_v8_demo.sql");
+  ASSERT_EQ(Count("PRAGMA user_version"), 8);
+  const std::vector<std::pair<std::string, std::string>> kept = {
+      {"journal", "SELECT seq, at, kind, subject, ref, body, hash FROM journal ORDER BY seq"},
+      {"subjects", "SELECT * FROM subjects ORDER BY id"},
+      {"transitions", "SELECT * FROM transitions ORDER BY seq"},
+      {"fence_observations", "SELECT * FROM fence_observations ORDER BY seq"},
+      {"sandbox_state", "SELECT * FROM sandbox_state ORDER BY sandbox_uid"},
+      {"decisions", "SELECT * FROM decisions ORDER BY seq"},
+      {"writer_starts", "SELECT * FROM writer_starts ORDER BY start"}};
+  // The events as schema 8 showed them: the new fields aside.
+  const std::string events_sql =
+      "SELECT seq, recorded_at, kind, namespace, name, uid, ref_seq, "
+      "json_remove(payload, '$.sandbox.spare', '$.bypass') FROM events ORDER BY seq";
+  std::map<std::string, std::vector<std::string>> before;
+  for (const auto& [name, sql] : kept) before[name] = Rows(path_, sql);
+  const auto events_before = Rows(path_, events_sql);
+  ASSERT_EQ(before["transitions"].size(), 4u);
+  ASSERT_EQ(before["writer_starts"].size(), 2u);
+  ASSERT_EQ(Count("SELECT count(*) FROM journal WHERE hash IS NULL"), 0);
+  // The head fencekeeper 53f142f's `journal verify` printed for it (this
+  // build's refuses a journal it has not migrated).
+  const std::string head = "103:6f9ec4413ac334e856570cc53775e225f00b2efc6e0bf55dd328939a243b8371";
+  const auto verify = [&] {
+    std::ostringstream out, err;
+    const int code = cli::RunJournalVerify({path_, head, std::nullopt}, out, err);
+    return code == cli::kExitOk ? std::string() : out.str() + err.str();
+  };
+
+  auto j = Open();
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->schema_version(), 9);
+  EXPECT_EQ(LatestSchemaVersion(), 9);
+  for (const auto& [name, sql] : kept) EXPECT_EQ(Rows(path_, sql), before[name]) << name;
+  EXPECT_EQ(Rows(path_, events_sql), events_before);
+  EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'sandbox_observed' AND "
+                  "(json_extract(payload, '$.sandbox.spare') <> 0 OR "
+                  "json_extract(payload, '$.bypass') <> '[]')"),
+            0);
+  EXPECT_GT(Count("SELECT count(*) FROM events WHERE kind = 'sandbox_observed' AND "
+                  "json_type(payload, '$.sandbox.spare') = 'false' AND "
+                  "json_type(payload, '$.bypass') = 'array'"),
+            0);
+  EXPECT_EQ(Count("SELECT count(*) FROM fence_bypasses"), 0);
+  EXPECT_EQ(Rows(path_, "SELECT name FROM journal_names WHERE field = 'reason' AND code = 6"),
+            std::vector<std::string>{"fence-bypassed"});
+  EXPECT_EQ(verify(), "");
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+
+  // A sandbox of the old journal, now behind a policy that widens its egress.
+  const std::string uid = j->state().sandboxes.begin()->first.str();
+  Snapshot widened = testing::RecordedObservation(path_, uid);
+  widened.bypass = {{"allow-dns", Uid(4, 1), 1, Widens::kEgress}};
+  Evaluate(*j, widened, "4242");
+  ExpectViewShowsEvents(*j, path_);
+  j.reset();
+  EXPECT_EQ(Rows(path_, "SELECT sandbox_uid, policy, widens FROM fence_bypasses"),
+            std::vector<std::string>{uid + "|allow-dns|egress"});
+  EXPECT_EQ(Rows(path_, "SELECT reason FROM decisions ORDER BY seq DESC LIMIT 1"),
+            std::vector<std::string>{"fence-bypassed"});
+  EXPECT_EQ(verify(), "");
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 }
 

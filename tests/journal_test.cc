@@ -686,6 +686,7 @@ TEST_F(JournalTest, InvalidUtf8InEveryDecidedFieldIsJournaledReadably) {
     s.supervisor_fence.uid += bad;
     s.workload_pod.uid = bad;
     s.supervisor_pod.uid = bad;
+    s.bypass = {{"allow" + bad, "uid" + bad, 1, Widens::kEgress}};  // schema 9
     auto r = j->Record({s, decide(s), "1" + bad, "w" + bad});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     ASSERT_TRUE(r->intent_seq.has_value());
@@ -695,8 +696,12 @@ TEST_F(JournalTest, InvalidUtf8InEveryDecidedFieldIsJournaledReadably) {
   ASSERT_NE(j, nullptr);
   ASSERT_EQ(j->state().sandboxes.size(), 1u);
   const SandboxRecord& rec = j->state().sandboxes.begin()->second;
-  EXPECT_EQ(testing::RecordedObservation(path_, rec.uid.str()).sandbox.bootstrap_phase,
+  const Snapshot recorded = testing::RecordedObservation(path_, rec.uid.str());
+  EXPECT_EQ(recorded.sandbox.bootstrap_phase,
             "x\xEF\xBF\xBD\xEF\xBF\xBD(y\xEF\xBF\xBD\xEF\xBF\xBD");
+  ASSERT_EQ(recorded.bypass.size(), 1u);
+  EXPECT_EQ(recorded.bypass[0].name, "allowx\xEF\xBF\xBD\xEF\xBF\xBD(y\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_TRUE(IsValidUtf8(recorded.bypass[0].uid));
   EXPECT_TRUE(IsValidUtf8(rec.uid.str()));
   EXPECT_TRUE(IsValidUtf8(rec.name.str()));
   EXPECT_EQ(CountRows("SELECT count(*) FROM events WHERE NOT json_valid(payload)"), 0);

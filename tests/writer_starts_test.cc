@@ -30,7 +30,7 @@ class WriterStartsTest : public ::testing::Test {
 
 TEST_F(WriterStartsTest, EachStartCoversTheSeqsAfterTheJournalsLastRow) {
   auto j = Open();
-  EXPECT_EQ(LatestSchemaVersion(), 8);
+  EXPECT_GE(LatestSchemaVersion(), 8) << "writer_starts came with schema 8";
   ASSERT_TRUE(j->WriterStarts().ok());
   EXPECT_TRUE(j->WriterStarts()->empty()) << "opening records nothing; only run does";
   ASSERT_TRUE(j->RecordWriterStart("w1").ok());
@@ -74,7 +74,7 @@ TEST_F(WriterStartsTest, ASchema7JournalUpgradesKeepsItsRowsAndItsChain) {
   }
   auto j = Open();
   ASSERT_TRUE(j);
-  EXPECT_EQ(j->schema_version(), 8);
+  EXPECT_EQ(j->schema_version(), LatestSchemaVersion());
   EXPECT_EQ(fk::testing::Rows(path_, rows_sql), rows);
   EXPECT_EQ(fk::testing::Rows(path_, "SELECT * FROM transitions ORDER BY seq"), transitions);
   ASSERT_TRUE(j->WriterStarts().ok());

@@ -1,6 +1,8 @@
 -- For each applied suspension: when the episode it ended began, and the
 -- seconds from then to the applied PATCH. An episode begins with the latest
--- fence change in the sandbox's namespace before the intent — or, when the
+-- change of the sandbox's effective fence before the intent: a fence change
+-- in its namespace, or a change of the other NetworkPolicies that widen its
+-- fence (fence_bypasses, schema 9: `fence` then names them) — or, when the
 -- sandbox was suspended before and then seen running again (resumed by hand)
 -- after that change, with the resume: a re-suspension is charged to the
 -- resume, not to the original fence change.
@@ -17,31 +19,55 @@ WITH applied AS (
   FROM transitions AS t
   WHERE t.outcome = 'applied'
 ),
-episodes AS (
+-- each change of a sandbox's widening policies, on one line
+bypassed AS MATERIALIZED (
+  SELECT seq, recorded_at, sandbox_uid,
+         group_concat(policy, ', ') AS policies,
+         group_concat(policy_generation, ', ') AS generations
+  FROM fence_bypasses
+  GROUP BY seq, sandbox_uid
+),
+episodes AS MATERIALIZED (
   SELECT a.*,
          (SELECT max(f.seq) FROM fence_observations AS f
           WHERE f.namespace = a.namespace AND f.seq < a.seq) AS fence_seq,
+         (SELECT max(b.seq) FROM bypassed AS b
+          WHERE b.sandbox_uid = a.sandbox_uid AND b.seq < a.seq) AS bypass_seq,
          -- the first observation of it running after that suspension: the resume
          (SELECT min(o.seq) FROM events AS o
           WHERE o.kind = 'sandbox_observed' AND o.uid = a.sandbox_uid
             AND o.seq > a.previous_seq AND o.seq < a.seq
             AND json_extract(o.payload, '$.sandbox.should_run')) AS resumed_seq
   FROM applied AS a
+),
+began AS (
+  SELECT e.*,
+         CASE WHEN COALESCE(e.resumed_seq, 0) > max(COALESCE(e.fence_seq, 0),
+                                                    COALESCE(e.bypass_seq, 0)) THEN 'resumed'
+              WHEN COALESCE(e.bypass_seq, 0) > COALESCE(e.fence_seq, 0) THEN 'fence bypassed'
+              ELSE 'fence change' END AS began_with
+  FROM episodes AS e
 )
 SELECT e.namespace,
        e.sandbox,
        e.reason,
-       f.policy                                                      AS fence,
-       f.generation                                                  AS fence_generation,
-       f.recorded_at                                                 AS fence_seen_at,
+       CASE WHEN b.seq > COALESCE(f.seq, 0) THEN b.policies ELSE f.policy END
+                                                                     AS fence,
+       CASE WHEN b.seq > COALESCE(f.seq, 0) THEN b.generations ELSE f.generation END
+                                                                     AS fence_generation,
+       CASE WHEN b.seq > COALESCE(f.seq, 0) THEN b.recorded_at ELSE f.recorded_at END
+                                                                     AS fence_seen_at,
        r.recorded_at                                                 AS resumed_at,
-       CASE WHEN r.seq > COALESCE(f.seq, 0) THEN 'resumed' ELSE 'fence change' END
-                                                                     AS episode_began_with,
+       e.began_with                                                  AS episode_began_with,
        e.outcome_at                                                  AS suspended_at,
        round((julianday(e.outcome_at) -
-              julianday(CASE WHEN r.seq > COALESCE(f.seq, 0) THEN r.recorded_at
-                             ELSE f.recorded_at END)) * 86400.0, 3)  AS seconds
-FROM episodes AS e
-JOIN fence_observations AS f ON f.seq = e.fence_seq
+              julianday(CASE e.began_with WHEN 'resumed' THEN r.recorded_at
+                                          WHEN 'fence bypassed' THEN b.recorded_at
+                                          ELSE f.recorded_at END)) * 86400.0, 3)
+                                                                     AS seconds
+FROM began AS e
+LEFT JOIN fence_observations AS f ON f.seq = e.fence_seq
+LEFT JOIN bypassed AS b ON b.seq = e.bypass_seq AND b.sandbox_uid = e.sandbox_uid
 LEFT JOIN events AS r ON r.seq = e.resumed_seq
+WHERE f.seq IS NOT NULL OR b.seq IS NOT NULL
 ORDER BY e.seq;

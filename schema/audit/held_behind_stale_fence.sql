@@ -1,4 +1,4 @@
--- Sandboxes currently held fail-closed behind a stale, altered or missing fence, by namespace.
+-- Sandboxes currently held fail-closed behind a stale, altered, missing or bypassed fence, by namespace.
 -- These are converged: fencekeeper journaled them once and sends them nothing.
 -- Prints aligned columns under a header line (sqlite3 prints nothing for no rows):
 --   sqlite3 -readonly journal.db < schema/audit/held_behind_stale_fence.sql

@@ -31,7 +31,12 @@ SELECT seq,
            'generation ' || json_extract(payload, '$.sandbox.generation') || ', ' ||
            CASE WHEN json_extract(payload, '$.sandbox.should_run') THEN 'running' ELSE 'suspended' END ||
            ', admitted under fence generation ' || COALESCE(json_extract(payload, '$.sandbox.fence_generation'), 'none') ||
-           ', fence now at ' || json_extract(payload, '$.workload_fence.generation')
+           ', fence now at ' || json_extract(payload, '$.workload_fence.generation') ||
+           CASE WHEN json_extract(payload, '$.sandbox.spare') THEN ', a spare' ELSE '' END ||
+           COALESCE(', widened by ' ||
+                    (SELECT group_concat(json_extract(p.value, '$.policy') || ' (' ||
+                                         json_extract(p.value, '$.widens') || ')', ', ')
+                     FROM json_each(payload, '$.bypass') AS p), '')
          WHEN 'decided' THEN
            json_extract(payload, '$.verdict') ||
            CASE WHEN json_extract(payload, '$.reason') <> '' THEN ' (' || json_extract(payload, '$.reason') || ')' ELSE '' END ||

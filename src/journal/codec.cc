@@ -23,6 +23,16 @@ json::object ToJson(const PodObservation& p) {
   return {{"present", p.present}, {"uid", p.uid}, {"scheduling_gated", p.scheduling_gated}};
 }
 
+json::array ToJson(const std::vector<WideningPolicy>& bypass) {
+  json::array a;
+  for (const WideningPolicy& p : bypass)
+    a.push_back(json::object{{"policy", p.name},
+                             {"uid", p.uid},
+                             {"generation", p.generation},
+                             {"widens", ToString(p.widens)}});
+  return a;
+}
+
 json::object ToJson(const Snapshot& s) {
   const auto& sb = s.sandbox;
   json::object sandbox{{"namespace", sb.ns},
@@ -31,6 +41,7 @@ json::object ToJson(const Snapshot& s) {
                        {"generation", sb.generation},
                        {"api_version", ToString(sb.api_version)},
                        {"deleting", sb.deleting},
+                       {"spare", sb.spare},
                        {"should_run", sb.should_run},
                        {"bootstrapping", sb.bootstrapping},
                        {"bootstrap_op", ToString(sb.bootstrap_op)},
@@ -48,6 +59,7 @@ json::object ToJson(const Snapshot& s) {
           {"history",
            {{"pending_intent_seq", Opt(s.history.pending_intent_seq)},
             {"applied_generation", Opt(s.history.applied_generation)}}},
+          {"bypass", ToJson(s.bypass)},
           {"observed_at_ms", s.observed_at_ms}};
 }
 
@@ -146,6 +158,21 @@ class Reader {
     r.parent_ = this;
     return r;
   }
+  // The objects of an array field that a later version added (absent: none).
+  template <class F>
+  void AddedEach(const char* key, F read) {
+    const json::value* v = o_ ? o_->if_contains(key) : nullptr;
+    if (!v) return;
+    if (!v->is_array()) return Fail(std::string("field '") + key + "' is not an array");
+    const json::array& a = v->get_array();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string where = where_ + "." + key + "[" + std::to_string(i) + "]";
+      if (!a[i].is_object()) return Record(where + ": not an object");
+      Reader r(&a[i].get_object(), where);
+      r.parent_ = this;
+      read(r);
+    }
+  }
   template <class E>
   E Enum(const char* key, std::optional<E> (*parse)(const std::string&)) {
     std::string s = Str(key);
@@ -187,6 +214,7 @@ Snapshot ReadSnapshot(Reader& r) {
   s.sandbox.generation = sb.Int("generation");
   s.sandbox.api_version = sb.Enum<ApiVersion>("api_version", &ParseApiVersion);
   s.sandbox.deleting = sb.Bool("deleting");
+  s.sandbox.spare = sb.Added("spare", &Reader::Bool, false);
   s.sandbox.should_run = sb.Bool("should_run");
   s.sandbox.bootstrapping = sb.Bool("bootstrapping");
   s.sandbox.bootstrap_op = sb.Enum<BootstrapOp>("bootstrap_op", &ParseBootstrapOp);
@@ -204,6 +232,10 @@ Snapshot ReadSnapshot(Reader& r) {
   Reader h = r.Sub("history");
   s.history.pending_intent_seq = h.OptInt("pending_intent_seq");
   s.history.applied_generation = h.OptInt("applied_generation");
+  r.AddedEach("bypass", [&s](Reader& p) {
+    s.bypass.push_back({p.Str("policy"), p.Str("uid"), p.Int("generation"),
+                        p.Enum<Widens>("widens", &ParseWidens)});
+  });
   s.observed_at_ms = r.Added("observed_at_ms", &Reader::Int, int64_t{0});
   return s;
 }

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <string_view>
 
 #include "common/clock.h"
 
@@ -54,6 +55,16 @@ json::object Pod(const PodObservation& p) {
   PutStr(o, "u", p.uid);
   PutFlag(o, "s", p.scheduling_gated);
   return o;
+}
+
+// The widening policies, each [name, uid, generation, widens]; absent when
+// none (every row written before schema 9, and any sandbox whose fence holds).
+void PutBypass(json::object& o, const char* key, const std::vector<WideningPolicy>& bypass) {
+  if (bypass.empty()) return;
+  json::array a;
+  for (const WideningPolicy& p : bypass)
+    a.push_back(json::array{p.name, p.uid, p.generation, static_cast<int>(p.widens)});
+  o[key] = std::move(a);
 }
 
 json::array DecisionArray(const Decision& d) {
@@ -115,6 +126,7 @@ json::object Compact(const Snapshot& s, int64_t at_ms) {
   PutInt(o, "g", sb.generation);
   PutEnum(o, "v", sb.api_version);
   PutFlag(o, "x", sb.deleting);
+  PutFlag(o, "s", sb.spare);
   PutFlag(o, "r", sb.should_run);
   PutFlag(o, "b", sb.bootstrapping);
   PutEnum(o, "op", sb.bootstrap_op);
@@ -130,6 +142,7 @@ json::object Compact(const Snapshot& s, int64_t at_ms) {
   PutObject(o, "sp", Pod(s.supervisor_pod));
   PutOpt(o, "hp", s.history.pending_intent_seq);
   PutOpt(o, "ha", s.history.applied_generation);
+  PutBypass(o, "bp", s.bypass);
   PutInt(o, "t", s.observed_at_ms - at_ms);
   return o;
 }
@@ -236,6 +249,21 @@ std::string EncodeBody(RowKind kind, const Event* first, const json::object& bas
 
 namespace {
 
+// How many codes enum E has: its values are 0, 1, ... up to the first that
+// has no name (the domain's ToString says "unknown"), as journal_names lists
+// them; a code at or past it is corruption.
+template <class E>
+int CodesOf() {
+  static const int count = [] {
+    int n = 0;
+    while (std::string_view(ToString(static_cast<E>(n))) != "unknown") ++n;
+    return n;
+  }();
+  return count;
+}
+// Widens' ToString names no value "unknown": its codes are fixed.
+constexpr int kWidensCodes = static_cast<int>(Widens::kBoth) + 1;
+
 class Fields {
  public:
   Fields(const json::value* v, std::string* error) : error_(error) {
@@ -270,6 +298,7 @@ class Fields {
     if (v->is_int64() && v->get_int64() == 1) return observed;
     return Str(key);
   }
+  const json::value* Raw(const char* key) const { return o_ ? o_->if_contains(key) : nullptr; }
   template <class E>
   E Enum(const char* key, int count, E fallback = E{}) {
     const int64_t v = Int(key, static_cast<int>(fallback));
@@ -281,63 +310,12 @@ class Fields {
   void Fail(const std::string& what) {
     if (error_->empty()) *error_ = what;
   }
+  std::string* error() const { return error_; }
 
  private:
   const json::object* o_ = nullptr;
   std::string* error_;
 };
-
-PolicyObservation ReadPolicy(Fields f) {
-  return {f.Flag("p"), f.Str("u"), f.Int("g"), f.Flag("i")};
-}
-Pruned ReadPruned(Fields f) {
-  return {f.Int("f"),  f.Int("l"),  f.Int("n"), f.Int("fa"),
-          f.Int("la"), f.Int("hs"), f.Str("h"), f.Str("a")};
-}
-PodObservation ReadPod(Fields f) { return {f.Flag("p"), f.Str("u"), f.Flag("s")}; }
-
-Snapshot ReadSnapshot(Fields f, const RowContext& row) {
-  Snapshot s;
-  SandboxObservation& sb = s.sandbox;
-  sb.ns = row.ns;
-  sb.name = row.name;
-  sb.uid = row.uid;
-  sb.generation = f.Int("g");
-  sb.api_version = f.Enum<ApiVersion>("v", 2);
-  sb.deleting = f.Flag("x");
-  sb.should_run = f.Flag("r");
-  sb.bootstrapping = f.Flag("b");
-  sb.bootstrap_op = f.Enum<BootstrapOp>("op", 5);
-  sb.bootstrap_phase = f.Str("ph");
-  sb.bootstrap_started_at_ms = f.OptInt("bs");
-  s.workload_fence = ReadPolicy(f.Sub("wf"));
-  s.supervisor_fence = ReadPolicy(f.Sub("sf"));
-  s.workload_pod = ReadPod(f.Sub("wp"));
-  s.supervisor_pod = ReadPod(f.Sub("sp"));
-  sb.fence_uid = f.Same("fu", s.workload_fence.uid);
-  sb.fence_generation = f.OptInt("fg");
-  sb.workload_uid = f.Same("wu", s.workload_pod.uid);
-  sb.supervisor_uid = f.Same("su", s.supervisor_pod.uid);
-  s.history.pending_intent_seq = f.OptInt("hp");
-  s.history.applied_generation = f.OptInt("ha");
-  s.observed_at_ms = row.at_ms + f.Int("t");
-  return s;
-}
-
-// RFC 7396: `patch` merged into `target`.
-void MergePatch(json::object& target, const json::object& patch) {
-  for (const auto& [key, value] : patch) {
-    if (value.is_null()) {
-      target.erase(key);
-    } else if (value.is_object()) {
-      json::value& into = target[key];
-      if (!into.is_object()) into = json::object{};
-      MergePatch(into.get_object(), value.get_object());
-    } else {
-      target[key] = value;
-    }
-  }
-}
 
 // Element `i` of a fixed record, or null.
 const json::value* At(const json::value& v, size_t i) {
@@ -365,23 +343,103 @@ std::optional<int64_t> OptIntAt(const json::value* v, std::string* error) {
   return std::nullopt;
 }
 
+// The widening policies of an observation: [name, uid, generation, widens] each.
+std::vector<WideningPolicy> ReadBypass(const json::value* v, std::string* error) {
+  std::vector<WideningPolicy> out;
+  if (!v) return out;
+  const json::array* a = v->if_array();
+  if (!a) {
+    if (error->empty()) *error = "field 'bp' is not an array";
+    return out;
+  }
+  for (const json::value& p : *a) {
+    if (!p.is_array() || p.get_array().size() != 4) {
+      if (error->empty()) *error = "field 'bp' holds a policy that is not [name, uid, gen, widens]";
+      return out;
+    }
+    const std::optional<int64_t> generation = OptIntAt(At(p, 2), error);
+    if (!generation && error->empty()) *error = "field 'bp' holds a policy without a generation";
+    out.push_back({StrAt(At(p, 0), error), StrAt(At(p, 1), error), generation.value_or(0),
+                   EnumAt<Widens>(At(p, 3), kWidensCodes, error)});
+  }
+  return out;
+}
+
+PolicyObservation ReadPolicy(Fields f) {
+  return {f.Flag("p"), f.Str("u"), f.Int("g"), f.Flag("i")};
+}
+Pruned ReadPruned(Fields f) {
+  return {f.Int("f"),  f.Int("l"),  f.Int("n"), f.Int("fa"),
+          f.Int("la"), f.Int("hs"), f.Str("h"), f.Str("a")};
+}
+PodObservation ReadPod(Fields f) { return {f.Flag("p"), f.Str("u"), f.Flag("s")}; }
+
+Snapshot ReadSnapshot(Fields f, const RowContext& row) {
+  Snapshot s;
+  SandboxObservation& sb = s.sandbox;
+  sb.ns = row.ns;
+  sb.name = row.name;
+  sb.uid = row.uid;
+  sb.generation = f.Int("g");
+  sb.api_version = f.Enum<ApiVersion>("v", CodesOf<ApiVersion>());
+  sb.deleting = f.Flag("x");
+  sb.spare = f.Flag("s");
+  sb.should_run = f.Flag("r");
+  sb.bootstrapping = f.Flag("b");
+  sb.bootstrap_op = f.Enum<BootstrapOp>("op", CodesOf<BootstrapOp>());
+  sb.bootstrap_phase = f.Str("ph");
+  sb.bootstrap_started_at_ms = f.OptInt("bs");
+  s.workload_fence = ReadPolicy(f.Sub("wf"));
+  s.supervisor_fence = ReadPolicy(f.Sub("sf"));
+  s.workload_pod = ReadPod(f.Sub("wp"));
+  s.supervisor_pod = ReadPod(f.Sub("sp"));
+  sb.fence_uid = f.Same("fu", s.workload_fence.uid);
+  sb.fence_generation = f.OptInt("fg");
+  sb.workload_uid = f.Same("wu", s.workload_pod.uid);
+  sb.supervisor_uid = f.Same("su", s.supervisor_pod.uid);
+  s.history.pending_intent_seq = f.OptInt("hp");
+  s.history.applied_generation = f.OptInt("ha");
+  s.bypass = ReadBypass(f.Raw("bp"), f.error());
+  s.observed_at_ms = row.at_ms + f.Int("t");
+  return s;
+}
+
+// RFC 7396: `patch` merged into `target`.
+void MergePatch(json::object& target, const json::object& patch) {
+  for (const auto& [key, value] : patch) {
+    if (value.is_null()) {
+      target.erase(key);
+    } else if (value.is_object()) {
+      json::value& into = target[key];
+      if (!into.is_object()) into = json::object{};
+      MergePatch(into.get_object(), value.get_object());
+    } else {
+      target[key] = value;
+    }
+  }
+}
+
 Decision ReadDecision(const json::value* d, std::string* error) {
   if (!d || !d->is_array()) {
     *error = "decision is not an array";
     return {};
   }
   Decision out;
-  out.verdict = EnumAt<Verdict>(At(*d, 0), 5, error);
-  out.reason = EnumAt<Reason>(At(*d, 1), 6, error);
-  out.action = EnumAt<Action>(At(*d, 2), 2, error);
+  out.verdict = EnumAt<Verdict>(At(*d, 0), CodesOf<Verdict>(), error);
+  out.reason = EnumAt<Reason>(At(*d, 1), CodesOf<Reason>(), error);
+  out.action = EnumAt<Action>(At(*d, 2), CodesOf<Action>(), error);
   out.note = StrAt(At(*d, 3), error);
   out.reevaluate_at_ms = OptIntAt(At(*d, 4), error);
   return out;
 }
 
 SuspendIntent ReadIntent(Fields f, const IntentFallback& fb) {
-  return {f.Enum<Reason>("r", 6, fb.reason),          f.Int("g", fb.generation), f.Str("rv"),
-          f.Enum<ApiVersion>("v", 2, fb.api_version), f.Str("n", fb.note),       f.Str("w")};
+  return {f.Enum<Reason>("r", CodesOf<Reason>(), fb.reason),
+          f.Int("g", fb.generation),
+          f.Str("rv"),
+          f.Enum<ApiVersion>("v", CodesOf<ApiVersion>(), fb.api_version),
+          f.Str("n", fb.note),
+          f.Str("w")};
 }
 
 Result<json::value> Parse(std::string_view text) {
@@ -429,7 +487,7 @@ Result<std::vector<EventBody>> ReadBodies(RowKind kind, const json::value& v, co
       out.emplace_back(FenceObserved{row.name, ReadPolicy(Fields(&v, error))});
       break;
     case RowKind::kOutcome:
-      out.emplace_back(SuspendOutcome{EnumAt<Outcome>(At(v, 0), 5, error),
+      out.emplace_back(SuspendOutcome{EnumAt<Outcome>(At(v, 0), CodesOf<Outcome>(), error),
                                       OptIntAt(At(v, 1), error), StrAt(At(v, 2), error)});
       break;
     case RowKind::kLeadership:

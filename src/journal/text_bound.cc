@@ -30,6 +30,11 @@ void Valid(Snapshot& s) {
   Valid(s.supervisor_fence);
   Valid(s.workload_pod);
   Valid(s.supervisor_pod);
+  // Names and uids of API objects: bounded by the API server, cleaned here.
+  for (WideningPolicy& p : s.bypass) {
+    Valid(p.name);
+    Valid(p.uid);
+  }
 }
 std::string Bounded(std::string& s) {
   Valid(s);
