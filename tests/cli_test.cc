@@ -121,9 +121,8 @@ TEST(DemoCommand, ReportsThreePatchesAndNoneAfterRestartThenTheBypassAct) {
   SQLite::Database db(dir.File("journal.db"), SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'applied'").getInt(),
             5);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE sandbox LIKE 'stopped-%'")
-                .getInt(),
-            0);
+  EXPECT_EQ(
+      db.execAndGet("SELECT count(*) FROM transitions WHERE sandbox LIKE 'stopped-%'").getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM transitions WHERE namespace = 'team-healthy' "
                           "AND reason = 'fence-bypassed' AND outcome = 'applied'")
                 .getInt(),
