@@ -155,6 +155,12 @@ def codec_seeds():
     for k in ("bootstrap_phase", "bootstrap_started_at_ms"):
         del old_snapshot["sandbox"][k]
     del old_snapshot["observed_at_ms"]
+    # schema 9: a spare, and the policies that widen the fence
+    bypassed = json.loads(dumps(snapshot))
+    bypassed["sandbox"]["spare"] = True
+    bypassed["bypass"] = [
+        {"policy": "allow-dns", "uid": "np-1", "generation": 3, "widens": "egress"},
+        {"policy": "ssh", "uid": "np-2", "generation": 1, "widens": "both"}]
     decision = {"verdict": "admitting", "reason": "", "action": "none", "note": "n",
                 "reevaluate_at_ms": 9223372036854775807}
     seeds = {
@@ -170,6 +176,12 @@ def codec_seeds():
         "leadership": (5, {"identity": "pod-a", "state": "acquired"}),
         "snapshot": (6, snapshot),
         "snapshot-extremes": (6, snapshot | {"observed_at_ms": -9223372036854775808}),
+        "snapshot-bypassed": (6, bypassed),
+        "snapshot-bypass-bad": (6, snapshot | {"bypass": [{"policy": "p", "uid": "u",
+                                                           "generation": 1, "widens": "sideways"}]}),
+        "decided-bypassed": (2, {"verdict": "suspend", "reason": "fence-bypassed",
+                                 "action": "patch-suspend",
+                                 "note": "fence bypassed: NetworkPolicy allow-dns widens egress"}),
         "decision": (7, decision),
     }
     out = {k: bytes([sel]) + dumps(v).encode() for k, (sel, v) in seeds.items()}
