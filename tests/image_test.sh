@@ -74,11 +74,15 @@ test "$said" = "$expected_version" || fail "the image says '$said', the binary '
 run_as_pod demo > "$work/demo.txt" 2>&1 || { cat "$work/demo.txt"; fail "demo failed in the image"; }
 for line in 'totals: 3 PATCHes, 3 warnings' \
   'fencekeeper held them (journaled once, never patched) and suspended each running one exactly once' \
-  'suspended by fencekeeper (reason'; do
+  'suspended by fencekeeper (reason' \
+  'second act: 2 PATCHes, 2 warnings'; do
   grep -qF "$line" "$work/demo.txt" || { cat "$work/demo.txt"; fail "the demo in the image did not print '$line'"; }
 done
-test "$(grep -c 'suspended by fencekeeper' "$work/demo.txt")" = 3 ||
-  { cat "$work/demo.txt"; fail "the demo in the image did not suspend exactly 3 sandboxes"; }
+# The incident suspends 3; the second act (allow-dns) 2 more, reason fence-bypassed.
+test "$(grep -c 'suspended by fencekeeper' "$work/demo.txt")" = 5 ||
+  { cat "$work/demo.txt"; fail "the demo in the image did not suspend exactly 5 sandboxes (3 + 2)"; }
+test "$(grep -c 'suspended by fencekeeper (reason fence-bypassed' "$work/demo.txt")" = 2 ||
+  { cat "$work/demo.txt"; fail "the demo's second act did not suspend exactly 2 sandboxes as fence-bypassed"; }
 # Its journal went to the tmpfs: the root filesystem took no write.
 grep -q 'sqlite3 -readonly /tmp/fencekeeper-demo-' "$work/demo.txt" ||
   { cat "$work/demo.txt"; fail "the demo's journal is not under /tmp"; }
