@@ -3,8 +3,11 @@
 // logged in resourceVersion order, and the actors that write — OpenShell's
 // create and resume flows acted out one API call per step, the agent-sandbox
 // controller, users (resuming with a stale fence, deleting and re-creating a
-// sandbox under its name), fence changes — plus decide() over the server's own
-// objects (what the cluster itself says a sandbox must be).
+// sandbox under its name), fence changes, other NetworkPolicies of the
+// namespace, the supervisor policy deleted, re-created and altered, and
+// OpenShell's warm pool (spares created, claimed and retired) — plus decide()
+// over the server's own objects (what the cluster itself says a sandbox must
+// be), the effective fence read by tests/sim_fence.h.
 #pragma once
 
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 #include "sim/store.h"
+#include "sim_fence.h"
 #include "test_support.h"
 
 namespace fk::simulation {
@@ -135,10 +139,23 @@ class Cluster {
     for (int i = 0; i < n; ++i) CreateAdmitted("sb-" + std::to_string(i), rng_() % 4 != 0);
   }
 
-  json::value NewPod(const std::string& name, const char* role, bool gated) {
+  // A boundary pod; a workload's carries its template's labels too (`labels`),
+  // as the agent-sandbox controller makes it from the template.
+  json::value NewPod(const std::string& name, const char* role, bool gated,
+                     const json::object& labels = {}) {
     json::object pod = sim::BoundaryPod(kNs, name, role).as_object();
     if (gated) pod["spec"].as_object()["schedulingGates"] = sim::AdmissionGates();
+    auto& pod_labels = pod["metadata"].as_object()["labels"].as_object();
+    for (const auto& [k, v] : labels)
+      if (!pod_labels.contains(k)) pod_labels[k] = v;
     return Api("POST", kPods, json::serialize(pod));
+  }
+  // The labels a sandbox's template gives its workload pod.
+  static json::object TemplateLabels(const json::value& sandbox) {
+    const json::value* labels = oracle::Get(
+        oracle::Get(oracle::Get(oracle::Get(&sandbox, "spec"), "podTemplate"), "metadata"),
+        "labels");
+    return labels && labels->is_object() ? labels->as_object() : json::object{};
   }
 
   std::pair<std::string, int64_t> WorkloadFence() {
@@ -152,10 +169,11 @@ class Cluster {
                       std::optional<std::pair<std::string, int64_t>> fence = std::nullopt) {
     const std::string sup_uid =
         kube::MetadataString(NewPod("os-supervisor-" + name, "supervisor", false), "uid");
-    std::string pod_uid = "none";
-    if (running) pod_uid = kube::MetadataString(NewPod(name, "workload", false), "uid");
-    const auto [fence_uid, fence_gen] = fence ? *fence : WorkloadFence();
     json::object sb = SandboxObject(name, running ? "Running" : "Suspended");
+    std::string pod_uid = "none";
+    if (running)
+      pod_uid = kube::MetadataString(NewPod(name, "workload", false, TemplateLabels(sb)), "uid");
+    const auto [fence_uid, fence_gen] = fence ? *fence : WorkloadFence();
     auto& ann = sb["metadata"].as_object()["annotations"].as_object();
     ann[kube::kFenceUidAnnotation] = fence_uid;
     ann[kube::kFenceGenerationAnnotation] = std::to_string(fence_gen);
@@ -175,7 +193,9 @@ class Cluster {
           {"annotations", json::object{}}}},
         {"spec",
          {{"operatingMode", mode},
-          {"podTemplate", {{"spec", {{"schedulingGates", sim::AdmissionGates()}}}}}}}};
+          {"podTemplate",
+           {{"metadata", {{"labels", {{"tier", rng_() % 3 ? "agent" : "batch"}}}}},
+            {"spec", {{"schedulingGates", sim::AdmissionGates()}}}}}}}};
   }
 
   // docs/design.md#decision-table, row 1a, read straight off the server's
@@ -217,7 +237,23 @@ class Cluster {
     auto sup = Server(kPods, parsed->supervisor_pod_name);
     s.workload_pod = *kube::ParsePod(pod ? &*pod : nullptr);
     s.supervisor_pod = *kube::ParsePod(sup ? &*sup : nullptr);
+    // The effective fence, read apart from fencekeeper's own code: the
+    // workload's pod labels, or its template's while it has none.
+    const oracle::Labels labels = pod ? oracle::PodLabels(*pod) : oracle::TemplateLabels(sandbox);
+    for (const oracle::Bypass& b : oracle::Bypasses(Api("GET", kPolicies), labels, 5500)) {
+      const auto widens = b.widens.egress && b.widens.ingress ? domain::Widens::kBoth
+                          : b.widens.egress                   ? domain::Widens::kEgress
+                                                              : domain::Widens::kIngress;
+      s.bypass.push_back({b.name, b.uid, b.generation, widens});
+    }
     return s;
+  }
+  // Whether the workload fence of `truth` holds on its own: present, intact,
+  // and the one the sandbox was admitted under.
+  static bool WorkloadFenceHolds(const domain::Snapshot& truth) {
+    const auto& f = truth.workload_fence;
+    return f.present && f.intact && truth.sandbox.fence_uid == f.uid &&
+           truth.sandbox.fence_generation == f.generation;
   }
 
   // ---- the actors
@@ -237,7 +273,7 @@ class Cluster {
       Api("DELETE", std::string(kPods) + "/" + name);
     } else if (running && !has_pod) {
       Note("agent-sandbox: create gated pod " + name);
-      NewPod(name, "workload", true);
+      NewPod(name, "workload", true, TemplateLabels(*sb));
     }
   }
 
@@ -313,13 +349,18 @@ class Cluster {
   void Recreate(const std::string& name, bool recreate) {
     auto old = Server(kSandboxes, name);
     if (!old) return;
+    // A warm-pool pair's supervisor pod is named by its pair id; deleted, a
+    // pair is gone (OpenShell prepares new ones under new ids).
+    const std::string pair = Annotation(*old, kube::kWarmPairIdKey);
+    recreate = recreate && pair.empty();
     Note(std::string("user: delete ") + name + (recreate ? " and create it again" : ""));
     flows_.erase(
         std::remove_if(flows_.begin(), flows_.end(), [&](const Flow& f) { return f.name == name; }),
         flows_.end());
     Api("DELETE", std::string(kSandboxes) + "/" + name);
     Api("DELETE", std::string(kPods) + "/" + name);
-    Api("DELETE", std::string(kPods) + "/os-supervisor-" + name);
+    Api("DELETE",
+        std::string(kPods) + "/" + kube::kSupervisorPodPrefix + (pair.empty() ? name : pair));
     if (!recreate) return;
     std::optional<std::pair<std::string, int64_t>> fence;
     if (rng_() % 2) {
@@ -354,6 +395,312 @@ class Cluster {
         false);
   }
 
+  // ---- the effective fence's actors (docs/design.md#the-effective-fence) ---
+
+  // A PUT of the object at `path` with `spec`, as `kubectl replace` does.
+  void Replace(const std::string& path, json::value spec) {
+    int status = 0;
+    json::value obj = Api("GET", path, "", "", &status);
+    if (status != 200) return;
+    obj.as_object()["spec"] = std::move(spec);
+    Api("PUT", path, json::serialize(obj));
+  }
+
+  // A NetworkPolicy spec of a shape the effective fence must tell apart:
+  // which pods `selector` selects, what `rules` allow (kSelectorShapes and
+  // kRuleShapes name them).
+  static json::object PolicySpec(int selector, int rules) {
+    auto expression = [](const char* key, const char* op, json::array values) {
+      json::object e{{"key", key}, {"operator", op}};
+      if (!values.empty()) e["values"] = std::move(values);
+      return json::object{{"matchExpressions", json::array{e}}};
+    };
+    json::object pods;
+    switch (selector) {
+      case 0:
+        pods = {{"matchLabels", {{kube::kBoundaryRoleLabel, "workload"}}}};
+        break;
+      case 1:
+        break;  // every pod of the namespace
+      case 2:
+        pods = {{"matchLabels", {{"app", "database"}}}};  // no workload has it
+        break;
+      case 3:
+        pods = expression("tier", "In", {"agent"});
+        break;
+      case 4:
+        pods = expression("tier", "NotIn", {"agent"});
+        break;
+      case 5:
+        pods = expression("tier", "Exists", {});
+        break;
+      case 6:
+        pods = expression(kube::kBoundaryRoleLabel, "In", {"supervisor"});
+        break;
+      default:
+        pods = expression("tier", "DoesNotExist", {});
+        break;
+    }
+    const json::value fences_own =
+        sim::IntendedWorkloadPolicy(kNs, 5500).at("spec").at("ingress").at(0);
+    const json::object elsewhere{{"from", json::array{{{"namespaceSelector", json::object{}}}}}};
+    json::object spec{{"podSelector", std::move(pods)}};
+    switch (rules) {
+      case 0:  // widens egress
+        spec["policyTypes"] = json::array{"Egress"};
+        spec["egress"] =
+            json::array{{{"to", json::array{{{"ipBlock", {{"cidr", "10.0.0.0/8"}}}}}}}};
+        break;
+      case 1:  // widens ingress
+        spec["policyTypes"] = json::array{"Ingress"};
+        spec["ingress"] = json::array{elsewhere};
+        break;
+      case 2:  // no policyTypes, an egress section: defaulted to both; widens egress
+        spec["egress"] = json::array{{{"ports", json::array{{{"protocol", "UDP"}, {"port", 53}}}}}};
+        break;
+      case 3:  // denies all egress: widens nothing
+        spec["policyTypes"] = json::array{"Egress"};
+        break;
+      case 4:  // the fence's own ingress rule again: widens nothing
+        spec["policyTypes"] = json::array{"Ingress"};
+        spec["ingress"] = json::array{fences_own};
+        break;
+      case 5:  // an egress rule, but isolating ingress only: widens nothing
+        spec["policyTypes"] = json::array{"Ingress"};
+        spec["egress"] = json::array{json::object{}};
+        break;
+      case 6:  // all ingress: widens ingress
+        spec["policyTypes"] = json::array{"Ingress", "Egress"};
+        spec["ingress"] = json::array{json::object{}};
+        spec["egress"] = json::array{};
+        break;
+      default:  // no policyTypes, the fence's own rule and one from elsewhere: widens ingress
+        spec["ingress"] = json::array{fences_own, elsewhere};
+        break;
+    }
+    return spec;
+  }
+  static constexpr const char* kSelectorShapes[] = {
+      "boundary-role=workload", "empty selector", "app=database",         "tier in (agent)",
+      "tier notin (agent)",     "tier exists",    "role in (supervisor)", "!tier"};
+  static constexpr const char* kRuleShapes[] = {"egress rule",
+                                                "ingress from elsewhere",
+                                                "egress, no policyTypes",
+                                                "deny all egress",
+                                                "the fence's own ingress",
+                                                "egress, isolating ingress only",
+                                                "all ingress",
+                                                "own and foreign ingress, no policyTypes"};
+
+  // Another NetworkPolicy of the namespace is created, edited or deleted
+  // (or a workload pod relabelled, which changes what selects it).
+  void OtherPolicy() {
+    if (rng_() % 5 == 0) return RelabelWorkload();
+    const std::string name = "extra-" + std::to_string(rng_() % 4);
+    const std::string path = std::string(kPolicies) + "/" + name;
+    const int selector = static_cast<int>(rng_() % 8), rules = static_cast<int>(rng_() % 8);
+    const std::string shape =
+        std::string(" (") + kSelectorShapes[selector] + ", " + kRuleShapes[rules] + ")";
+    if (!Server(kPolicies, name)) {
+      Note("user: create NetworkPolicy " + name + shape);
+      const json::object policy{{"apiVersion", "networking.k8s.io/v1"},
+                                {"kind", "NetworkPolicy"},
+                                {"metadata", {{"name", name}, {"namespace", kNs}}},
+                                {"spec", PolicySpec(selector, rules)}};
+      Api("POST", kPolicies, json::serialize(policy));
+    } else if (rng_() % 3 == 0) {
+      Note("user: delete NetworkPolicy " + name);
+      Api("DELETE", path);
+    } else {
+      Note("user: replace NetworkPolicy " + name + shape);
+      Replace(path, PolicySpec(selector, rules));
+    }
+  }
+
+  // A user relabels a workload pod: what selects it changes.
+  void RelabelWorkload() {
+    if (names_.empty()) return;
+    const std::string name = names_[rng_() % names_.size()];
+    const char* tier[] = {"agent", "batch", nullptr};
+    const char* to = tier[rng_() % 3];
+    if (!Server(kPods, name)) return;
+    Note("user: relabel pod " + name + (to ? std::string(" tier=") + to : " without tier"));
+    Patch(std::string(kPods) + "/" + name,
+          {{"metadata", {{"labels", {{"tier", to ? json::value(to) : json::value(nullptr)}}}}}});
+  }
+
+  // The supervisor policy deleted (OpenShell re-creates it when missing),
+  // re-created with a new uid, altered (to select workloads: then it widens
+  // their egress, which only the effective fence catches), or restored.
+  void SupervisorPolicy() {
+    const std::string path = std::string(kPolicies) + "/" + domain::kSupervisorPolicyName;
+    const json::value intended = sim::IntendedSupervisorPolicy(kNs);
+    if (!Server(kPolicies, domain::kSupervisorPolicyName)) {
+      Note("openshell: re-creates the missing supervisor policy");
+      Api("POST", kPolicies, json::serialize(intended));
+      return;
+    }
+    json::value spec = intended.at("spec");
+    switch (rng_() % 5) {
+      case 0:
+        Note("supervisor policy: deleted");
+        Api("DELETE", path);
+        break;
+      case 1:
+        Note("supervisor policy: deleted and re-created (a new uid)");
+        Api("DELETE", path);
+        Api("POST", kPolicies, json::serialize(intended));
+        break;
+      case 2: {
+        const bool every_pod = rng_() % 2;
+        Note(std::string("supervisor policy: altered to select ") +
+             (every_pod ? "every pod" : "workloads") + " (widens their egress)");
+        spec.as_object()["podSelector"] =
+            every_pod ? json::object{}
+                      : json::object{{"matchLabels", {{kube::kBoundaryRoleLabel, "workload"}}}};
+        Replace(path, std::move(spec));
+        break;
+      }
+      case 3:
+        Note("supervisor policy: altered, still for supervisors only (egress denied)");
+        spec.as_object()["egress"] = json::array{};
+        Replace(path, std::move(spec));
+        break;
+      default:
+        Note("supervisor policy: intended spec (re)applied");
+        Replace(path, std::move(spec));
+        break;
+    }
+  }
+
+  // ---- OpenShell's warm pool (reference B) -------------------------------
+
+  std::string NewPairId() {
+    char hex[25];
+    std::snprintf(hex, sizeof hex, "%016llx%08llx", static_cast<unsigned long long>(rng_()),
+                  static_cast<unsigned long long>(rng_() & 0xffffffffu));
+    return hex;
+  }
+
+  // The spares the cluster has now, by name.
+  std::vector<std::string> Spares() {
+    std::vector<std::string> out;
+    for (const auto& name : names_) {
+      if (name.rfind("warm-", 0) != 0) continue;
+      auto sb = Server(kSandboxes, name);
+      if (sb && oracle::IsSpare(*sb)) out.push_back(name);
+    }
+    return out;
+  }
+
+  void WarmPool() {
+    switch (rng_() % 4) {
+      case 0:
+        return CreateSpare();
+      case 1:
+        return ClaimSpare();
+      case 2:
+        return FinishClaim();
+      default:
+        return RetireSpare();
+    }
+  }
+
+  // The pool prepares a spare (reference B.1): its pods `warm-<pair>` and
+  // `os-supervisor-<pair>` running, the CR labelled openshell.ai/warm-pool
+  // without a sandbox id, idle as a released create bootstrap under the
+  // current fence.
+  void CreateSpare() {
+    if (Spares().size() >= 3) return;
+    const std::string pair = NewPairId(), name = "warm-" + pair;
+    Note("openshell: the warm pool prepares spare " + name);
+    json::object sb = SandboxObject(name, "Running");
+    auto& meta = sb["metadata"].as_object();
+    meta["labels"] = {{"openshell.ai/managed-by", "openshell"},
+                      {kube::kWarmPoolLabel, "default"},
+                      {"openshell.ai/warm-pool-state", "ready"},
+                      {"openshell.ai/template-id", "default"}};
+    NewPod(name, "workload", false, TemplateLabels(sb));
+    NewPod(kube::kSupervisorPodPrefix + pair, "supervisor", false);
+    json::object annotations = sim::BootstrapAnnotations("create", time_.NowMs());
+    annotations[kube::kBootstrapPhaseAnnotation] = "released";
+    annotations[kube::kWarmPairIdKey] = pair;
+    const auto [fence_uid, fence_gen] = WorkloadFence();
+    annotations[kube::kFenceUidAnnotation] = fence_uid;
+    annotations[kube::kFenceGenerationAnnotation] = std::to_string(fence_gen);
+    meta["annotations"] = std::move(annotations);
+    Api("POST", kSandboxes, json::serialize(sb));
+  }
+
+  // A spare is claimed (reference B.2): one merge patch under its
+  // resourceVersion removes the pool labels and gives it a logical sandbox
+  // id; the pair id stays, and so do the fence annotations. OpenShell
+  // finishes the bootstrap later (FinishClaim).
+  void ClaimSpare() {
+    const auto spares = Spares();
+    if (spares.empty()) return;
+    const std::string name = spares[rng_() % spares.size()];
+    auto sb = Server(kSandboxes, name);
+    if (!sb) return;
+    const std::string logical = "claimed-" + std::to_string(++claimed_);
+    Note("openshell: claims " + name + " as " + logical);
+    Patch(std::string(kSandboxes) + "/" + name,
+          {{"metadata",
+            {{"resourceVersion", kube::MetadataString(*sb, "resourceVersion")},
+             {"labels",
+              {{kube::kWarmPoolLabel, nullptr},
+               {"openshell.ai/warm-pool-state", nullptr},
+               {kube::kSandboxIdLabel, logical},
+               {"openshell.ai/sandbox-name", logical}}},
+             {"annotations",
+              {{kube::kSandboxIdLabel, logical},
+               {"openshell.ai/sandbox-name", logical},
+               {kube::kBootstrapStartedAtAnnotation, std::to_string(time_.NowMs())}}}}}});
+    claims_.push_back({name, kube::MetadataString(*sb, "uid")});
+  }
+
+  // OpenShell finishes a claimed pair's bootstrap: no longer bootstrapping,
+  // admitted with the pair's pods.
+  void FinishClaim() {
+    if (claims_.empty()) return;
+    const auto [name, uid] = claims_.front();
+    claims_.erase(claims_.begin());
+    auto sb = Server(kSandboxes, name);
+    if (!sb || kube::MetadataString(*sb, "uid") != uid) return;
+    auto pod_uid = [&](const std::string& pod) -> json::value {
+      auto p = Server(kPods, pod);
+      return p ? json::value(kube::MetadataString(*p, "uid")) : json::value(nullptr);
+    };
+    Note("openshell: " + name + " claimed, bootstrap complete");
+    const std::string pair = Annotation(*sb, kube::kWarmPairIdKey);
+    Patch(std::string(kSandboxes) + "/" + name,
+          {{"metadata",
+            {{"annotations",
+              {{kube::kBootstrappingAnnotation, nullptr},
+               {kube::kBootstrapOperationAnnotation, nullptr},
+               {kube::kBootstrapPhaseAnnotation, nullptr},
+               {kube::kBootstrapStartedAtAnnotation, nullptr},
+               {kube::kWorkloadUidAnnotation, pod_uid(name)},
+               {kube::kSupervisorUidAnnotation, pod_uid(kube::kSupervisorPodPrefix + pair)}}}}}});
+  }
+
+  // The pool retires a spare (reference B.5): state retiring, then deleted
+  // with its pods.
+  void RetireSpare() {
+    const auto spares = Spares();
+    if (spares.empty()) return;
+    const std::string name = spares[rng_() % spares.size()];
+    auto sb = Server(kSandboxes, name);
+    if (!sb) return;
+    Note("openshell: the warm pool retires " + name);
+    const std::string path = std::string(kSandboxes) + "/" + name;
+    Patch(path, {{"metadata", {{"labels", {{"openshell.ai/warm-pool-state", "retiring"}}}}}});
+    Api("DELETE", path);
+    Api("DELETE", std::string(kPods) + "/" + name);
+    Api("DELETE", std::string(kPods) + "/" + kube::kSupervisorPodPrefix +
+                      Annotation(*sb, kube::kWarmPairIdKey));
+  }
+
   // How many trace lines a failing seed prints (FK_SIM_TRACE=N; 60 by default).
   static size_t TraceLines() {
     static const size_t n = [] {
@@ -384,6 +731,9 @@ class Cluster {
   std::vector<LoggedEvent> log_;
   std::vector<std::string> names_;  // every sandbox name ever created (some may be gone now)
   int created_ = 0;
+  int claimed_ = 0;  // warm-pool pairs claimed
+  // Claimed pairs whose bootstrap OpenShell has yet to finish: name and uid.
+  std::vector<std::pair<std::string, std::string>> claims_;
   int step_ = 0;
   std::vector<Flow> flows_;
   std::deque<std::string> trace_;

@@ -16,16 +16,24 @@
 // sandboxes with a stale fence, deleting and re-creating them under the same
 // name (while fencekeeper runs, within one batch of cache deliveries, while
 // it is down) and writing invalid UTF-8 into fields decide() reads; fence
-// changes and recreations. Three seeds in four run the controller with 2 to
-// 4 workers (1 + seed % 4) on SteppedWorkers: real threads, one running at a
-// time, each parked at every request, so passes over different sandboxes
-// interleave at every request boundary in a seeded order; a request parked
-// past its deadline is abandoned unsent, as the real transport abandons it.
-// One seed in four ((seed / 4) % 4 == 1) reads the cluster through the real
-// informers (tests/sim_informers.h: pages, watches, 410 and relist, dropped
-// watches), stepped like the workers, and no work item starts before they
-// have synced (as Controller::Worker); the others feed a map cache from the
-// server's event log, so kinds lag independently (weights per seed). The
+// changes and recreations; since issue 35, the effective fence and today's
+// OpenShell: other NetworkPolicies created, replaced and deleted (selecting
+// workloads or not, widening or not) and workload pods relabelled; the
+// supervisor policy deleted, re-created and altered (to select workloads
+// too); OpenShell's warm pool creating spares, claiming and retiring them.
+// One seed in four ((seed / 16) % 4 == 3) lists sandboxes by
+// openshell.ai/managed-by=openshell alone, so spares are in the cache; the
+// others by the default selector, which lists no spare. Three seeds in four
+// run the controller with 2 to 4 workers (1 + seed % 4) on SteppedWorkers:
+// real threads, one running at a time, each parked at every request, so
+// passes over different sandboxes interleave at every request boundary in a
+// seeded order; a request parked past its deadline is abandoned unsent, as
+// the real transport abandons it. One seed in four ((seed / 4) % 4 == 1)
+// reads the cluster through the real informers (tests/sim_informers.h:
+// pages, watches, 410 and relist, dropped watches), stepped like the
+// workers, and no work item starts before they have synced (as
+// Controller::Worker); the others feed a map cache from the server's event
+// log, so kinds lag independently (weights per seed). The
 // simulator's UIDs are seeded too: a seed replays exactly
 // (Simulation.ASeedReplaysExactly compares two runs' every step).
 //
@@ -53,13 +61,26 @@
 //   I14 a second writer is refused while an instance runs (docs/design.md#one-writer-per-journal);
 //   I16 a FailClosedHeld Event is created at most once per hold episode and
 //       journal, and never for a sandbox observed in the suspension this
-//       journal's own PATCH applied (docs/design.md#held-sandboxes).
+//       journal's own PATCH applied (docs/design.md#held-sandboxes);
+//   I17 a fence-bypassed intent rests on a NetworkPolicy that selected the
+//       workload and widened it when the intent was journaled (checked at the
+//       intent's first PATCH, sent in the slice that journaled it; I7 then
+//       passes a fence-bypassed PATCH whose bypass ended before it landed);
+//   I18 no intent for fence-missing or fence-altered while the workload fence
+//       is present, intact and the one the sandbox was admitted under (the
+//       supervisor policy alone never suspends);
+//   I19 no PATCH for a spare: neither the version its intent was decided on
+//       (its precondition) nor the sandbox when the PATCH is served.
+// With the effective fence in Truth() (tests/sim_fence.h, read apart from
+// fencekeeper's code), I4 also says every running sandbox whose fence is
+// bypassed is suspended once faults stop, and I3 that it is suspended once
+// per episode.
 //
 // A failing seed prints itself and its last steps; FK_SIM_SEED=N replays it
 // exactly; FK_SIM_SEEDS=N runs N seeds from FK_SIM_FIRST_SEED (default 1; CI
 // runs a fixed budget). FK_SIM_WITHOUT=a,b switches fault families off
 // (informers, recreate, refusals, replace-journal, second-writer, utf8,
-// seq-collision) or
+// seq-collision, policies, warm-pool, supervisor-policy, wide-selector) or
 // invariants (I12, ...), to find one finding behind another.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
@@ -85,6 +106,7 @@
 #include "reconciler/event_recorder.h"
 #include "reconciler/leader.h"
 #include "reconciler/sandbox_controller.h"
+#include "sim/selector.h"
 #include "sim_cluster.h"
 #include "sim_informers.h"
 #include "sim_marks.h"
@@ -135,7 +157,14 @@ class World : public Cluster {
         seed_(seed),
         workers_(1 + seed % 4),
         informers_((seed / 4) % 4 == 1 && !Without("informers")),
-        retention_(seed % 3 == 2 && !Without("retention")) {
+        retention_(seed % 3 == 2 && !Without("retention")),
+        // One seed in four lists sandboxes by managed-by alone, as a custom
+        // --selector may: spares are then in the cache, and row 1b must
+        // leave them alone. The others use the default, which lists no spare.
+        selector_((seed / 16) % 4 == 3 && !Without("wide-selector")
+                      ? "openshell.ai/managed-by=openshell"
+                      : reconciler::SandboxControllerOptions{}.selector),
+        sandbox_selector_(*sim::Selector::ParseLabels(selector_)) {
     for (auto& w : delivery_weight_) w = 1 + rng_() % 8;
     // On tmpfs where there is one: the simulation proves the protocol, not the disk.
     const std::string dir =
@@ -146,11 +175,13 @@ class World : public Cluster {
   }
 
   uint64_t HeldEventsCreated() const { return held_created_; }
+  uint64_t BypassIntentsChecked() const { return bypass_checked_; }
 
   // The whole run: set-up, the fault phase, the quiet phase, the final checks.
   // Returns "" or the first violation.
   std::string Run(int fault_steps) {
-    Note("workers: " + std::to_string(workers_) + (informers_ ? ", informers" : ", map cache"));
+    Note("workers: " + std::to_string(workers_) + (informers_ ? ", informers" : ", map cache") +
+         ", selector " + selector_);
     Setup();
     if (seed_ % 8 == 4 && workers_ == 1 && !informers_ && !Without("seq-collision")) {
       SeqCollisionPrologue();
@@ -256,6 +287,7 @@ class World : public Cluster {
     o.retry_base = 100ms;
     o.retry_max = 20s;
     o.writer_id = in->writer;
+    o.selector = selector_;
     o.write_fence = [elector] { return elector->WriteFenceUntil(); };
     const reconciler::ClusterCache* cache = nullptr;
     if (informers_) {
@@ -275,7 +307,7 @@ class World : public Cluster {
       in->informer_client = kube::ApiClient::CreateWithTransport(cfg, ico, std::move(it));
       reconciler::CacheScope scope;
       scope.namespaces = {kNs};
-      scope.selector = reconciler::SandboxControllerOptions{}.selector;
+      scope.selector = selector_;
       scope.informer.time = &steps->time();
       scope.informer.page_size = 1 + static_cast<int>(rng_() % 3);
       in->informer_cache = std::make_unique<reconciler::InformerCache>(*in->informer_client, scope);
@@ -316,6 +348,7 @@ class World : public Cluster {
                                                            : kPolicies;
     json::value list = Api("GET", collection);
     for (auto& item : list.at("items").as_array()) {
+      if (kind == CacheKind::kSandboxes && !sandbox_selector_.Matches(item)) continue;
       const std::string name = kube::MetadataString(item, "name");
       keys.insert({kNs, name});
       cache.Put(kind, kNs, name, std::make_shared<const json::value>(item));
@@ -331,10 +364,14 @@ class World : public Cluster {
     for (; cursor < log_.size(); ++cursor) {
       const LoggedEvent& e = log_[cursor];
       if (e.kind != kind) continue;
-      ++cursor;
       const std::string ns = kube::MetadataString(*e.object, "namespace"),
                         name = kube::MetadataString(*e.object, "name");
-      cache.Put(kind, ns, name, e.deleted ? nullptr : e.object);
+      // A watch with the label selector: an object out of the selection is
+      // DELETED if the cache held it, and never seen otherwise.
+      const bool selected = kind != CacheKind::kSandboxes || sandbox_selector_.Matches(*e.object);
+      if (!selected && !cache.Sandbox(ns, name)) continue;
+      ++cursor;
+      cache.Put(kind, ns, name, e.deleted || !selected ? nullptr : e.object);
       instance_->controller->OnChange(kind, ns, name);
       return true;
     }
@@ -430,6 +467,7 @@ class World : public Cluster {
     // real transport abandons a request whose deadline passes before it is
     // written.
     const MonoTime handed_over = time_.MonotonicNow();
+    if (r.method == "PATCH" && r.target.rfind(kSandboxes, 0) == 0 && !crashing_) CheckIntent(r);
     if (!fk::testing::SteppedWorkers::ParkIfWorker())
       return Status::IOError("the process died before sending (crash injected)");
     if (time_.MonotonicNow() - handed_over >= timeout)
@@ -644,7 +682,66 @@ class World : public Cluster {
     return Reply(reply);
   }
 
-  // I1, I3, I5, I6, I7 at the moment a suspend PATCH reaches the server.
+  // The sandbox as it was at resourceVersion `rv` (a PATCH's precondition:
+  // the version its intent was decided on), from the server's event log.
+  kube::ObjectPtr SandboxVersion(const std::string& name, const std::string& rv) const {
+    for (auto e = log_.rbegin(); e != log_.rend(); ++e) {
+      if (e->kind == CacheKind::kSandboxes && !e->deleted &&
+          kube::MetadataString(*e->object, "resourceVersion") == rv &&
+          kube::MetadataString(*e->object, "name") == name)
+        return e->object;
+    }
+    return nullptr;
+  }
+
+  // I17, I18, I19 when a suspend PATCH is handed to the transport, before
+  // it parks: no other actor has run since the worker's last request. An
+  // intent's first PATCH is sent in the slice that journals it (an intent is
+  // recorded only when it can be sent at once), so while the journal's last
+  // event is that intent, the cluster is as it was when it was journaled.
+  void CheckIntent(const kube::HttpRequest& r) {
+    boost::system::error_code ec;
+    const json::value body = json::parse(r.body, ec);
+    if (ec) return;  // I1 reports it
+    const std::string name = r.target.substr(std::string(kSandboxes).size() + 1);
+    const std::string rv = kube::MetadataString(body, "resourceVersion");
+    const std::string reason = Annotation(body, kube::kReasonAnnotation);
+    const Mark mark = ObjectMark(Annotation(body, kube::kSeqAnnotation),
+                                 Annotation(body, kube::kWriterAnnotation));
+    // I19: the version the intent was decided on was no spare (row 1b).
+    const kube::ObjectPtr decided_on = SandboxVersion(name, rv);
+    if (decided_on && oracle::IsSpare(*decided_on)) {
+      return Fail("I19: intent " + mark.ToString() + " suspends " + name +
+                  ", a spare (an unassigned warm-pool pair) at rv " + rv);
+    }
+    if (!decided_on || !first_sends_.insert(mark).second) return;
+    const domain::Snapshot truth = Truth(*decided_on);
+    // I18: the supervisor policy alone never suspends. Race-free at any send:
+    // a fence that was missing or altered when the intent was confirmed is
+    // never again the one the decided-on version was admitted under.
+    if ((reason == "fence-missing" || reason == "fence-altered") && WorkloadFenceHolds(truth)) {
+      return Fail("I18: intent " + mark.ToString() + " suspends " + name + " for " + reason +
+                  ", but its workload fence is present, intact and the one it was admitted "
+                  "under (supervisor policy " +
+                  (truth.supervisor_fence.present
+                       ? std::string(truth.supervisor_fence.intact ? "intact" : "altered")
+                       : std::string("missing")) +
+                  ")");
+    }
+    // I17: a fence-bypassed intent rests on a policy that selected the
+    // workload and widened it when the intent was journaled.
+    const int64_t last =
+        instance_->journal->Read([](const domain::JournalState& s) { return s.last_seq; });
+    if (reason != "fence-bypassed" || last != mark.seq) return;
+    ++bypass_checked_;
+    if (WorkloadFenceHolds(truth) && truth.bypass.empty()) {
+      Fail("I17: intent " + mark.ToString() + " suspends " + name +
+           " for fence-bypassed, but no NetworkPolicy selects its workload and widens it, and "
+           "its workload fence holds");
+    }
+  }
+
+  // I1, I3, I5, I6, I7, I19 at the moment a suspend PATCH reaches the server.
   // Returns the (seq, writer) of the intent it carries.
   Mark CheckPatch(const std::string& identity, const kube::HttpRequest& r) {
     boost::system::error_code ec;
@@ -677,6 +774,10 @@ class World : public Cluster {
     }
     auto current = Server(kSandboxes, name);
     if (!current) return mark;
+    if (oracle::IsSpare(*current)) {
+      Fail("I19: PATCH for " + name + ", a spare (an unassigned warm-pool pair)");
+      return mark;
+    }
     // I3: not already suspended by us in this episode — "us" being the
     // journal that sends: a fresh journal, a restored older copy or the other
     // replica's journal does not know a PATCH another journal landed, and may
@@ -697,9 +798,12 @@ class World : public Cluster {
       Fail("I5: PATCH for " + name + " inside its admitting window");
       return mark;
     }
-    // I7: what the cluster itself says about this sandbox now.
+    // I7: what the cluster itself says about this sandbox now. A bypass can
+    // end between the intent and its PATCH without the sandbox changing (its
+    // policy deleted): I17 checks those intents when they are journaled.
     const domain::Decision truth = domain::decide(Truth(*current));
-    if (truth.verdict != domain::Verdict::kSuspend) {
+    if (truth.verdict != domain::Verdict::kSuspend &&
+        Annotation(body, kube::kReasonAnnotation) != "fence-bypassed") {
       Fail("I7: PATCH would suspend " + name + ", which the cluster says is " +
            domain::ToString(truth.verdict));
     }
@@ -715,7 +819,7 @@ class World : public Cluster {
       Restart();
       return;
     }
-    const int roll = static_cast<int>(rng_() % 100);
+    const int roll = static_cast<int>(rng_() % 110);
     Instance& in = *instance_;
     if (roll < 20) {
       // Each seed lets the kinds lag by different amounts (weights 1..8), so
@@ -789,9 +893,15 @@ class World : public Cluster {
       if (!Without("recreate")) RecreateRunning();
     } else if (roll < 99) {
       if (!Without("second-writer") && rng_() % 4 == 0) SecondWriter();
-    } else {
+    } else if (roll < 100) {
       if (!Without("utf8") && rng_() % 4 == 0 && !names_.empty())
         InvalidUtf8(names_[rng_() % names_.size()]);
+    } else if (roll < 104) {
+      if (!Without("policies")) OtherPolicy();
+    } else if (roll < 108) {
+      if (!Without("warm-pool")) WarmPool();
+    } else {
+      if (!Without("supervisor-policy")) SupervisorPolicy();
     }
   }
 
@@ -807,7 +917,13 @@ class World : public Cluster {
     if (seed_ % 2 == 0) o.archive_dir = archive_dir_.path().string();
     auto r = in.journal->Prune(o);
     if (!r.ok()) {
-      Note("retention: pruning failed: " + r.status().message());
+      // Without the journal's directory: a temporary one, another on every
+      // run, which would make the seed's digest differ (seed 53).
+      std::string why = r.status().message();
+      const std::string dir = std::filesystem::path(JournalPath()).parent_path().string();
+      for (size_t at; (at = why.find(dir)) != std::string::npos;)
+        why.replace(at, dir.size(), "<dir>");
+      Note("retention: pruning failed: " + why);
       return;
     }
     Note("retention: pruned " + std::to_string(r->rows) + " rows" +
@@ -952,6 +1068,7 @@ class World : public Cluster {
     patch_faults_ = get_faults_ = informer_faults_ = 0;
     events_fail_ = journal_refuses_ = lease_stalled_ = crash_soon_ = false;
     refused_.clear();
+    while (!claims_.empty()) FinishClaim();
     // Bounded: a run that has not settled within this many rounds violates I4.
     for (int i = 0, idle = 0; i < 400 && idle < 3 && violation_.empty(); ++i) {
       for (auto& f : flows_) AdvanceFlow(f);
@@ -1011,6 +1128,9 @@ class World : public Cluster {
       uids.insert(uid);
       carried[uid] = ObjectMark(Annotation(*sb, kube::kSeqAnnotation),
                                 Annotation(*sb, kube::kWriterAnnotation));
+      // A spare is OpenShell's to demote and retire, never to suspend (row
+      // 1b; read apart from decide(), so a decide() without the row fails I19).
+      if (oracle::IsSpare(*sb)) continue;
       const domain::Snapshot snap = Truth(*sb);
       const domain::Decision truth = domain::decide(snap);
       if (truth.verdict == domain::Verdict::kSuspend && snap.sandbox.should_run) {
@@ -1045,10 +1165,14 @@ class World : public Cluster {
   bool Renew() { return instance_->elector->TryAcquireOrRenew(); }
 
   const uint64_t seed_;
-  const int workers_;      // 1: work items on the scheduler's thread; more: SteppedWorkers
-  const bool informers_;   // the real informers, not the map cache
-  const bool retention_;   // retention of a simulated minute (Prune)
-  bool crashing_ = false;  // the instance is being torn down
+  const int workers_;           // 1: work items on the scheduler's thread; more: SteppedWorkers
+  const bool informers_;        // the real informers, not the map cache
+  const bool retention_;        // retention of a simulated minute (Prune)
+  const std::string selector_;  // the controller's sandbox label selector
+  const sim::Selector sandbox_selector_;  // the same, for the map cache's relists and watches
+  std::set<Mark> first_sends_;            // intents whose first PATCH CheckIntent saw
+  uint64_t bypass_checked_ = 0;           // fence-bypassed intents I17 checked
+  bool crashing_ = false;                 // the instance is being torn down
   fk::testing::TempDir dir_;
   fk::testing::TempDir shm_dir_{"/dev/shm"};
   fk::testing::TempDir archive_dir_{"/dev/shm"};
@@ -1094,11 +1218,14 @@ int StepsOf(uint64_t seed) { return 200 + static_cast<int>(seed % 200); }
 // FailClosedHeld Events the simulated API server created, over all seeds run:
 // I16 checks each, so a campaign that creates none has not exercised it.
 uint64_t held_events_created = 0;
+// Fence-bypassed intents I17 checked against the cluster when they were journaled.
+uint64_t bypass_intents_checked = 0;
 
 std::string RunSeed(uint64_t seed) {
   World world(seed);
   std::string violation = world.Run(StepsOf(seed));
   held_events_created += world.HeldEventsCreated();
+  bypass_intents_checked += world.BypassIntentsChecked();
   if (violation.empty()) return "";
   const std::string head = "seed " + std::to_string(seed) +
                            " (replay: FK_SIM_SEED=" + std::to_string(seed) +
@@ -1128,6 +1255,7 @@ TEST(Simulation, SeededFaultSchedulesKeepEveryInvariant) {
   const uint64_t max_failures = EnvNumber("FK_SIM_MAX_FAILURES", 3);
   uint64_t failed = 0;
   held_events_created = 0;
+  bypass_intents_checked = 0;
   for (uint64_t seed = first; seed < first + count && failed < max_failures; ++seed) {
     const std::string failure = RunSeed(seed);
     if (!failure.empty()) {
@@ -1137,8 +1265,11 @@ TEST(Simulation, SeededFaultSchedulesKeepEveryInvariant) {
   }
   std::printf("FailClosedHeld Events created (each checked by I16): %llu\n",
               static_cast<unsigned long long>(held_events_created));
+  std::printf("fence-bypassed intents checked when journaled (I17): %llu\n",
+              static_cast<unsigned long long>(bypass_intents_checked));
   if (count >= 50) {
     EXPECT_GT(held_events_created, 0u) << "no seed exercised I16";
+    EXPECT_GT(bypass_intents_checked, 0u) << "no seed exercised I17";
   }
 }
 
@@ -1146,7 +1277,7 @@ TEST(Simulation, SeededFaultSchedulesKeepEveryInvariant) {
 // informer seeds (real threads, stepped) included.
 TEST(Simulation, ASeedReplaysExactly) {
   QuietLogs quiet;
-  for (uint64_t seed : {5, 21, 196, 6, 44, 88}) {
+  for (uint64_t seed : {5, 21, 196, 6, 44, 88, 50, 53}) {
     uint64_t digest[2];
     for (uint64_t& d : digest) {
       World world(seed);
