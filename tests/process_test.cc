@@ -153,6 +153,13 @@ class Processes : public testing::SimFixture {
     SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);  // the process may be committing
     return db.execAndGet("SELECT count(*) FROM transitions WHERE outcome = 'applied'").getInt();
   }
+  // Sandboxes the journal has observed. Readiness says the caches synced
+  // and the journal is writable, not that the first pass over every sandbox
+  // has committed: a test that reads the journal waits for this first.
+  int JournaledSandboxes(const std::string& journal) {
+    SQLite::Database db(journal, SQLite::OPEN_READONLY, 10000);
+    return db.execAndGet("SELECT count(*) FROM sandbox_state").getInt();
+  }
   // Two `run` replicas electing a leader over the simulator, each with its
   // journal (one.db, two.db); the first leads (the Lease is taken before the
   // second starts).
@@ -652,7 +659,9 @@ TEST_F(Processes, ASecondWriterIsRefusedWhileRunRunsAndTheFirstKeepsWorking) {
     EXPECT_TRUE(std::regex_search(error, std::regex(R"(since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")))
         << error;
   }
-  // The read-only tools, beside it.
+  // The read-only tools, beside it, once the first pass has journaled both.
+  ASSERT_TRUE(Eventually([&] { return JournaledSandboxes(journal) == 2; }))
+      << testing::ReadBytes(log);
   const testing::CommandResult sqlite = testing::RunShell(
       "sqlite3 -readonly " + journal + " 'SELECT count(*) FROM sandbox_state' 2>&1");
   EXPECT_EQ(sqlite.exit_code, 0) << sqlite.out;
