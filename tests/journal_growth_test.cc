@@ -189,10 +189,11 @@ TEST_P(PersistentRefusal, AppendsABoundedNumberOfRowsInTenMinutes) {
               std::string::npos)
         << body;
   }
-  // The refusal ends: the same intent is applied, one more row.
+  // The refusal ends: the same intent is applied, recorded with the sandbox
+  // its PATCH returned (outcome, observation, decision: 3 rows, one commit).
   refusal_.reset();
   EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
-  EXPECT_EQ(Rows() - after_first, 1);
+  EXPECT_EQ(Rows() - after_first, 3);
   EXPECT_EQ(Rows("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), 1);
   EXPECT_EQ(ReplayCheckErrors(), "");
 }

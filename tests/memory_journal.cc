@@ -1,6 +1,7 @@
 #include "memory_journal.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "domain/fold.h"
 #include "domain/plan.h"
@@ -19,20 +20,35 @@ std::vector<Event> MemoryJournal::events() const {
   return events_;
 }
 
-Result<std::vector<Event>> MemoryJournal::Commit(
-    const std::function<Result<std::vector<Event>>(const domain::JournalState&)>& plan) {
+Result<std::vector<Event>> MemoryJournal::Commit(const Plan& plan, const Plan& follow_up) {
   std::unique_lock lock(mu_);
   auto planned = plan(state_);
   if (!planned.ok() || planned->empty()) return planned;
   if (refuse_ && refuse_()) return Status::IOError(path_ + ": write refused (injected fault)");
   const std::string now = FormatRfc3339(clock_.Now());
-  for (Event& e : *planned) {
-    journal::BoundEventText(e);  // as stored, so that a repeated refusal compares equal
-    e.seq = state_.last_seq + 1;
-    e.recorded_at = now;
-    domain::fold(state_, e);
-    events_.push_back(e);
+  // With a follow-up, folded into a copy: it plans against the events before
+  // it, and the state changes only once the whole commit is known.
+  std::optional<domain::JournalState> copy;
+  if (follow_up) copy = state_;
+  domain::JournalState& next = copy ? *copy : state_;
+  auto fold_from = [&](std::vector<Event>& events, size_t from) {
+    for (size_t i = from; i < events.size(); ++i) {
+      journal::BoundEventText(events[i]);  // as stored, so a repeated refusal compares equal
+      events[i].seq = next.last_seq + 1;
+      events[i].recorded_at = now;
+      domain::fold(next, events[i]);
+    }
+  };
+  fold_from(*planned, 0);
+  if (follow_up) {
+    const size_t first = planned->size();
+    if (auto more = follow_up(next); more.ok())
+      planned->insert(planned->end(), more->begin(), more->end());
+    fold_from(*planned, first);
   }
+  if (copy) state_ = std::move(*copy);
+  events_.insert(events_.end(), planned->begin(), planned->end());
+  ++commits_;
   return planned;
 }
 
@@ -58,14 +74,23 @@ Result<journal::Recorded> MemoryJournal::Record(const domain::Evaluation& evalua
 
 Result<int64_t> MemoryJournal::RecordOutcome(int64_t intent_seq,
                                              const domain::SuspendOutcome& outcome,
-                                             const domain::IntentRecord* known) {
+                                             const domain::IntentRecord* known,
+                                             const domain::Evaluation* observed) {
   Event stored_event;
   stored_event.body = outcome;
   journal::BoundEventText(stored_event);
   const auto stored = std::get<domain::SuspendOutcome>(stored_event.body);
-  auto events = Commit([&](const domain::JournalState& s) {
-    return domain::plan_outcome(s, intent_seq, stored, known);
-  });
+  Plan follow_up;
+  if (observed && outcome.outcome == domain::Outcome::kApplied) {
+    follow_up = [&](const domain::JournalState& s) -> Result<std::vector<Event>> {
+      return domain::plan_observed_after_outcome(s, *observed);
+    };
+  }
+  auto events = Commit(
+      [&](const domain::JournalState& s) {
+        return domain::plan_outcome(s, intent_seq, stored, known);
+      },
+      follow_up);
   if (!events.ok()) return events.status();
   return events->empty() ? int64_t{0} : events->front().seq;
 }

@@ -23,7 +23,8 @@ class MemoryJournal final : public journal::JournalWriter {
 
   Result<journal::Recorded> Record(const domain::Evaluation& evaluation) override;
   Result<int64_t> RecordOutcome(int64_t intent_seq, const domain::SuspendOutcome& outcome,
-                                const domain::IntentRecord* known = nullptr) override;
+                                const domain::IntentRecord* known = nullptr,
+                                const domain::Evaluation* observed = nullptr) override;
   Result<std::optional<journal::FoundIntent>> FindIntent(int64_t seq) const override;
   Result<size_t> Forget(const std::string& uid, const std::string& detail) override;
   Status Checkpoint() override { return Status::Ok(); }
@@ -35,14 +36,20 @@ class MemoryJournal final : public journal::JournalWriter {
   // journal's only user.
   std::vector<domain::Event> events() const;
   const domain::JournalState& state() const { return state_; }
+  // Commits that appended something (as the SQLite journal's stats().commits).
+  uint64_t commits() const {
+    std::shared_lock lock(mu_);
+    return commits_;
+  }
 
  protected:
   void ReadState(const std::function<void(const domain::JournalState&)>& fn) const override;
 
  private:
-  // Plans against the state and appends what `plan` returns, as one commit.
-  Result<std::vector<domain::Event>> Commit(
-      const std::function<Result<std::vector<domain::Event>>(const domain::JournalState&)>& plan);
+  using Plan = std::function<Result<std::vector<domain::Event>>(const domain::JournalState&)>;
+  // Plans against the state and appends what `plan` returns, then what
+  // `follow_up` plans against the state with those folded, as one commit.
+  Result<std::vector<domain::Event>> Commit(const Plan& plan, const Plan& follow_up = nullptr);
 
   TimeSource& clock_;
   const std::string path_ = ":memory:";
@@ -50,6 +57,7 @@ class MemoryJournal final : public journal::JournalWriter {
   mutable std::shared_mutex mu_;
   domain::JournalState state_;
   std::vector<domain::Event> events_;
+  uint64_t commits_ = 0;
 };
 
 }  // namespace fk::testing

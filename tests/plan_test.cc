@@ -69,6 +69,51 @@ TEST_F(PlanTest, AnOutcomeOfNoKnownIntentIsRefusedUnlessAnObjectCarriesItApplied
       << "only an applied outcome is taken from an object";
 }
 
+// The sandbox an applied PATCH returned is planned against the state with
+// the outcome folded: its history says "applied", so the decision is the one
+// the next pass will reach, and that pass has nothing left to record.
+TEST_F(PlanTest, TheObjectAnAppliedPatchReturnedIsPlannedAfterItsOutcome) {
+  const int64_t intent = StaleWithIntent("sb-1");
+  Snapshot suspended = testing::StaleSnapshot("sb-1");
+  suspended.sandbox.should_run = false;
+  suspended.sandbox.generation += 1;
+  suspended.history = history_for(state_, suspended.sandbox.uid);  // still pending here
+  const Evaluation returned{suspended, decide(suspended), "101"};
+  Append(*plan_outcome(state_, intent, {Outcome::kApplied, suspended.sandbox.generation, ""},
+                       nullptr));
+
+  const std::vector<Event> planned = plan_observed_after_outcome(state_, returned);
+  ASSERT_EQ(planned.size(), 2u);
+  const auto* observed = std::get_if<SandboxObserved>(&planned[0].body);
+  ASSERT_NE(observed, nullptr);
+  EXPECT_EQ(observed->snapshot.history.applied_generation, suspended.sandbox.generation);
+  EXPECT_FALSE(observed->snapshot.history.pending_intent_seq) << "history after the outcome";
+  EXPECT_TRUE(std::holds_alternative<Decided>(planned[1].body));
+  Append(planned);
+
+  Snapshot next_pass = suspended;
+  next_pass.history = history_for(state_, suspended.sandbox.uid);
+  EXPECT_TRUE(plan_events(state_, {next_pass, decide(next_pass), "101"}).empty());
+}
+
+// A returned object that would need another PATCH (resumed at a newer
+// generation before the answer) records nothing: only a pass that can send
+// an intent at once records one.
+TEST_F(PlanTest, AReturnedObjectThatWouldNeedAnotherPatchIsLeftToTheNextPass) {
+  const int64_t intent = StaleWithIntent("sb-1");
+  Append(*plan_outcome(state_, intent, {Outcome::kApplied, 1, ""}, nullptr));
+  Snapshot resumed = testing::StaleSnapshot("sb-1");
+  resumed.sandbox.generation = 5;
+  ASSERT_EQ(decide([&] {
+              Snapshot s = resumed;
+              s.history = history_for(state_, s.sandbox.uid);
+              return s;
+            }())
+                .action,
+            Action::kPatchSuspend);
+  EXPECT_TRUE(plan_observed_after_outcome(state_, {resumed, decide(resumed), "102"}).empty());
+}
+
 TEST_F(PlanTest, ForgettingSupersedesEachPendingIntentThenForgetsTheSandbox) {
   const int64_t intent = StaleWithIntent("sb-1");
   StaleWithIntent("sb-2");

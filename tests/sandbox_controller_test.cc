@@ -12,6 +12,7 @@
 #include "metric_sample.h"
 #include "reconciler/journal_metrics.h"
 #include "reconciler/sandbox_controller.h"
+#include "sim/handler.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 #include "sim/store.h"
@@ -140,23 +141,32 @@ TEST_F(ControllerTest, AQueueDrainedAfterRecordingReturnsFreedMemoryOnce) {
   const auto last_seq = [&] {
     return journal_->Read([](const domain::JournalState& s) { return s.last_seq; });
   };
+  const auto catch_up = [this] {
+    for (auto kind : {CacheKind::kSandboxes, CacheKind::kPods, CacheKind::kPolicies})
+      cache_.Clear(kind);
+    cache_.FillFrom("ns",
+                    [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
+  };
   controller_->EnqueueAll();
   ASSERT_EQ(Drain(), 3);  // "c" suspended
   EXPECT_EQ(returned, 1);
-  // The cache catches up (it shows "c" suspended), which is recorded.
-  for (auto kind : {CacheKind::kSandboxes, CacheKind::kPods, CacheKind::kPolicies})
-    cache_.Clear(kind);
-  cache_.FillFrom("ns",
-                  [this](const std::string& path) { return fk::testing::SimGet(*sim_, path); });
+  // The cache catches up (it shows "c" suspended): the PATCH's answer was
+  // recorded with its outcome, so there is nothing new.
+  catch_up();
   int64_t seq = last_seq();
   controller_->EnqueueAll();
   ASSERT_EQ(Drain(), 3);
-  ASSERT_GT(last_seq(), seq);
-  EXPECT_EQ(returned, 2);
-  seq = last_seq();
+  ASSERT_EQ(last_seq(), seq);
+  EXPECT_EQ(returned, 1);
+  // "c" resumed by hand at a newer generation: suspended again, recorded.
+  sim::HandleRequest(*sim_,
+                     {"PATCH", std::string(fk::testing::kNsSandboxesPath) + "/c",
+                      R"({"spec":{"operatingMode":"Running"}})", "application/merge-patch+json"},
+                     "test");
+  catch_up();
   controller_->EnqueueAll();
   ASSERT_EQ(Drain(), 3);
-  ASSERT_EQ(last_seq(), seq);  // nothing new
+  ASSERT_GT(last_seq(), seq);
   EXPECT_EQ(returned, 2);
 }
 

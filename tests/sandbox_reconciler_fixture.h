@@ -88,6 +88,8 @@ class SandboxReconcilerTest : public ::testing::TestWithParam<JournalKind> {
     sqlite_ = std::move(*j);
     journal_ = sqlite_.get();
   }
+  // Commits that appended something, on either journal.
+  uint64_t Commits() const { return sqlite_ ? sqlite_->stats().commits : memory_->commits(); }
   // The journal is gone (a lost volume): the next OpenJournal starts afresh.
   void LoseJournal() {
     journal_ = nullptr;

@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "domain/decision.h"
+#include "domain/fold.h"
+
 namespace fk::domain {
 namespace {
 
@@ -193,6 +196,13 @@ std::vector<Event> plan_forget(const JournalState& state, const std::string& uid
   }
   subject(Forgotten{detail}, 0);
   return events;
+}
+
+std::vector<Event> plan_observed_after_outcome(const JournalState& state, Evaluation eval) {
+  eval.snapshot.history = history_for(state, eval.snapshot.sandbox.uid);
+  eval.decision = decide(eval.snapshot);
+  if (eval.decision.action != Action::kNone) return {};
+  return plan_events(state, eval);
 }
 
 }  // namespace fk::domain

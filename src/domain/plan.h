@@ -71,6 +71,16 @@ const RefusedIntent* find_refused(const JournalState& state, int64_t intent_seq)
 Result<std::vector<Event>> plan_outcome(const JournalState& state, int64_t intent_seq,
                                         const SuspendOutcome& outcome, const IntentRecord* known);
 
+// The events recording the sandbox as a suspend PATCH returned it, planned
+// against a state that already holds the PATCH's `applied` outcome, so the
+// outcome and this observation share one commit (two commits per transition:
+// the intent, then this). The snapshot's history and the decision are
+// re-derived here from that state: computed before the outcome, they would
+// still say "pending", and the next pass would record the change. Empty when
+// the decision is to PATCH again: an intent is recorded only by a pass that
+// can send it at once.
+std::vector<Event> plan_observed_after_outcome(const JournalState& state, Evaluation eval);
+
 // For a sandbox deleted from the cluster: `superseded` for each of its pending
 // intents, then `forgotten`. Nothing for a uid the state does not know.
 std::vector<Event> plan_forget(const JournalState& state, const std::string& uid,

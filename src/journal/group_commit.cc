@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
 
 #include <boost/json.hpp>
 
@@ -203,6 +204,16 @@ Journal::BatchOutcome Journal::CommitBatch(const std::vector<Member*>& batch) {
   BatchState state(state_);
   const std::string now = FormatRfc3339(impl_->clock->Now());
   BatchOutcome outcome;
+  // Numbers, stamps and folds events[from..], so what is planned next sees them.
+  auto fold_from = [&](std::vector<Event>& events, size_t from) {
+    for (size_t i = from; i < events.size(); ++i) {
+      Event& e = events[i];
+      BoundEventText(e);
+      e.seq = state.scratch().last_seq + 1;
+      e.recorded_at = now;
+      state.Fold(e);
+    }
+  };
   for (Member* m : batch) {
     auto planned = m->plan(state);
     if (!planned.ok()) {
@@ -210,11 +221,15 @@ Journal::BatchOutcome Journal::CommitBatch(const std::vector<Member*>& batch) {
       continue;
     }
     m->events = std::move(*planned);
-    for (Event& e : m->events) {
-      BoundEventText(e);
-      e.seq = state.scratch().last_seq + 1;
-      e.recorded_at = now;
-      state.Fold(e);
+    fold_from(m->events, 0);
+    if (m->follow_up) {
+      auto more = m->follow_up(state);
+      const size_t first = m->events.size();
+      if (more.ok()) {
+        m->events.insert(m->events.end(), std::make_move_iterator(more->begin()),
+                         std::make_move_iterator(more->end()));
+      }
+      fold_from(m->events, first);
     }
     outcome.events += m->events.size();
   }

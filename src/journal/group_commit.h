@@ -66,6 +66,10 @@ struct Journal::Member {
   // Plans this call's events against the batch's state (which includes the
   // events of the members ahead of it). An error fails this member only.
   Plan plan;
+  // Planned after `plan`'s events are folded, in the same transaction, its
+  // events following them (an outcome, then the object its PATCH returned).
+  // An error there drops the follow-up only: the next pass records it.
+  Plan follow_up;
   std::vector<domain::Event> events;  // as appended: seq and recorded_at set
   // Runs in the batch's transaction after the rows are inserted (retention
   // removes what its `pruned` row covers); an exception fails the batch.

@@ -602,7 +602,7 @@ Result<Recorded> Journal::Record(const Evaluation& evaluation) {
 }
 
 Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome& outcome,
-                                       const IntentRecord* known) {
+                                       const IntentRecord* known, const Evaluation* observed) {
   // Planned as it will be stored, so that a refusal repeated word for word
   // compares equal to the one recorded (and appends nothing).
   const SuspendOutcome stored = AsStored(outcome);
@@ -610,6 +610,11 @@ Result<int64_t> Journal::RecordOutcome(int64_t intent_seq, const SuspendOutcome&
     const JournalState& state = known ? batch.ForSandbox(known->uid) : batch.ForIntent(intent_seq);
     return plan_outcome(state, intent_seq, stored, known);
   });
+  if (observed && outcome.outcome == Outcome::kApplied && !shedding_) {
+    member.follow_up = [&](BatchState& batch) -> Result<std::vector<Event>> {
+      return plan_observed_after_outcome(batch.For(*observed), *observed);
+    };
+  }
   if (Status s = Submit(member); !s.ok()) return s;
   return member.events.empty() ? int64_t{0} : member.events.front().seq;
 }

@@ -162,7 +162,8 @@ class Journal final : public JournalWriter {
 
   // JournalWriter::RecordOutcome, on SQLite.
   Result<int64_t> RecordOutcome(int64_t intent_seq, const domain::SuspendOutcome& outcome,
-                                const domain::IntentRecord* known = nullptr) override;
+                                const domain::IntentRecord* known = nullptr,
+                                const domain::Evaluation* observed = nullptr) override;
 
   // Intent `seq` and its latest outcome (none: still pending), read from the
   // events (either schema); nullopt when `seq` is not an intent of this journal.

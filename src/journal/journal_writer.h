@@ -74,8 +74,15 @@ class JournalWriter {
   // is neither pending nor refused — one whose latest outcome is `conflict` or
   // `failed` but that an object is seen carrying after all: the journal agrees
   // with the server (docs/transitions.md#the-journal-agrees-with-the-server).
+  //
+  // `observed`: the sandbox as the PATCH returned it, recorded in the same
+  // commit after an `applied` outcome (domain::plan_observed_after_outcome),
+  // so a transition costs two commits, the intent's and this one. Dropped
+  // when the outcome is not `applied`, or while a short volume sheds
+  // observations: the next pass records it then.
   virtual Result<int64_t> RecordOutcome(int64_t intent_seq, const domain::SuspendOutcome& outcome,
-                                        const domain::IntentRecord* known = nullptr) = 0;
+                                        const domain::IntentRecord* known = nullptr,
+                                        const domain::Evaluation* observed = nullptr) = 0;
   // Intent `seq` and its latest outcome; nullopt when `seq` is not an intent
   // of this journal.
   virtual Result<std::optional<FoundIntent>> FindIntent(int64_t seq) const = 0;

@@ -513,8 +513,11 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
       Count(&ReconcilerStats::patches);
       const kube::ApiResult r =
           p.Noted(client_.MergePatch(*path, IntentBody(intent), {*deadline, nullptr}));
-      if (r.ok())
-        return Settle(intent, {Outcome::kApplied, kube::GenerationOf(r->body), ""}, nullptr);
+      if (r.ok()) {
+        const std::optional<domain::Evaluation> observed = ObservedAfterPatch(intent, r->body);
+        return Settle(intent, {Outcome::kApplied, kube::GenerationOf(r->body), ""}, nullptr,
+                      /*known=*/false, observed ? &*observed : nullptr);
+      }
       if (DefiniteRefusal(r)) {
         const bool gone = kube::ApiErrorOf(r.status()).kind == kube::ApiErrorKind::kNotFound;
         return Settle(intent,
@@ -578,10 +581,23 @@ SandboxReconciler::ReadBack SandboxReconciler::Read(Pass& p, const IntentRecord&
           obj};
 }
 
+std::optional<domain::Evaluation> SandboxReconciler::ObservedAfterPatch(const IntentRecord& intent,
+                                                                        const std::string& body) {
+  kube::ObjectPtr obj = kube::ParseObject(body);
+  if (!obj) return std::nullopt;
+  auto parsed = kube::ParseSandbox(*obj, intent.intent.api_version);
+  if (!parsed.ok() || parsed->observation.uid != intent.uid) return std::nullopt;
+  domain::Snapshot snap = Observe(*parsed);
+  domain::Decision decision = domain::decide(snap);  // re-derived in the commit
+  return domain::Evaluation{std::move(snap), std::move(decision), parsed->resource_version,
+                            options_.writer_id};
+}
+
 SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
                                                    const SuspendOutcome& outcome,
-                                                   kube::ObjectPtr fresh, bool known) {
-  if (!RecordOutcome(intent.seq, outcome, known ? &intent : nullptr).ok())
+                                                   kube::ObjectPtr fresh, bool known,
+                                                   const domain::Evaluation* observed) {
+  if (!RecordOutcome(intent.seq, outcome, known ? &intent : nullptr, observed).ok())
     return {ReconcileResult::Retry(), nullptr};  // stays pending
   const std::string reason = domain::ToString(intent.intent.reason);
   if (metrics_) metrics_->Transition(reason, domain::ToString(outcome.outcome));
@@ -644,9 +660,10 @@ Result<journal::Recorded> SandboxReconciler::Record(const domain::Evaluation& ev
 }
 
 Result<int64_t> SandboxReconciler::RecordOutcome(int64_t seq, const SuspendOutcome& outcome,
-                                                 const IntentRecord* known) {
+                                                 const IntentRecord* known,
+                                                 const domain::Evaluation* observed) {
   const MonoTime start = time_.MonotonicNow();
-  auto r = journal_.RecordOutcome(seq, outcome, known);
+  auto r = journal_.RecordOutcome(seq, outcome, known, observed);
   if (!r.ok()) {
     log::Error(
         "cannot record an intent's outcome; it stays pending and is settled by reading the "

@@ -168,14 +168,22 @@ class SandboxReconciler final : public Reconciler {
   bool Confirm(Pass& p, const kube::ParsedSandbox& parsed, domain::Snapshot& snap,
                domain::Decision& decision);
   ReadBack Read(Pass& p, const domain::IntentRecord& intent);
+  // `observed`: the sandbox as an applied PATCH returned it, journaled in
+  // the outcome's commit.
   Round Settle(const domain::IntentRecord& intent, const domain::SuspendOutcome& outcome,
-               kube::ObjectPtr fresh, bool known = false);
+               kube::ObjectPtr fresh, bool known = false,
+               const domain::Evaluation* observed = nullptr);
+  // The evaluation of the sandbox an applied PATCH returned; nullopt when
+  // the answer cannot be read as that sandbox (the next pass observes it).
+  std::optional<domain::Evaluation> ObservedAfterPatch(const domain::IntentRecord& intent,
+                                                       const std::string& body);
   // The deadline for a write sent now: the pass's, cut to the fence's end;
   // nullopt when the fence does not hold (counted in `fenced`).
   std::optional<MonoTime> WriteDeadline(const Pass& p);
   Result<journal::Recorded> Record(const domain::Evaluation& eval);
   Result<int64_t> RecordOutcome(int64_t seq, const domain::SuspendOutcome& outcome,
-                                const domain::IntentRecord* known);
+                                const domain::IntentRecord* known,
+                                const domain::Evaluation* observed);
   Result<size_t> Forget(const std::string& uid, const std::string& why);
   // `failure` (null: the caller logged it) is logged when the journal turns unwritable.
   void Journaled(const Status& status, size_t appended, MonoTime start, const char* failure);
