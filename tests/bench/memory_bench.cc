@@ -21,7 +21,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -122,14 +124,37 @@ std::vector<std::string> TlsArguments(const fk::testing::TempDir& dir) {
   return {"--tls-cert", dir.File("server.pem"), "--tls-key", dir.File("server.key")};
 }
 
-// Serves `n` sandboxes (over TLS or plain HTTP), runs fencekeeper until all
-// are evaluated, samples it.
-std::optional<Sample> Measure(int n, bool tls, std::string* error) {
+// The simulator's fleet: `n` sandboxes spread evenly over `namespaces`
+// namespaces (ns-0000, ns-0001, ...; one: openshell-agents), each with its
+// two fence policies and two pods of kPodBytes a sandbox. Sandbox names are
+// unique in the cluster, as OpenShell's are: with sb-00000 in every
+// namespace, the workload pods' label sets (which carry the sandbox's id)
+// would be interned once for all namespaces. No namespace at all
+// for n = 0 with many namespaces: the baseline is an empty cluster.
+std::string FleetYaml(int n, int namespaces) {
+  if (namespaces == 1)
+    return "namespaces:\n  - name: openshell-agents\n    podBytes: " + std::to_string(kPodBytes) +
+           "\n    generate: {count: " + std::to_string(n) + "}\n";
+  if (n == 0) return "namespaces: []\n";
+  std::string yaml = "namespaces:\n";
+  for (int i = 0; i < namespaces; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "ns-%04d", i);
+    yaml += std::string("  - name: ") + name + "\n    podBytes: " + std::to_string(kPodBytes) +
+            "\n    generate: {count: " + std::to_string(n / namespaces) + ", prefix: " + name +
+            "-sb-}\n";
+  }
+  return yaml;
+}
+
+// Serves `n` sandboxes in `namespaces` namespaces (over TLS or plain HTTP),
+// runs fencekeeper until all are evaluated, samples it. One namespace is
+// watched by name (--namespace); many as a cluster-wide install watches them,
+// with one informer per kind for all namespaces.
+std::optional<Sample> Measure(int n, bool tls, int namespaces, std::string* error) {
   fk::testing::TempDir dir;
   const std::string scenario = dir.File("fleet.yaml"), kubeconfig = dir.File("kubeconfig");
-  fk::testing::WriteBytes(scenario, "namespaces:\n  - name: openshell-agents\n    podBytes: " +
-                                        std::to_string(kPodBytes) +
-                                        "\n    generate: {count: " + std::to_string(n) + "}\n");
+  fk::testing::WriteBytes(scenario, FleetYaml(n, namespaces));
   std::vector<std::string> args = {"sim",         "--scenario",         scenario,  "--listen",
                                    "127.0.0.1:0", "--write-kubeconfig", kubeconfig};
   if (tls) {
@@ -147,10 +172,14 @@ std::optional<Sample> Measure(int n, bool tls, std::string* error) {
   }
   const char* run_binary = std::getenv("FK_RUN_BINARY");
   const auto start = std::chrono::steady_clock::now();
-  Child run(run_binary ? run_binary : FK_BINARY,
-            {"run", "--journal", dir.File("journal.db"), "--kubeconfig", kubeconfig, "--http-addr",
-             "127.0.0.1:0", "--namespace", "openshell-agents"},
-            dir.File("run.log"));
+  std::vector<std::string> run_args = {"run",          "--journal", dir.File("journal.db"),
+                                       "--kubeconfig", kubeconfig,  "--http-addr",
+                                       "127.0.0.1:0"};
+  if (namespaces == 1) {
+    run_args.push_back("--namespace");
+    run_args.push_back("openshell-agents");
+  }
+  Child run(run_binary ? run_binary : FK_BINARY, run_args, dir.File("run.log"));
   std::optional<std::string> port;
   if (!fk::testing::Eventually([&] { return (port = HealthPort(dir.File("run.log"))).has_value(); },
                                60s)) {
@@ -190,16 +219,20 @@ std::optional<Sample> Measure(int n, bool tls, std::string* error) {
   return s;
 }
 
-// Arguments: the sandboxes; 1 = over TLS (as in a cluster), 0 = plain HTTP.
+// Arguments: the sandboxes; 1 = over TLS (as in a cluster), 0 = plain HTTP;
+// the namespaces they are spread over (the slope's first point keeps as many
+// sandboxes a namespace: 100 sandboxes in 10 of 1,000 namespaces' kind).
 void BM_RssPerSandbox(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const bool tls = state.range(1) != 0;
+  const int namespaces = static_cast<int>(state.range(2));
+  const int few_namespaces = std::max(1, namespaces * kFew / n);
   Sample empty, few, full;
   for (auto _ : state) {
     std::string error;
-    auto e = Measure(0, tls, &error);
-    auto w = e ? Measure(kFew, tls, &error) : std::nullopt;
-    auto f = w ? Measure(n, tls, &error) : std::nullopt;
+    auto e = Measure(0, tls, namespaces, &error);
+    auto w = e ? Measure(kFew, tls, few_namespaces, &error) : std::nullopt;
+    auto f = w ? Measure(n, tls, namespaces, &error) : std::nullopt;
     if (!f) {
       state.SkipWithError(error.c_str());
       return;
@@ -210,6 +243,7 @@ void BM_RssPerSandbox(benchmark::State& state) {
   }
   const double growth = (full.rss - empty.rss) / n;
   state.counters["sandboxes"] = n;
+  state.counters["namespaces"] = namespaces;
   state.counters["rss_empty_MiB"] = empty.rss / (1 << 20);
   state.counters["rss_MiB"] = full.rss / (1 << 20);
   state.counters["peak_MiB"] = full.hwm / (1 << 20);
@@ -230,10 +264,12 @@ void BM_RssPerSandbox(benchmark::State& state) {
   state.counters["seconds_to_evaluated"] = full.seconds;
 }
 BENCHMARK(BM_RssPerSandbox)
-    ->Args({1000, 1})
-    ->Args({1000, 0})
-    ->Args({10000, 1})
-    ->Args({10000, 0})
+    ->Args({1000, 1, 1})
+    ->Args({1000, 0, 1})
+    ->Args({10000, 1, 1})
+    ->Args({10000, 0, 1})
+    ->Args({10000, 1, 1000})
+    ->Args({10000, 0, 1000})
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();
