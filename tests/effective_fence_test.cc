@@ -21,14 +21,15 @@ namespace json = boost::json;
 const LabelSet& Workload() {
   static const LabelSet labels = LabelSet::Of({{"openshell.ai/boundary-role", "workload"},
                                                {"openshell.ai/boundary-pair", "sb-1"},
-                                               {"team", "research"}});
+                                               {"team", "research"}},
+                                              "");
   return labels;
 }
 
 std::vector<WideningPolicy> Widening(const std::string& name, const std::string& spec) {
   const json::value v = json::parse(spec);
   NamedPolicy p{name, "uid-" + name, 4, kube::ReadPolicyRules(&v, kDefaultBoundaryPort)};
-  return WideningPolicies({p}, [](const std::string& k) { return Workload().Get(k); });
+  return WideningPolicies({p}, [](const std::string& k) { return Workload().Get(k, ""); });
 }
 
 Widens WidensAs(const std::string& spec) {
@@ -139,7 +140,7 @@ TEST(EffectiveFence, TheWorkloadFenceItselfNeverCountsAndTheListIsSortedByName) 
       WideningPolicies({{"zz", "u1", 1, rules},
                         {"openshell-sandbox-workloads", "u0", 1, rules},
                         {"aa", "u2", 2, rules}},
-                       [](const std::string& k) { return Workload().Get(k); });
+                       [](const std::string& k) { return Workload().Get(k, ""); });
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0], (WideningPolicy{"aa", "u2", 2, Widens::kEgress}));
   EXPECT_EQ(out[1].name, "zz");

@@ -111,10 +111,10 @@ TEST(ParseSandbox, TheTemplatesLabelsAreTheWorkloadsWithTheForcedRole) {
           "openshell.ai/boundary-role":"supervisor"}}}})"),
                             ApiVersion::kV1beta1);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->template_labels.Get("team"), "research");
-  EXPECT_EQ(p->template_labels.Get("openshell.ai/boundary-role"), "workload");
+  EXPECT_EQ(p->template_labels.Get("team", p->workload_pod_name), "research");
+  EXPECT_EQ(p->template_labels.Get("openshell.ai/boundary-role", p->workload_pod_name), "workload");
   auto bare = ParseSandboxJson(SandboxJson("{}"), ApiVersion::kV1beta1);
-  EXPECT_EQ(bare->template_labels.items(),
+  EXPECT_EQ(bare->template_labels.items(bare->workload_pod_name),
             (LabelSet::Items{{"openshell.ai/boundary-role", "workload"}}));
   // The cache keeps them, and the same set is interned once.
   auto compact = CachedSandbox::Of(*p);
@@ -595,13 +595,42 @@ TEST(CompactCache, APodKeepsItsUidAndGateAndAnUnreadableOneIsAbsent) {
   // does not: they are never matched, and its pair label would cost a set.
   auto workload = Compact<CachedPod>(pods, R"({"metadata":{"name":"p","uid":"u","labels":{
       "openshell.ai/boundary-role":"workload","team":"a"}}})");
-  EXPECT_EQ(workload->labels.Get("team"), "a");
+  EXPECT_EQ(workload->labels.Get("team", "p"), "a");
   auto supervisor = Compact<CachedPod>(pods, R"({"metadata":{"name":"p","uid":"u","labels":{
       "openshell.ai/boundary-role":"supervisor","team":"a"}}})");
   EXPECT_TRUE(supervisor->labels.empty());
   auto unreadable = Compact<CachedPod>(pods, R"({"metadata":{"name":"p"}})");
   ASSERT_NE(unreadable, nullptr);
   EXPECT_EQ(unreadable->Observation(), domain::PodObservation{});
+}
+
+// The workload pod's labels and the template's carry the sandbox's own id;
+// owned by the workload pod's name they are one interned set for every
+// OpenShell sandbox, and each still reads its own id (what a selector on
+// openshell.ai/boundary-pair or sandbox-id matches).
+TEST(CompactCache, AWorkloadPodsLabelsAndItsTemplatesAreOneSetAcrossSandboxes) {
+  const Transform pods = [](const DecodedObject& d) { return CompactPod(d); };
+  auto pod = [&](const std::string& name) {
+    return Compact<CachedPod>(pods, R"({"metadata":{"name":")" + name +
+                                        R"(","uid":"u","labels":{"openshell.ai/boundary-role":
+        "workload","openshell.ai/boundary-pair":")" +
+                                        name + R"(","team":"a"}}})");
+  };
+  auto one = pod("sb-1"), two = pod("sb-2");
+  ASSERT_NE(one, nullptr);
+  ASSERT_NE(two, nullptr);
+  EXPECT_EQ(one->labels, two->labels);
+  EXPECT_EQ(one->labels.Get("openshell.ai/boundary-pair", "sb-1"), "sb-1");
+  EXPECT_EQ(two->labels.Get("openshell.ai/boundary-pair", "sb-2"), "sb-2");
+  auto sandbox = ParseSandboxJson(SandboxJson(R"({"podTemplate":{"metadata":{"labels":{"team":"a",
+          "openshell.ai/boundary-pair":"sb-1"}}}})"),
+                                  ApiVersion::kV1beta1);
+  ASSERT_TRUE(sandbox.ok());
+  EXPECT_EQ(sandbox->template_labels, one->labels);
+  EXPECT_EQ(sandbox->template_labels.items(sandbox->workload_pod_name),
+            (LabelSet::Items{{"openshell.ai/boundary-pair", "sb-1"},
+                             {"openshell.ai/boundary-role", "workload"},
+                             {"team", "a"}}));
 }
 
 // As<T> is the checked downcast that replaced dynamic_cast (kube::Cached has

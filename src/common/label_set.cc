@@ -9,8 +9,9 @@
 
 namespace fk {
 
-// One allocation: the count, then the labels as "key\0value\0key\0value\0",
-// sorted by key.
+// One allocation: the count, then the labels as "key\0<v>\0key\0<v>\0",
+// sorted by key, where <v> is '=' and the value, or '*' alone for the owner's
+// name. The tag keeps a value that happens to spell a reference a value.
 struct LabelSet::Rep {
   uint32_t references;
   uint32_t size;
@@ -46,7 +47,9 @@ Table& TheTable() {
   return *table;
 }
 
-std::string Pack(LabelSet::Items items) {
+constexpr char kValueTag = '=', kOwnerTag = '*';
+
+std::string Pack(LabelSet::Items items, std::string_view owner) {
   std::stable_sort(items.begin(), items.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string text;
@@ -58,18 +61,26 @@ std::string Pack(LabelSet::Items items) {
         items[i].second.find('\0') != std::string::npos)
       continue;
     text.append(items[i].first).push_back('\0');
-    text.append(items[i].second).push_back('\0');
+    if (!owner.empty() && items[i].second == owner) {
+      text.push_back(kOwnerTag);
+    } else {
+      text.push_back(kValueTag);
+      text.append(items[i].second);
+    }
+    text.push_back('\0');
   }
   return text;
 }
 
-// Calls `each(key, value)` for every label of `text`.
+// Calls `each(key, value)` for every label of `text`, a reference read as
+// `owner`.
 template <class F>
-void ForEach(std::string_view text, F each) {
+void ForEach(std::string_view text, std::string_view owner, F each) {
   while (!text.empty()) {
     const size_t k = text.find('\0');
     const size_t v = text.find('\0', k + 1);
-    each(text.substr(0, k), text.substr(k + 1, v - k - 1));
+    const std::string_view value = text.substr(k + 1, v - k - 1);
+    each(text.substr(0, k), value.front() == kOwnerTag ? owner : value.substr(1));
     text.remove_prefix(v + 1);
   }
 }
@@ -93,8 +104,8 @@ LabelSet::Rep* Acquire(LabelSet::Rep* rep) {
 
 }  // namespace
 
-LabelSet LabelSet::Of(Items items) {
-  const std::string text = Pack(std::move(items));
+LabelSet LabelSet::Of(Items items, std::string_view owner) {
+  const std::string text = Pack(std::move(items), owner);
   if (text.empty()) return {};
   Table& t = TheTable();
   std::lock_guard lock(t.mu);
@@ -126,19 +137,20 @@ LabelSet& LabelSet::operator=(LabelSet&& other) noexcept {
 
 LabelSet::~LabelSet() { Release(rep_); }
 
-std::optional<std::string> LabelSet::Get(std::string_view key) const {
+std::optional<std::string> LabelSet::Get(std::string_view key, std::string_view owner) const {
   if (!rep_) return std::nullopt;
   std::optional<std::string> out;
-  ForEach(rep_->text(), [&](std::string_view k, std::string_view v) {
+  ForEach(rep_->text(), owner, [&](std::string_view k, std::string_view v) {
     if (!out && k == key) out = std::string(v);
   });
   return out;
 }
 
-LabelSet::Items LabelSet::items() const {
+LabelSet::Items LabelSet::items(std::string_view owner) const {
   Items out;
   if (rep_)
-    ForEach(rep_->text(), [&](std::string_view k, std::string_view v) { out.emplace_back(k, v); });
+    ForEach(rep_->text(), owner,
+            [&](std::string_view k, std::string_view v) { out.emplace_back(k, v); });
   return out;
 }
 

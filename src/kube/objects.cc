@@ -100,12 +100,14 @@ LabelSet::Items LabelItems(const json::object* labels) {
   return items;
 }
 
-// spec.podTemplate.metadata.labels, with the role OpenShell forces.
-LabelSet TemplateLabels(const json::object& sandbox) {
+// spec.podTemplate.metadata.labels, with the role OpenShell forces. Owned
+// by the workload pod's name, as that pod's labels are: the two are then
+// usually one interned set.
+LabelSet TemplateLabels(const json::object& sandbox, const std::string& workload_pod_name) {
   const json::object* tmpl = ObjectField(ObjectField(&sandbox, "spec"), "podTemplate");
   LabelSet::Items items = LabelItems(ObjectField(ObjectField(tmpl, "metadata"), "labels"));
   items.emplace_back(kBoundaryRoleLabel, "workload");  // last: it wins over the template's
-  return LabelSet::Of(std::move(items));
+  return LabelSet::Of(std::move(items), workload_pod_name);
 }
 
 std::string Lower(std::string s) {
@@ -175,7 +177,7 @@ Result<ParsedSandbox> ParseSandbox(const json::value& object, ApiVersion version
   if (!resource_id || resource_id->empty()) resource_id = sandbox_id;
   if (resource_id && !resource_id->empty())
     p.supervisor_pod_name = kSupervisorPodPrefix + Lower(*resource_id);
-  p.template_labels = TemplateLabels(o);
+  p.template_labels = TemplateLabels(o, p.workload_pod_name);
   return p;
 }
 
@@ -210,7 +212,9 @@ Result<domain::PolicyObservation> ParsePolicyJson(std::string_view text, PolicyR
 
 LabelSet PodLabels(const json::value* object) {
   if (!object) return {};
-  return LabelSet::Of(LabelItems(ObjectField(ObjectField(*object, "metadata"), "labels")));
+  const json::object* meta = ObjectField(*object, "metadata");
+  return LabelSet::Of(LabelItems(ObjectField(meta, "labels")),
+                      StringField(meta, "name").value_or(""));
 }
 
 Result<domain::PodObservation> ParsePod(const json::value* object) {
@@ -391,7 +395,7 @@ Result<CachedRef<Cached>> CompactPod(const DecodedObject& object) {
   // interned set per pod (its boundary-pair label is its own) for nothing.
   if (p.present) {
     LabelSet labels = PodLabels(object.object.get());
-    if (labels.Get(kBoundaryRoleLabel) != std::optional<std::string>("supervisor"))
+    if (labels.Get(kBoundaryRoleLabel, object.name) != std::optional<std::string>("supervisor"))
       out->labels = std::move(labels);
   }
   return CachedRef<Cached>(std::move(out));

@@ -336,10 +336,11 @@ domain::Snapshot SandboxReconciler::Assemble(
   // supervisor's would record an observation when OpenShell un-gates it.
   snap.supervisor_pod.scheduling_gated = false;
   // What other policies select the workload by: its pod's labels, or, while
-  // it has no pod, the labels its template will give it.
+  // it has no pod, the labels its template will give it. Both are owned by
+  // the workload pod's name (common/label_set.h).
   const LabelSet& labels = workload.pod.present ? workload.labels : sb.template_labels;
-  snap.bypass =
-      domain::WideningPolicies(policies(), [&](const std::string& key) { return labels.Get(key); });
+  snap.bypass = domain::WideningPolicies(
+      policies(), [&](const std::string& key) { return labels.Get(key, sb.workload_pod_name); });
   snap.history = journal_.Read(
       [&](const domain::JournalState& s) { return domain::history_for(s, snap.sandbox.uid); });
   return snap;
