@@ -65,6 +65,30 @@ TEST(ObservedDigest, DiffersExactlyWhereSameObjectsDoes) {
   EXPECT_NE(DigestOf(base), DigestOf(later));  // the record still says when
 }
 
+// decide() reads no pod of a suspended sandbox: agent-sandbox deleting them
+// after a suspend is no change, so it records nothing. Resumed, they count.
+TEST(ObservedDigest, PodsOfASuspendedSandboxAreNoChange) {
+  Snapshot suspended = testing::HealthySnapshot("a");
+  suspended.sandbox.should_run = false;
+  Snapshot pods_gone = suspended;
+  pods_gone.workload_pod = {};
+  pods_gone.supervisor_pod = {};
+  EXPECT_TRUE(SameObjects(suspended, pods_gone));
+  EXPECT_EQ(ObjectsDigest(suspended), ObjectsDigest(pods_gone));
+  Snapshot bootstrapping = suspended;
+  bootstrapping.sandbox.bootstrapping = true;  // row 1a reads the workload pod
+  Snapshot bootstrapping_gone = bootstrapping;
+  bootstrapping_gone.workload_pod = {};
+  EXPECT_FALSE(SameObjects(bootstrapping, bootstrapping_gone));
+  EXPECT_NE(ObjectsDigest(bootstrapping), ObjectsDigest(bootstrapping_gone));
+  Snapshot resumed = pods_gone;
+  resumed.sandbox.should_run = true;
+  Snapshot resumed_with_pods = resumed;
+  resumed_with_pods.workload_pod = suspended.workload_pod;
+  EXPECT_FALSE(SameObjects(resumed, resumed_with_pods));
+  EXPECT_NE(ObjectsDigest(resumed), ObjectsDigest(resumed_with_pods));
+}
+
 TEST(ObservedDigest, SandboxDigestFollowsTheSandboxObjectAlone) {
   const Snapshot base = testing::HealthySnapshot("a");
   Snapshot other_fence = base;

@@ -72,6 +72,19 @@ TEST_P(SandboxReconcilerTest, ATransitionIsTwoCommitsTheIntentThenItsOutcomeWith
   SyncCache();  // the cache catches up with the suspended sandbox
   EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
   EXPECT_EQ(Commits() - before, 2u) << "nothing left for the next pass to record";
+  // agent-sandbox deletes the suspended sandbox's pods: decide() reads no pod
+  // of a suspended sandbox, so that is no change either.
+  const json::value pods =
+      json::parse(sim::HandleRequest(*sim_, {"GET", kPods, "", ""}, "sim").body);
+  for (const json::value& pod : pods.at("items").as_array()) {
+    const std::string name = kube::MetadataString(pod, "name");
+    ASSERT_EQ(sim::HandleRequest(*sim_, {"DELETE", std::string(kPods) + "/" + name, "", ""}, "sim")
+                  .status,
+              200);
+  }
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(Commits() - before, 2u) << "the pods' deletion is no decision-relevant change";
   EXPECT_EQ(Events().size(), events.size());
   EXPECT_EQ(Sent("PATCH"), 1);
 }

@@ -160,4 +160,8 @@ Decision decide(const Snapshot& s) {
   return {Verdict::kHealthy, Reason::kNone, Action::kNone, "", std::nullopt};
 }
 
+bool ReadsPods(const SandboxObservation& sb) {
+  return !sb.deleting && !sb.spare && (sb.should_run || sb.bootstrapping);
+}
+
 }  // namespace fk::domain

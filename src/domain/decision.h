@@ -62,6 +62,13 @@ struct Decision {
 
 Decision decide(const Snapshot& snapshot);
 
+// Whether decide() reads the sandbox's pods: for one meant to run (rows 4
+// and 5) or one OpenShell is bootstrapping (row 1a), never for a suspended,
+// deleting or spare sandbox. Where it does not, a pod's change is not a
+// decision-relevant change and the journal records nothing for it: after a
+// suspend, agent-sandbox deletes the pods, and that costs no commit.
+bool ReadsPods(const SandboxObservation& sb);
+
 const char* ToString(Verdict v);
 const char* ToString(Reason r);
 const char* ToString(Action a);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/field_count.h"
+#include "domain/decision.h"
 
 namespace fk::domain {
 
@@ -100,8 +101,10 @@ uint64_t ObjectsDigest(const Snapshot& s) {
   WriteSandbox(b, s.sandbox);
   WritePolicy(b, s.workload_fence);
   WritePolicy(b, s.supervisor_fence);
-  WritePod(b, s.workload_pod);
-  WritePod(b, s.supervisor_pod);
+  if (ReadsPods(s.sandbox)) {
+    WritePod(b, s.workload_pod);
+    WritePod(b, s.supervisor_pod);
+  }
   b.OptInt(s.history.pending_intent_seq);
   b.OptInt(s.history.applied_generation);
   WriteBypass(b, s.bypass);

@@ -30,6 +30,10 @@ bool SameObjects(const Snapshot& a, const Snapshot& b) {
   // Compare everything but the time, so a field added later is compared too.
   Snapshot b_at_a_time = b;
   b_at_a_time.observed_at_ms = a.observed_at_ms;
+  if (!ReadsPods(a.sandbox)) {  // then pods are no change (b's differ in the sandbox if they count)
+    b_at_a_time.workload_pod = a.workload_pod;
+    b_at_a_time.supervisor_pod = a.supervisor_pod;
+  }
   return a == b_at_a_time;
 }
 
