@@ -174,6 +174,7 @@ int FaultVfs::BeforeWrite(const std::string& path, sqlite3_file* real, sqlite3_i
   if (dead_) return SQLITE_IOERR_WRITE;
   if (fail_writes != SQLITE_OK) return fail_writes;
   if (!full_while_exists.empty() && std::filesystem::exists(full_while_exists)) return SQLITE_FULL;
+  if (int rc = Room(path, real, offset + amount); rc != SQLITE_OK) return rc;
   Track(path, real);
   sqlite3_int64 size = 0;
   real->pMethods->xFileSize(real, &size);
@@ -187,6 +188,7 @@ int FaultVfs::BeforeWrite(const std::string& path, sqlite3_file* real, sqlite3_i
 int FaultVfs::BeforeTruncate(const std::string& path, sqlite3_file* real, sqlite3_int64 size) {
   if (dead_) return SQLITE_IOERR_TRUNCATE;
   if (fail_writes != SQLITE_OK) return fail_writes;
+  if (int rc = Room(path, real, size); rc != SQLITE_OK) return rc;
   Track(path, real);
   sqlite3_int64 current = 0;
   real->pMethods->xFileSize(real, &current);
@@ -209,6 +211,63 @@ int FaultVfs::Sync(const std::string& path, sqlite3_file* real, int flags) {
   const int rc = real->pMethods->xSync(real, flags);
   if (rc == SQLITE_OK) logs_.erase(path);  // durable from here on
   return rc;
+}
+
+namespace {
+constexpr int64_t kBlock = 4096;
+int64_t Blocks(int64_t bytes) { return (bytes + kBlock - 1) / kBlock * kBlock; }
+}  // namespace
+
+void FaultVfs::SetVolume(const std::string& dir, int64_t capacity) {
+  std::lock_guard lock(volume_mu_);
+  volume_dir_ = dir;
+  capacity_ = capacity;
+  others_ = 0;
+}
+
+int64_t FaultVfs::UsedLocked() const {
+  int64_t used = others_;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(volume_dir_, ec)) {
+    std::error_code size_ec;
+    if (entry.is_regular_file(size_ec))
+      used += Blocks(static_cast<int64_t>(entry.file_size(size_ec)));
+  }
+  return used;
+}
+
+void FaultVfs::FillVolume() {
+  std::lock_guard lock(volume_mu_);
+  others_ += std::max<int64_t>(0, capacity_ - UsedLocked());
+}
+
+void FaultVfs::FreeVolume() {
+  std::lock_guard lock(volume_mu_);
+  others_ = 0;
+}
+
+FaultVfs::Space FaultVfs::VolumeSpace() const {
+  std::lock_guard lock(volume_mu_);
+  if (capacity_ == 0) return {};
+  return {std::max<int64_t>(0, capacity_ - UsedLocked()), capacity_};
+}
+
+int FaultVfs::full_writes() const {
+  std::lock_guard lock(volume_mu_);
+  return full_writes_;
+}
+
+int FaultVfs::Room(const std::string& path, sqlite3_file* real, sqlite3_int64 end) {
+  std::lock_guard lock(volume_mu_);
+  if (capacity_ == 0) return SQLITE_OK;
+  if (std::filesystem::absolute(path).parent_path() != std::filesystem::absolute(volume_dir_))
+    return SQLITE_OK;
+  sqlite3_int64 size = 0;
+  real->pMethods->xFileSize(real, &size);
+  const int64_t grows = Blocks(end) - Blocks(size);
+  if (grows <= 0 || grows <= capacity_ - UsedLocked()) return SQLITE_OK;
+  ++full_writes_;
+  return SQLITE_FULL;
 }
 
 void FaultVfs::LosePower(const std::string& db_path) {
