@@ -103,5 +103,42 @@ TEST_F(FullVolumeTest, AReserveThatCannotBeAllocatedShedsFromTheStart) {
   EXPECT_FALSE(j->CheckSpace().reserve_held);
 }
 
+TEST_F(FullVolumeTest, TheReserveGrowsWithTheSandboxesItMustCarry) {
+  auto j = Open(256 << 10);
+  EXPECT_EQ(std::filesystem::file_size(path_ + ".reserve"), 256u << 10);
+  constexpr int kSandboxes = 500;
+  for (int i = 0; i < kSandboxes; ++i) Evaluate(*j, "sb-" + std::to_string(i), 1);
+  // Each may need an intent and an outcome while the volume is full.
+  EXPECT_GE(std::filesystem::file_size(path_ + ".reserve"),
+            static_cast<uintmax_t>(ReserveFor(space_, kSandboxes)));
+  EXPECT_EQ(ReserveFor({0, 1 << 30}, 30000), kReserveWal + 30000 * kReservePerSandbox);
+  EXPECT_EQ(ReserveFor({0, 16 << 20}, 30000), 4 << 20);  // at most a quarter of the volume
+}
+
+// A volume with no room but the reserve (modelled block by block by the
+// VFS): 300 stale sandboxes each get an intent and an outcome in what the
+// reserve gave back, because the WAL is checkpointed and written again
+// from its start rather than grown.
+TEST_F(FullVolumeTest, WithTheReserveGoneTheWalIsReusedNotGrown) {
+  constexpr int kSandboxes = 300;
+  vfs_.SetVolume(dir_.path().string(), 64 << 20);
+  auto j = Open(256 << 10);
+  for (int i = 0; i < kSandboxes; ++i) Evaluate(*j, "sb-" + std::to_string(i), 1);
+  ASSERT_TRUE(j->Checkpoint().ok());
+  vfs_.FillVolume();
+  const auto full = vfs_.VolumeSpace();
+  space_ = {full.free_bytes, full.size_bytes};
+  int applied = 0;
+  for (int i = 0; i < kSandboxes; ++i) {
+    const auto r = Evaluate(*j, "sb-" + std::to_string(i), 2);
+    if (!r.intent_seq) continue;
+    applied += j->RecordOutcome(*r.intent_seq, {Outcome::kApplied, 3, ""}).ok();
+  }
+  EXPECT_EQ(applied, kSandboxes);
+  EXPECT_GT(vfs_.full_writes(), 0);  // the reserve was needed, and given up
+  EXPECT_FALSE(std::filesystem::exists(path_ + ".reserve"));
+  EXPECT_LE(std::filesystem::file_size(path_ + "-wal"), static_cast<uintmax_t>(kReserveWal));
+}
+
 }  // namespace
 }  // namespace fk::journal

@@ -167,7 +167,10 @@ Status Journal::Submit(Member& member) {
   // This member leads: it commits itself and the members queued behind it,
   // up to the cap. The others, and members arriving meanwhile, queue for the
   // next batch.
-  const size_t n = std::min(queue_.size(), max_batch_calls_);
+  // Short of space, smaller batches: one batch's pages go to the WAL before
+  // the checkpoint that lets the WAL be reused (space.h, kReserveWal).
+  const size_t cap = shedding_ ? std::min(max_batch_calls_, kShortBatchCalls) : max_batch_calls_;
+  const size_t n = std::min(queue_.size(), cap);
   const std::vector<Member*> batch(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
   lock.unlock();
   BatchOutcome outcome;
@@ -247,12 +250,14 @@ Journal::BatchOutcome Journal::CommitBatch(const std::vector<Member*>& batch) {
     std::move(state).MergeInto(state_);
   }
   wrote_since_checkpoint_ = true;
+  SizeReserve(state_.sandboxes.size());
   outcome.committed = true;
   return outcome;
 }
 
 // One transaction: every member's events, then the projections they change.
-// A volume found full gives the reserve up and tries once more (space.h).
+// A volume found full gives the reserve up, or restarts the WAL, and tries
+// again (space.h): at most twice.
 Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& members) {
   if (refuse_writes_ && refuse_writes_())
     return Status::IOError(path_ + ": write refused (injected fault)");
@@ -261,10 +266,7 @@ Status Journal::WriteBatch(const BatchState& batch, const std::vector<Member*>& 
       return WriteRows(batch, members);
     } catch (const SQLite::Exception& e) {
       const bool full = (e.getErrorCode() & 0xff) == SQLITE_FULL;
-      if (full && attempt == 0 && reserve_ && reserve_->held() && reserve_->Release().ok()) {
-        shedding_ = true;  // from now on, intents and outcomes only
-        continue;
-      }
+      if (full && attempt < 2 && MakeRoom()) continue;
       return FromSqlite("cannot append to journal " + Quote(path_), e);
     }
   }

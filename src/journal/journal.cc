@@ -256,11 +256,6 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path,
   journal->volume_space_ =
       options.volume_space ? options.volume_space
                            : std::function<Result<VolumeSpace>()>([path] { return SpaceOf(path); });
-  if (!options.read_only && options.reserve_bytes > 0) {
-    journal->reserve_ = std::make_unique<SpaceReserve>(path + ".reserve", options.reserve_bytes);
-    // A volume already too full for it: shed until CheckSpace finds room.
-    if (!journal->reserve_->Take().ok()) journal->shedding_ = true;
-  }
   journal->busy_timeout_ms_ = options.busy_timeout_ms;
   try {
     journal->schema_version_ = journal->impl_->db.execAndGet("PRAGMA user_version").getInt();
@@ -268,6 +263,13 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path,
     return FromSqlite("journal " + Quote(path), e);
   }
   if (Status s = journal->LoadState(); !s.ok()) return ExplainLoadFailure(path, options, s);
+  if (!options.read_only && options.reserve_bytes > 0) {
+    journal->reserve_ = std::make_unique<SpaceReserve>(path + ".reserve", options.reserve_bytes);
+    std::lock_guard db_lock(journal->db_mu_);
+    journal->SizeReserve(journal->state_.sandboxes.size());
+    // A volume already too full for it: shed until CheckSpace finds room.
+    if (!journal->reserve_->Take().ok()) journal->SetShedding(true);
+  }
   return journal;
 }
 
@@ -640,10 +642,10 @@ SpaceStatus Journal::CheckSpace() {
   const int64_t reserve = reserve_->bytes();
   if (s.known) {
     if (s.volume.free_bytes < 2 * reserve) {
-      shedding_ = true;  // short: shed before the volume is full
+      SetShedding(true);  // short: shed before the volume is full
     } else if (shedding_ && s.volume.free_bytes >= (reserve_->held() ? 2 : 3) * reserve &&
                reserve_->Take().ok()) {
-      shedding_ = false;  // room for the reserve and as much again
+      SetShedding(false);  // room for the reserve and as much again
     }
   }
   s.reserve_held = reserve_->held();
@@ -652,21 +654,58 @@ SpaceStatus Journal::CheckSpace() {
   return s;
 }
 
+void Journal::SizeReserve(size_t sandboxes) {
+  if (!reserve_ || sandboxes <= reserve_covers_) return;
+  // In steps, so that a growing fleet grows the file now and then, not at
+  // every new sandbox.
+  reserve_covers_ = sandboxes + sandboxes / 4 + 64;
+  const auto volume = volume_space_();
+  if (!volume.ok()) return;
+  // A volume that cannot hold the reserve its sandboxes need is short.
+  if (!reserve_->Grow(ReserveFor(*volume, reserve_covers_)).ok()) SetShedding(true);
+}
+
+void Journal::SetShedding(bool on) {
+  if (shedding_.exchange(on) == on) return;
+  // Short of space, the WAL is checkpointed every few pages, so that the
+  // next commits reuse it from its start instead of growing it into what
+  // the reserve left; with room again, SQLite's default.
+  sqlite3_wal_autocheckpoint(impl_->db.getHandle(), on ? kShortWalPages : 1000);
+}
+
+bool Journal::MakeRoom() {
+  if (reserve_ && reserve_->held()) {
+    SetShedding(true);  // from now on, intents and outcomes only
+    return reserve_->Release().ok();
+  }
+  if (reserve_) SetShedding(true);
+  // The WAL checkpointed to its end is written again from its start: the
+  // next try needs no new block for it.
+  return CheckpointWal(SQLITE_CHECKPOINT_RESTART) == SQLITE_OK;
+}
+
+// One checkpoint in `mode` that never waits for a reader: a worker must not
+// wait on an operator's long `replay`. A busy one still copies what it can,
+// as PASSIVE would, and the next idle moment tries again.
+int Journal::CheckpointWal(int mode) {
+  sqlite3* db = impl_->db.getHandle();
+  sqlite3_busy_timeout(db, 0);
+  const int rc = sqlite3_wal_checkpoint_v2(db, nullptr, mode, nullptr, nullptr);
+  sqlite3_busy_timeout(db, busy_timeout_ms_);
+  return rc;
+}
+
 Status Journal::Checkpoint() {
   std::lock_guard db_lock(db_mu_);
   if (!wrote_since_checkpoint_) return Status::Ok();
-  // TRUNCATE waits for readers through the busy handler; a worker must not
-  // wait on an operator's long `replay`, so give up at once instead (the
-  // checkpoint still copies what it can, as PASSIVE would) and retry later.
-  sqlite3* db = impl_->db.getHandle();
-  sqlite3_busy_timeout(db, 0);
-  const int rc =
-      sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
-  sqlite3_busy_timeout(db, busy_timeout_ms_);
+  // Short of space the WAL keeps its blocks (RESTART, not TRUNCATE): what it
+  // gave back another writer could take, and the next commits need it again.
+  const int rc = CheckpointWal(shedding_ ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_TRUNCATE);
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
     return Status::Busy("checkpoint of " + Quote(path_) + " is waiting for a reader");
   if (rc != SQLITE_OK) {
-    return Status::IOError("cannot checkpoint journal " + Quote(path_) + ": " + sqlite3_errmsg(db));
+    return Status::IOError("cannot checkpoint journal " + Quote(path_) + ": " +
+                           sqlite3_errmsg(impl_->db.getHandle()));
   }
   wrote_since_checkpoint_ = false;
   return Status::Ok();

@@ -67,8 +67,9 @@ struct OpenOptions {
   // returning true makes that batch fail as an I/O error would, changing
   // nothing. With one caller at a time, a batch is one call.
   std::function<bool()> refuse_writes;
-  // A writable open keeps a reserve file of this many bytes beside the
-  // journal (space.h); 0 = none. `run` keeps ReserveFor(its volume).
+  // A writable open keeps a reserve file of at least this many bytes beside
+  // the journal (space.h), grown to ReserveFor(the volume, its sandboxes)
+  // as sandboxes come; 0 = none. `run` starts from ReserveFor(its volume).
   int64_t reserve_bytes = 0;
   // The free space of the journal's volume (tests inject one); default statvfs.
   std::function<Result<VolumeSpace>()> volume_space;
@@ -252,12 +253,20 @@ class Journal final : public JournalWriter {
   struct PrunePlan;
   Result<PrunePlan> PlanPrune(const PruneOptions& options) const;
   Status CommitPrune(const PrunePlan& plan, const std::string& archive, PruneReport& report);
+  // Space (journal.cc), under db_mu_: grows the reserve for `sandboxes`;
+  // starts or stops shedding; after a write found the volume full, makes
+  // room for one more try (whether to try).
+  void SizeReserve(size_t sandboxes);
+  void SetShedding(bool on);
+  bool MakeRoom();
+  int CheckpointWal(int mode);
 
   std::string path_;
   std::unique_ptr<Impl> impl_;
   std::function<bool()> refuse_writes_;
   size_t max_batch_calls_ = 128;
   std::unique_ptr<SpaceReserve> reserve_;  // under db_mu_
+  size_t reserve_covers_ = 0;              // sandboxes the reserve is sized for; under db_mu_
   std::function<Result<VolumeSpace>()> volume_space_;
   std::atomic<bool> shedding_{false};
   int busy_timeout_ms_ = 0;

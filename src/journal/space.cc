@@ -23,12 +23,13 @@ Result<VolumeSpace> SpaceOf(const std::string& path) {
                      static_cast<int64_t>(st.f_blocks) * static_cast<int64_t>(st.f_frsize)};
 }
 
-int64_t ReserveFor(const VolumeSpace& volume) {
-  return std::clamp<int64_t>(volume.size_bytes / 64, 256 << 10, 16 << 20);
+int64_t ReserveFor(const VolumeSpace& volume, size_t sandboxes) {
+  const int64_t work = kReserveWal + static_cast<int64_t>(sandboxes) * kReservePerSandbox;
+  return std::min(work, std::max<int64_t>(volume.size_bytes / 4, 256 << 10));
 }
 
 Status SpaceReserve::Take() {
-  if (held_ || bytes_ <= 0) return Status::Ok();
+  if (bytes_ <= 0) return Status::Ok();
   const int fd = ::open(path_.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0)
     return Status::IOError("cannot create the reserve " + Quote(path_) + ": " +
@@ -37,12 +38,21 @@ Status SpaceReserve::Take() {
   if (rc == 0 && ::fsync(fd) != 0) rc = errno;
   ::close(fd);
   if (rc != 0) {
+    if (held_)
+      return Status::IOError("cannot grow the reserve " + Quote(path_) + " to " +
+                             std::to_string(bytes_) + " bytes: " + std::strerror(rc));
     ::unlink(path_.c_str());  // a partial reserve would only take space
     return Status::IOError("cannot allocate the reserve " + Quote(path_) + " (" +
                            std::to_string(bytes_) + " bytes): " + std::strerror(rc));
   }
   held_ = true;
   return Status::Ok();
+}
+
+Status SpaceReserve::Grow(int64_t bytes) {
+  if (bytes <= bytes_) return Status::Ok();
+  bytes_ = bytes;
+  return held_ ? Take() : Status::Ok();
 }
 
 Status SpaceReserve::Release() {

@@ -23,9 +23,24 @@ struct VolumeSpace {
 // statvfs of the directory holding `path`.
 Result<VolumeSpace> SpaceOf(const std::string& path);
 
-// The reserve `run` keeps on a volume of this size: 1/64 of it, at least
-// 256 KiB and at most 16 MiB (some thousands of intents and outcomes).
-int64_t ReserveFor(const VolumeSpace& volume);
+// What the reserve must carry while the volume is full
+// (docs/retention.md#a-full-volume): every sandbox the journal knows may
+// need one intent, with the observation and decision it rests on, and one
+// outcome; together they take at most kReservePerSandbox of the main file
+// (measured at about 1 KiB, doubled). The WAL between two checkpoints takes
+// at most kReserveWal while the volume is short (the journal checkpoints
+// every kShortWalPages pages and commits at most kShortBatchCalls calls at
+// a time then).
+inline constexpr int64_t kReservePerSandbox = 2 << 10;
+inline constexpr int64_t kReserveWal = 512 << 10;
+inline constexpr int kShortWalPages = 32;
+inline constexpr size_t kShortBatchCalls = 32;
+
+// The reserve for `sandboxes` on `volume`: kReserveWal + sandboxes x
+// kReservePerSandbox, at most a quarter of the volume. `run` opens the
+// journal with ReserveFor(volume) and the journal grows its reserve as
+// sandboxes come (a 1 GiB volume with 30,000 sandboxes keeps back 59 MiB).
+int64_t ReserveFor(const VolumeSpace& volume, size_t sandboxes = 0);
 
 class SpaceReserve {
  public:
@@ -34,14 +49,17 @@ class SpaceReserve {
   int64_t bytes() const { return bytes_; }
   bool held() const { return held_; }
   // Allocates the file's blocks (posix_fallocate) and syncs it; a reserve
-  // left by an earlier run is taken over.
+  // left by an earlier run, or one short of bytes(), is taken over.
   Status Take();
+  // From now on the reserve is `bytes` (never less than it was): a held
+  // reserve is grown at once, one given up is taken back at that size.
+  Status Grow(int64_t bytes);
   // Removes the file: its blocks are free for the journal at once.
   Status Release();
 
  private:
   const std::string path_;
-  const int64_t bytes_;
+  int64_t bytes_;
   bool held_ = false;
 };
 
