@@ -112,13 +112,6 @@ std::string RecordAdmission(FlowApi& api, OpenShellFlow& f, const std::string& s
 
 }  // namespace
 
-json::object BootstrapAnnotations(const char* operation, int64_t now_ms) {
-  return {{kube::kBootstrappingAnnotation, "true"},
-          {kube::kBootstrapOperationAnnotation, operation},
-          {kBootstrapPhaseAnnotation, "preparing"},
-          {kBootstrapStartedAtAnnotation, std::to_string(now_ms)}};
-}
-
 json::array AdmissionGates() { return json::array{{{"name", "openshell.ai/admission"}}}; }
 
 std::string AdvanceOpenShellFlow(Simulator& sim, OpenShellFlow& f) {

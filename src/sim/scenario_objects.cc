@@ -14,6 +14,15 @@
 namespace fk::sim {
 namespace json = boost::json;
 
+// Declared in sim/openshell_flow.h; defined here, beside the objects it
+// annotates, so the scenario decoders link without the request handler.
+json::object BootstrapAnnotations(const char* operation, int64_t now_ms) {
+  return {{kube::kBootstrappingAnnotation, "true"},
+          {kube::kBootstrapOperationAnnotation, operation},
+          {kube::kBootstrapPhaseAnnotation, "preparing"},
+          {kube::kBootstrapStartedAtAnnotation, std::to_string(now_ms)}};
+}
+
 namespace {
 
 using kube::kBoundaryRoleLabel;
