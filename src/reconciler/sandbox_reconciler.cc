@@ -588,10 +588,9 @@ std::optional<domain::Evaluation> SandboxReconciler::ObservedAfterPatch(const In
   if (!obj) return std::nullopt;
   auto parsed = kube::ParseSandbox(*obj, intent.intent.api_version);
   if (!parsed.ok() || parsed->observation.uid != intent.uid) return std::nullopt;
-  domain::Snapshot snap = Observe(*parsed);
-  domain::Decision decision = domain::decide(snap);  // re-derived in the commit
-  return domain::Evaluation{std::move(snap), std::move(decision), parsed->resource_version,
-                            options_.writer_id};
+  // No decide() here: the commit re-derives history and decision with the
+  // outcome folded in (domain::plan_observed_after_outcome).
+  return domain::Evaluation{Observe(*parsed), {}, parsed->resource_version, options_.writer_id};
 }
 
 SandboxReconciler::Round SandboxReconciler::Settle(const IntentRecord& intent,
