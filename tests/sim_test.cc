@@ -335,6 +335,32 @@ TEST(SimHandler, AnswersVerbsConflictsAndFaultsWithoutAServer) {
   EXPECT_NE(call("GET", "/api").body.find("127.0.0.1:6443"), std::string::npos);
 }
 
+// Boolean query parameters as the API server reads them
+// (Convert_Slice_string_To_bool): the official Python client sends
+// watch=True, and a watch it is.
+TEST(SimHandler, BooleanParametersAreReadAsTheApiServerReadsThem) {
+  for (const char* yes : {"true", "True", "TRUE", "1", "", "yes", "2"}) {
+    EXPECT_TRUE(ParseTarget(std::string("/api?watch=") + yes).Flag("watch")) << yes;
+  }
+  EXPECT_TRUE(ParseTarget("/api?watch").Flag("watch"));
+  for (const char* no : {"false", "False", "FALSE", "0"}) {
+    EXPECT_FALSE(ParseTarget(std::string("/api?watch=") + no).Flag("watch")) << no;
+  }
+  EXPECT_FALSE(ParseTarget("/api?limit=1").Flag("watch"));  // absent
+  EXPECT_TRUE(ParseTarget("/api?sendInitialEvents=false").Has("sendInitialEvents"));
+
+  Simulator sim;
+  const std::string sandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+  auto call = [&](const std::string& target) {
+    return HandleRequest(sim, ApiRequest{"GET", target, "", ""}, "127.0.0.1:6443");
+  };
+  // A watch needs a stream: HandleRequest refuses it (400), a list answers 200.
+  EXPECT_EQ(call(sandboxes + "?watch=True").status, 400);
+  EXPECT_EQ(call(sandboxes + "?watch=").status, 400);
+  EXPECT_EQ(call(sandboxes + "?watch=False").status, 200);
+  EXPECT_EQ(call(sandboxes + "?watch=0").status, 200);
+}
+
 // limit/continue as the API server serves them: pages in key order at one
 // resourceVersion, "" continue on the last page, and a token older than the
 // retained history is 410 Expired.

@@ -46,9 +46,13 @@ std::string Target::Query(const std::string& k) const {
   return it == query.end() ? "" : it->second;
 }
 
+bool Target::Has(const std::string& k) const { return query.count(k) > 0; }
+
 bool Target::Flag(const std::string& k) const {
-  const std::string v = Query(k);
-  return v == "1" || v == "true";
+  if (!Has(k)) return false;
+  std::string v = Query(k);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  return v != "0" && v != "false";
 }
 
 Target ParseTarget(std::string_view target) {
@@ -495,7 +499,7 @@ ApiReply ListReply(Simulator& sim, const Route& r, ListOutcome& l, const std::st
 }
 
 ApiReply ListAll(Simulator& sim, const Target& t, const Route& r, bool table) {
-  if (!t.Query("sendInitialEvents").empty()) {
+  if (t.Has("sendInitialEvents")) {
     return Fail(422, "Invalid",
                 "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: "
                 "sendInitialEvents is forbidden for list");

@@ -47,7 +47,11 @@ struct Target {
   std::vector<std::string> segments;
   std::map<std::string, std::string> query;
   std::string Query(const std::string& k) const;
-  bool Flag(const std::string& k) const;  // "1" or "true"
+  bool Has(const std::string& k) const;
+  // A boolean parameter as the API server reads it (apimachinery's
+  // Convert_Slice_string_To_bool): absent, "0" or "false" in any case is
+  // false; anything else, "True" and the empty string included, is true.
+  bool Flag(const std::string& k) const;
 };
 Target ParseTarget(std::string_view target);
 

@@ -51,20 +51,22 @@ std::variant<ApiReply, WatchParams> ParseWatchParams(const Target& t, const Rout
   auto fields = Selector::ParseFields(t.Query("fieldSelector"), r.kind);
   if (!labels || !fields)
     return FailureReply(400, "BadRequest", "unable to parse the label or field selector");
-  const std::string initial = t.Query("sendInitialEvents");
   const std::string match = t.Query("resourceVersionMatch");
-  if (!initial.empty() && gate == WatchListGate::kOff) {
+  if (t.Has("sendInitialEvents") && gate == WatchListGate::kOff) {
     // As a server with the WatchList feature gate off: client-go falls back to list+watch.
     return InvalidWatch(
         "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the "
         "WatchList feature gate is enabled");
   }
-  const bool streaming = initial == "true";
-  if (streaming && match != "NotOlderThan")
+  // Provided at all (even "false"), it asks for NotOlderThan, as the API
+  // server's validation reads the pointer; only a true value streams.
+  const bool provided = t.Has("sendInitialEvents");
+  const bool streaming = t.Flag("sendInitialEvents");
+  if (provided && match != "NotOlderThan")
     return InvalidWatch(
         "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
         "resourceVersionMatch to NotOlderThan");
-  if (!streaming && !match.empty())
+  if (!provided && !match.empty())
     return InvalidWatch(
         "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for "
         "watch unless sendInitialEvents is provided");
