@@ -248,8 +248,9 @@ TEST_F(AuditQueries, EveryUsageLinePrintsColumnHeaders) {
     std::string command =
         UsageCommand(file, journal_for.contains(file) ? journal_for.at(file) : Journal());
     command =
-        std::regex_replace(command, std::regex("@from [0-9TZ:-]+"), "@from 2000-01-01T00:00:00Z");
-    command = std::regex_replace(command, std::regex("@to [0-9TZ:-]+"), "@to 9999-01-01T00:00:00Z");
+        std::regex_replace(command, std::regex("@from [0-9TZ:.+-]+"), "@from 2000-01-01T00:00:00Z");
+    command =
+        std::regex_replace(command, std::regex("@to [0-9TZ:.+-]+"), "@to 9999-01-01T00:00:00Z");
     ASSERT_NE(command.find("sqlite3 -readonly"), std::string::npos) << file;
     const Printed p = Shell(command);
     EXPECT_EQ(p.exit_code, 0) << file << ": " << command << "\n" << p.err;
@@ -415,6 +416,90 @@ TEST(AuditEpisodes, AResumeAndResuspensionIsNotChargedToTheFenceChange) {
   EXPECT_EQ(rows[1]["fence_generation"], "2");
   EXPECT_NE(rows[1]["resumed_at"], "");
   EXPECT_EQ(rows[1]["seconds"], "5.0") << "charged from the resume, not the fence change";
+}
+
+// A scripted incident at fixed times (2026-12-07, UTC): at 02:31:00 the fence
+// of `agents` rolls to generation 2; "run", running, is suspended 500 ms
+// later; "held", suspended by its user before the roll, is held, resumed by
+// hand at 02:31:15 with its old fence annotations and suspended 2 ms after the
+// resume was seen. The documented examples of the audit queries run on it.
+std::string ScriptedIncident(const testing::TempDir& dir) {
+  using std::chrono::milliseconds;
+  ManualTimeSource clock(WallTime(std::chrono::seconds(1796610600)));  // 02:30:00Z
+  journal::OpenOptions open;
+  open.clock = &clock;
+  auto j = journal::Journal::Open(dir.File("incident.db"), open);
+  EXPECT_TRUE(j.ok()) << j.status().ToString();
+  domain::Snapshot run = testing::HealthySnapshot("run");
+  domain::Snapshot held = testing::HealthySnapshot("held");
+  held.sandbox.should_run = false;  // suspended by its user
+  held.workload_pod = held.supervisor_pod = {};
+  const auto record = [&](domain::Snapshot& s, const std::string& rv) {
+    s.observed_at_ms = clock.NowMs();
+    auto r = (*j)->Record({s, domain::decide(s), rv});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (r.ok() && r->intent_seq) {
+      clock.Advance(milliseconds(2));
+      EXPECT_TRUE((*j)->RecordOutcome(*r->intent_seq, {domain::Outcome::kApplied, 9, ""}).ok());
+    }
+  };
+  record(run, "1");
+  record(held, "1");
+  clock.Advance(milliseconds(60'000));  // 02:31:00Z: the roll, seen with held's next pass
+  run.workload_fence.generation = held.workload_fence.generation = 2;
+  record(held, "2");
+  clock.Advance(milliseconds(500));
+  record(run, "2");                     // the intent at 02:31:00.500Z, applied at .502
+  clock.Advance(milliseconds(14'498));  // 02:31:15Z: held resumed by hand
+  held.sandbox.should_run = true;
+  held.sandbox.generation = 3;
+  held.workload_pod = {true, "pod-held"};
+  held.supervisor_pod = {true, "sup-held"};
+  record(held, "3");
+  return dir.File("incident.db");
+}
+
+// Issue 37: an offset in @from was compared as text, and the documented
+// window printed nothing; now each time is normalized to UTC, and one that is
+// not an RFC 3339 time stops the query with a message.
+TEST(AuditWindow, TheDocumentedExampleAndOffsetsSelectTheRightTransitions) {
+  testing::TempDir dir;
+  const std::string journal = ScriptedIncident(dir);
+  Printed documented = Shell(UsageCommand("transitions_in_window.sql", journal));
+  ASSERT_EQ(documented.exit_code, 0) << documented.err;
+  ASSERT_EQ(documented.rows.size(), 2u) << documented.out;
+  EXPECT_EQ(documented.rows[0]["sandbox"], "run");
+  EXPECT_EQ(documented.rows[0]["recorded_at"], "2026-12-07T02:31:00.500Z");
+  EXPECT_EQ(documented.rows[1]["sandbox"], "held");
+  // The same instant with an offset, and a bound inside the transitions.
+  const auto window = [&](const std::string& from, const std::string& to) {
+    return Audit(journal, "transitions_in_window.sql", {{"@from", from}, {"@to", to}});
+  };
+  EXPECT_EQ(window("2026-12-07T03:31:00.500+01:00", "2026-12-07T02:32:00Z").rows.size(), 2u);
+  EXPECT_EQ(window("2026-12-07T03:31:00.501+01:00", "2026-12-07T02:32:00Z").rows.size(), 1u);
+  EXPECT_EQ(window("2026-12-06T21:31:00-05:00", "2026-12-07T02:31:15Z").rows.size(), 1u);
+  for (const std::string bad : {"yesterday", "2026-12-07", "2026-12-07T03:31:00+1"}) {
+    const Printed p = window(bad, "2026-12-08T00:00:00Z");
+    EXPECT_NE(p.exit_code, 0) << bad << ": " << p.out;
+    EXPECT_NE(p.err.find("@from and @to must be RFC 3339 times"), std::string::npos) << p.err;
+    EXPECT_EQ(p.out, "") << bad;
+  }
+}
+
+// Issue 37: a sandbox its user suspended, held over a fence change, resumed by
+// hand 15 s later and suspended 2 ms after the resume showed 15 s charged to
+// the fence change; its episode began with the resume.
+TEST(AuditEpisodes, AResumeOfAHeldSandboxBeginsItsEpisode) {
+  testing::TempDir dir;
+  auto rows = Audit(ScriptedIncident(dir), "fence_change_to_suspension.sql").rows;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["sandbox"], "run");
+  EXPECT_EQ(rows[0]["episode_began_with"], "fence change");
+  EXPECT_EQ(rows[0]["seconds"], "0.502");
+  EXPECT_EQ(rows[1]["sandbox"], "held");
+  EXPECT_EQ(rows[1]["episode_began_with"], "resumed");
+  EXPECT_EQ(rows[1]["resumed_at"], "2026-12-07T02:31:15.000Z");
+  EXPECT_EQ(rows[1]["seconds"], "0.002");
 }
 
 }  // namespace

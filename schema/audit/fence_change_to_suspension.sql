@@ -3,21 +3,39 @@
 -- change of the sandbox's effective fence before the intent: a fence change
 -- in its namespace, or a change of the other NetworkPolicies that widen its
 -- fence (fence_bypasses, schema 9: `fence` then names them) — or, when the
--- sandbox was suspended before and then seen running again (resumed by hand)
--- after that change, with the resume: a re-suspension is charged to the
--- resume, not to the original fence change.
+-- sandbox was seen suspended and then running again (resumed by hand) after
+-- that change, with the resume: a suspension after a resume is charged to
+-- the resume, not to the fence change, whoever had suspended it before
+-- (fencekeeper, or its user while it was held).
 -- Prints aligned columns under a header line (sqlite3 prints nothing for no rows):
 --   sqlite3 -readonly journal.db < schema/audit/fence_change_to_suspension.sql
 .headers on
 .mode column --wrap 0
 WITH applied AS (
-  SELECT t.seq, t.namespace, t.sandbox, t.sandbox_uid, t.reason, t.outcome_at,
-         -- the same sandbox's previous applied suspension, if any
-         (SELECT max(p.outcome_seq) FROM transitions AS p
-          WHERE p.sandbox_uid = t.sandbox_uid AND p.outcome = 'applied'
-            AND p.outcome_seq < t.seq) AS previous_seq
+  SELECT t.seq, t.namespace, t.sandbox, t.sandbox_uid, t.reason, t.outcome_at
   FROM transitions AS t
   WHERE t.outcome = 'applied'
+),
+-- each observation of a sandbox, with whether it ran, and the one before it
+-- (of the same uid): whether that ran, and its seq
+observed AS MATERIALIZED (
+  SELECT seq, uid,
+         json_extract(payload, '$.sandbox.should_run') AS runs,
+         lag(json_extract(payload, '$.sandbox.should_run'))
+           OVER (PARTITION BY uid ORDER BY seq) AS ran_before,
+         lag(seq) OVER (PARTITION BY uid ORDER BY seq) AS seq_before
+  FROM events
+  WHERE kind = 'sandbox_observed'
+),
+-- a resume: seen running after it was seen suspended, or after a suspension
+-- fencekeeper applied since the observation before
+resumes AS MATERIALIZED (
+  SELECT o.seq, o.uid FROM observed AS o
+  WHERE o.runs
+    AND (NOT o.ran_before
+         OR EXISTS (SELECT 1 FROM transitions AS p
+                    WHERE p.sandbox_uid = o.uid AND p.outcome = 'applied'
+                      AND p.outcome_seq > o.seq_before AND p.outcome_seq < o.seq))
 ),
 -- each change of a sandbox's widening policies, on one line
 bypassed AS MATERIALIZED (
@@ -33,11 +51,9 @@ episodes AS MATERIALIZED (
           WHERE f.namespace = a.namespace AND f.seq < a.seq) AS fence_seq,
          (SELECT max(b.seq) FROM bypassed AS b
           WHERE b.sandbox_uid = a.sandbox_uid AND b.seq < a.seq) AS bypass_seq,
-         -- the first observation of it running after that suspension: the resume
-         (SELECT min(o.seq) FROM events AS o
-          WHERE o.kind = 'sandbox_observed' AND o.uid = a.sandbox_uid
-            AND o.seq > a.previous_seq AND o.seq < a.seq
-            AND json_extract(o.payload, '$.sandbox.should_run')) AS resumed_seq
+         -- the latest resume before the intent
+         (SELECT max(o.seq) FROM resumes AS o
+          WHERE o.uid = a.sandbox_uid AND o.seq < a.seq) AS resumed_seq
   FROM applied AS a
 ),
 began AS (
