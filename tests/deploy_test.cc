@@ -171,6 +171,78 @@ TEST_F(Deploy, StatefulSetMountsTheJournalProbesTheServedPathsAndLocksDown) {
   }
 }
 
+// Issue 37: what a reviewer sent back. Liveness waits for a startupProbe
+// that allows minutes; the /tmp emptyDir is bounded and ephemeral storage is
+// requested and limited around it; the pod has a priority class of its own.
+int64_t Quantity(const YAML::Node& q) {  // "1Gi", "64Mi", "1280Mi", bytes
+  const std::string text = q.as<std::string>();
+  const std::map<std::string, int64_t> units = {
+      {"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30}, {"", 1}};
+  const size_t digits = text.find_first_not_of("0123456789");
+  const std::string unit = digits == std::string::npos ? "" : text.substr(digits);
+  EXPECT_TRUE(units.contains(unit)) << text;
+  return std::stoll(text.substr(0, digits)) * (units.contains(unit) ? units.at(unit) : 0);
+}
+
+TEST_F(Deploy, StartupProbeBoundedScratchSpaceAndAPriorityClass) {
+  const YAML::Node* sts = Find(docs_, "StatefulSet", "fencekeeper");
+  ASSERT_TRUE(sts);
+  const YAML::Node pod = (*sts)["spec"]["template"]["spec"];
+  const YAML::Node c = pod["containers"][0];
+  const YAML::Node startup = c["startupProbe"];
+  ASSERT_TRUE(startup) << "no startupProbe: liveness runs from t=0";
+  EXPECT_EQ(startup["httpGet"]["path"].as<std::string>(), "/healthz");
+  EXPECT_GE(startup["periodSeconds"].as<int>() * startup["failureThreshold"].as<int>(), 300);
+
+  int64_t tmp_limit = 0;
+  for (const auto& v : pod["volumes"]) {
+    if (v["name"].as<std::string>() == "tmp") tmp_limit = Quantity(v["emptyDir"]["sizeLimit"]);
+  }
+  EXPECT_GE(tmp_limit, 1LL << 30) << "the /tmp emptyDir has no sizeLimit as large as the journal";
+  const int64_t request = Quantity(c["resources"]["requests"]["ephemeral-storage"]);
+  const int64_t limit = Quantity(c["resources"]["limits"]["ephemeral-storage"]);
+  EXPECT_GT(request, 0);
+  EXPECT_GT(limit, tmp_limit) << "the container's limit leaves no room for logs beside /tmp";
+
+  const YAML::Node* priority = Find(docs_, "PriorityClass", "fencekeeper");
+  ASSERT_TRUE(priority);
+  EXPECT_EQ(pod["priorityClassName"].as<std::string>(), "fencekeeper");
+  const int64_t value = (*priority)["value"].as<int64_t>();
+  EXPECT_GT(value, 0);
+  EXPECT_LT(value, 1'000'000'000) << "user classes stay below the system-* classes";
+  EXPECT_FALSE((*priority)["globalDefault"].as<bool>());
+  EXPECT_FALSE((*priority)["metadata"]["namespace"]) << "a PriorityClass is cluster-scoped";
+}
+
+// The namespace enforces the Pod Security Standard "restricted", and the pod
+// meets it: every field the standard checks, read from the rendered pod.
+TEST_F(Deploy, TheNamespaceEnforcesRestrictedAndThePodMeetsIt) {
+  const YAML::Node* ns = Find(docs_, "Namespace", "fencekeeper-system");
+  ASSERT_TRUE(ns);
+  const YAML::Node labels = (*ns)["metadata"]["labels"];
+  EXPECT_EQ(labels["pod-security.kubernetes.io/enforce"].as<std::string>(), "restricted");
+  EXPECT_EQ(labels["pod-security.kubernetes.io/warn"].as<std::string>(), "restricted");
+  const YAML::Node* sts = Find(docs_, "StatefulSet", "fencekeeper");
+  ASSERT_TRUE(sts);
+  const YAML::Node pod = (*sts)["spec"]["template"]["spec"];
+  EXPECT_FALSE(pod["hostNetwork"] || pod["hostPID"] || pod["hostIPC"]);
+  EXPECT_TRUE(pod["securityContext"]["runAsNonRoot"].as<bool>());
+  EXPECT_NE(pod["securityContext"]["runAsUser"].as<int>(), 0);
+  EXPECT_EQ(pod["securityContext"]["seccompProfile"]["type"].as<std::string>(), "RuntimeDefault");
+  for (const auto& v : pod["volumes"]) {
+    EXPECT_FALSE(v["hostPath"]) << v["name"].as<std::string>();
+  }
+  for (const auto& c : pod["containers"]) {
+    const YAML::Node sc = c["securityContext"];
+    EXPECT_FALSE(sc["privileged"] && sc["privileged"].as<bool>());
+    EXPECT_FALSE(sc["allowPrivilegeEscalation"].as<bool>());
+    ASSERT_EQ(sc["capabilities"]["drop"].size(), 1u);
+    EXPECT_EQ(sc["capabilities"]["drop"][0].as<std::string>(), "ALL");
+    EXPECT_FALSE(sc["capabilities"]["add"]);
+    for (const auto& p : c["ports"]) EXPECT_FALSE(p["hostPort"]);
+  }
+}
+
 // Two replicas that a node loss cannot both take, each with its journal, a
 // drain that evicts one at a time, and the governing Service headless.
 TEST_F(Deploy, HighAvailabilityTwoReplicasOnTwoNodesOneEvictedAtATime) {
