@@ -307,6 +307,27 @@ TEST(RunFlags, HelpListsBothSpellings) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag << "\n" << help;
 }
 
+// Issue 37: run --help printed `--workers TEXT=16` and `--streaming-lists
+// BOOLEAN=1` where the README says true|false, and did not say that
+// --http-addr is off unless given.
+TEST(RunFlags, HelpNamesWhatEachValueIsAndThatProbesAreOffByDefault) {
+  testing::TempDir dir;
+  const std::string out = dir.File("help.txt");
+  const std::string cmd = std::string(FK_BINARY) + " run --help >" + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string help = testing::ReadBytes(out);
+  EXPECT_EQ(help.find(" TEXT"), std::string::npos) << help;
+  EXPECT_EQ(help.find(" BOOLEAN"), std::string::npos) << help;
+  for (const char* shown :
+       {"--streaming-lists true|false=true", "--workers N=16", "--resync DURATION=30s",
+        "--http-addr HOST:PORT", "--journal PATH", "--log-format text|json=text"})
+    EXPECT_NE(help.find(shown), std::string::npos) << shown << "\n" << help;
+  const size_t http = help.find("--http-addr HOST:PORT");
+  ASSERT_NE(http, std::string::npos);
+  const std::string line = help.substr(http, help.find('\n', http) - http);
+  EXPECT_NE(line.find("default: off"), std::string::npos) << line;
+}
+
 TEST(RunFlags, PortsAreDigitsInRangeWithoutWrapAround) {
   EXPECT_EQ(ParsePort("1"), 1);
   EXPECT_EQ(ParsePort("65535"), 65535);

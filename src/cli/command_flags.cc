@@ -23,40 +23,55 @@ void AddRunClusterFlags(CLI::App* rn, RunOptions& run) {
                "Take part in leader election (the Lease named by --leader-election-id)");
   rn->add_option("--leader-election-id", run.leader_election_id,
                  "Name of the leader election Lease (controller-runtime's flag)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("NAME");
   AddOptional(rn, "--leader-election-namespace", run.leader_election_namespace,
-              "Namespace of the Lease (default: the config's)");
+              "Namespace of the Lease (default: the config's)")
+      ->type_name("NS");
   rn->add_option("--lease-duration", run.lease_duration, "Leader election lease duration")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DURATION");
   rn->add_option("--renew-deadline", run.renew_deadline, "Leader election renew deadline")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DURATION");
   rn->add_option("--retry-period", run.retry_period, "Leader election retry period")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DURATION");
   rn->add_option("--kube-api-qps", run.kube_api_qps,
                  "Client-side limit: sustained API requests per second (0: none; the API server's "
                  "429s are honoured either way)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("N");
   rn->add_option("--kube-api-burst", run.kube_api_burst, "API requests allowed at once")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("N");
 }
 
 // Where the run serves probes and metrics, and how it logs.
 void AddRunServingFlags(CLI::App* rn, RunOptions& run) {
   AddOptional(rn, "--http-addr", run.http_addr,
-              "HOST:PORT for /healthz and /readyz (and /metrics unless --metrics-addr is given); "
-              "0: not served");
+              "Serve /healthz and /readyz (and /metrics unless --metrics-addr is given) here, "
+              "e.g. :8080 (default: off, nothing served; 0: off)")
+      ->type_name("HOST:PORT");
   AddOptional(rn, "--health-probe-bind-address", run.health_probe_bind_address,
-              "controller-runtime's name for --http-addr");
+              "controller-runtime's name for --http-addr")
+      ->type_name("HOST:PORT");
   AddOptional(rn, "--metrics-addr", run.metrics_addr,
-              "HOST:PORT serving /metrics alone (e.g. :8081), to restrict it apart from the "
-              "probes; 0: /metrics not served");
+              "Serve /metrics alone here (e.g. :8081), to restrict it apart from the probes "
+              "(default: with the probes on --http-addr; 0: /metrics not served)")
+      ->type_name("HOST:PORT");
   AddOptional(rn, "--metrics-bind-address", run.metrics_bind_address,
-              "controller-runtime's name for --metrics-addr");
-  rn->add_option("--log-format", run.log_format, "text or json")->capture_default_str();
-  AddOptional(rn, "--log-level", run.log_level, "trace, debug, info (default), warn, error");
+              "controller-runtime's name for --metrics-addr")
+      ->type_name("HOST:PORT");
+  rn->add_option("--log-format", run.log_format, "Log lines as text or json")
+      ->capture_default_str()
+      ->type_name("text|json");
+  AddOptional(rn, "--log-level", run.log_level, "trace, debug, info (default), warn, error")
+      ->type_name("LEVEL");
   AddOptional(rn, "--zap-log-level", run.zap_log_level,
               "controller-runtime's name for --log-level: debug, info, error, or a number of at "
-              "least 1 (1: debug, 2 and more: trace)");
+              "least 1 (1: debug, 2 and more: trace)")
+      ->type_name("LEVEL");
 }
 
 }  // namespace
@@ -124,29 +139,40 @@ CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options) {
 CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   auto* rn =
       app.add_subcommand("run", "Reconcile sandboxes against the namespace fences until stopped");
-  rn->add_option("--journal", options.journal, "Journal file (created if missing)")->required();
+  rn->add_option("--journal", options.journal, "Journal file (created if missing)")
+      ->required()
+      ->type_name("PATH");
   AddOptional(rn, "--kubeconfig", options.kubeconfig,
-              "Kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
-  rn->add_option("--context", options.context, "Kubeconfig context");
-  rn->add_option("--namespace", options.namespaces,
-                 "Namespace to watch (repeatable; default: all)");
-  rn->add_option("--selector", options.selector, "Sandbox label selector")->capture_default_str();
+              "Kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+      ->type_name("PATH");
+  rn->add_option("--context", options.context, "Kubeconfig context")->type_name("NAME");
+  rn->add_option("--namespace", options.namespaces, "Namespace to watch (repeatable; default: all)")
+      ->type_name("NS");
+  rn->add_option("--selector", options.selector, "Sandbox label selector")
+      ->capture_default_str()
+      ->type_name("SELECTOR");
   rn->add_option("--resync", options.resync, "Re-evaluate every cached sandbox this often")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DURATION");
   rn->add_option("--streaming-lists", options.streaming_lists,
                  "List by streaming lists (watch with sendInitialEvents), falling back to pages "
                  "where the API server does not serve them")
-      ->capture_default_str();
+      ->default_str(options.streaming_lists ? "true" : "false")
+      ->type_name("true|false");
   rn->add_option("--boundary-port", options.boundary_port, "TCP port of the intended fence")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("PORT");
   rn->add_option("--workers", options.workers,
                  "Sandboxes reconciled concurrently (never two workers on one sandbox)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("N");
   rn->add_option("--journal-retention", options.journal_retention,
                  "Prune journal events older than this (like 90d, 12h; 0 keeps everything)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("DURATION");
   AddOptional(rn, "--journal-archive", options.journal_archive,
-              "Write pruned events to sealed SQLite files in this directory first");
+              "Write pruned events to sealed SQLite files in this directory first")
+      ->type_name("DIR");
   AddRunServingFlags(rn, options);
   AddRunClusterFlags(rn, options);
   return rn;
