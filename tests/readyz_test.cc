@@ -135,6 +135,16 @@ TEST_F(Readyz, ListsEveryCheckAndNamesTheCacheThatIsNotSynced) {
             "[+]informer networkpolicies/ns-a ok\n"
             "[+]informer pods/ns-a ok\n"
             "readyz check passed\n");
+  // Issue 37: without --leader-elect there is no leader check to exclude; it
+  // said "[+]leader excluded: ok". kube-apiserver warns of such a name.
+  EXPECT_EQ(Get("/readyz?verbose&exclude=leader&exclude=journal").body,
+            "[+]journal-volume ok: 100.0 MB free of 1000.0 MB\n"
+            "[+]informer sandboxes/ns-a ok\n"
+            "[+]informer networkpolicies/ns-a ok\n"
+            "[+]informer pods/ns-a ok\n"
+            "[+]journal excluded: ok\n"
+            "warn: some health checks cannot be excluded: no matches for \"leader\"\n"
+            "readyz check passed\n");
   // Silence is never the answer: the scope at start, what the caches hold once synced.
   EXPECT_EQ(LogLines("watching for Sandboxes scope=\"namespace ns-a\" api=agents.x-k8s.io/v1beta1 "
                      "selector=\"openshell.ai/managed-by=openshell,openshell.ai/sandbox-id\""),

@@ -14,7 +14,7 @@ http::Reply Probe(const http::Request& req, reconciler::Manager& manager,
     const bool ready = reconciler::AllReady(checks);
     const int code = ready ? 200 : 503;
     if (http::HasQueryParameter(req.query, "verbose"))
-      return http::Reply{code, reconciler::VerboseReadiness(checks, excluded)};
+      return http::Reply{code, reconciler::VerboseReadiness(all, excluded)};
     return http::Reply{code, ready ? "ready\n" : "not ready\n"};
   }
   if (serve_metrics) return MetricsEndpoint(req, manager);

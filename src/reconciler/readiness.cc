@@ -9,14 +9,26 @@ bool AllReady(const std::vector<ReadinessCheck>& checks) {
          std::all_of(checks.begin(), checks.end(), [](const ReadinessCheck& c) { return c.ok; });
 }
 
-std::string VerboseReadiness(const std::vector<ReadinessCheck>& checks,
+std::string VerboseReadiness(const std::vector<ReadinessCheck>& all,
                              const std::vector<std::string>& excluded) {
+  const std::vector<ReadinessCheck> checks = Excluding(all, excluded);
   std::string body;
   for (const ReadinessCheck& c : checks)
     body += (c.ok ? "[+]" + c.name + " ok" + (c.reason.empty() ? "" : ": " + c.reason)
                   : "[-]" + c.name + " " + c.reason) +
             "\n";
-  for (const std::string& name : excluded) body += "[+]" + name + " excluded: ok\n";
+  std::string unmatched;
+  for (const std::string& name : excluded) {
+    const bool names_a_check = std::any_of(all.begin(), all.end(),
+                                           [&](const ReadinessCheck& c) { return c.name == name; });
+    if (names_a_check) {
+      body += "[+]" + name + " excluded: ok\n";
+    } else {
+      unmatched += (unmatched.empty() ? "" : ", ") + ("\"" + name + "\"");
+    }
+  }
+  if (!unmatched.empty())
+    body += "warn: some health checks cannot be excluded: no matches for " + unmatched + "\n";
   body += AllReady(checks) ? "readyz check passed\n" : "readyz check failed\n";
   return body;
 }

@@ -20,9 +20,12 @@ struct ReadinessCheck {
 };
 
 bool AllReady(const std::vector<ReadinessCheck>& checks);
-// The verbose body: one line per check, then the verdict line; `excluded`
-// checks are listed as "[+]NAME excluded: ok", as kube-apiserver does.
-std::string VerboseReadiness(const std::vector<ReadinessCheck>& checks,
+// The verbose body over `all` checks: one line per check not excluded, then
+// "[+]NAME excluded: ok" for each excluded name that names a check, a
+// "warn: ... no matches for" line for those that name none (a run without
+// --leader-elect has no leader check), and the verdict line — as
+// kube-apiserver does.
+std::string VerboseReadiness(const std::vector<ReadinessCheck>& all,
                              const std::vector<std::string>& excluded = {});
 
 // `checks` without those named in `excluded` (kube-apiserver's
