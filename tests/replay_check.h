@@ -16,7 +16,12 @@ inline std::string ReplayCheckErrors(const std::string& path, std::string* timel
   o.journals = {path};
   o.check = true;
   const int code = cli::RunReplay(o, out, err);
-  if (timeline) *timeline = out.str();
+  if (timeline) {  // --check prints its verdict only: the timeline is a replay of its own
+    std::ostringstream rows, ignored;
+    o.check = false;
+    (void)cli::RunReplay(o, rows, ignored);
+    *timeline = out.str() + rows.str();
+  }
   if (code != cli::kExitOk && err.str().empty()) return "exit code " + std::to_string(code);
   return err.str();
 }

@@ -106,6 +106,8 @@ TEST_F(ReplayTest, CheckPassesOnAJournalWrittenByTheCode) {
   Outcome r = Replay(o);
   EXPECT_EQ(r.code, kExitOk) << r.err << r.out;
   EXPECT_NE(r.out.find("integrity_check ok, 0 divergence(s)"), std::string::npos) << r.out;
+  o.check = false;
+  r = Replay(o);
   EXPECT_NE(r.out.find("suspend_intent"), std::string::npos);
   EXPECT_NE(r.out.find("verdict=hold reason=fence-stale"), std::string::npos);
 }
@@ -183,18 +185,22 @@ TEST_F(ReplayTest, CheckCatchesAnAlteredAction) {
   EXPECT_NE(t.loud.err.find("seq " + std::to_string(t.seq)), std::string::npos) << t.loud.err;
 }
 
-TEST_F(ReplayTest, CheckQuietPrintsExactlyTheVerdictLine) {
-  ReplayOptions o = Options();
-  o.check = true;
-  o.quiet = true;
-  Outcome r = Replay(o);
-  EXPECT_EQ(r.code, kExitOk) << r.err;
-  EXPECT_EQ(r.err, "");
-  EXPECT_TRUE(std::regex_match(
-      r.out,
-      std::regex(
-          R"(check: \d+ events, \d+ decisions re-run, integrity_check ok, 0 divergence\(s\)\n)")))
-      << r.out;
+// Issue 37: --check without --quiet printed the whole timeline before its
+// verdict; it prints the verdict line, as --quiet always did.
+TEST_F(ReplayTest, CheckPrintsExactlyTheVerdictLineQuietOrNot) {
+  for (const bool quiet : {true, false}) {
+    ReplayOptions o = Options();
+    o.check = true;
+    o.quiet = quiet;
+    Outcome r = Replay(o);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_TRUE(std::regex_match(
+        r.out,
+        std::regex(
+            R"(check: \d+ events, \d+ decisions re-run, integrity_check ok, 0 divergence\(s\)\n)")))
+        << "quiet " << quiet << ": " << r.out;
+  }
 }
 
 TEST_F(ReplayTest, ColumnsLineUpOnEveryRow) {

@@ -250,6 +250,8 @@ TEST_F(RetentionTest, ReplayCheckWorksOnWhatIsRetained) {
   auto r = fk::testing::RunShell(std::string(FK_BINARY) + " replay --check --journal " + path_ +
                                  " 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("0 divergence(s)"), std::string::npos) << r.out;
+  r = fk::testing::RunShell(std::string(FK_BINARY) + " replay --journal " + path_ + " 2>&1");
   EXPECT_NE(r.out.find("pruned seq 1-"), std::string::npos) << r.out;
 }
 

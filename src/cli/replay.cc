@@ -172,7 +172,8 @@ int Render(const Timeline& t, const ReplayOptions& o, const Selection& selection
   } else if (o.json) {
     t.merged() ? PrintTimelineJson(t, selection, out)
                : PrintReplayJson(t.journals[0].report, selection, t.journals[0].check, out);
-  } else if (o.quiet) {
+  } else if (o.check) {
+    // What was checked, not the whole timeline again: `replay` shows that.
     PrintCheckLines(t, out);
   } else {
     t.merged() ? PrintTimelineText(t, selection, out)

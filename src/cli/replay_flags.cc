@@ -41,8 +41,11 @@ CLI::App* AddReplayCommand(CLI::App& app, ReplayOptions& options) {
        std::string("Last row to replay; the state printed is the state then") + kBoundHelp)
       ->type_name("WHEN");
   auto* check = r->add_flag("--check", options.check,
-                            "Re-run decide() on every recorded observation; exit 1 on divergence");
-  r->add_flag("--quiet,-q", options.quiet, "With --check: print only the verdict line")
+                            "Re-run decide() on every recorded observation and check the journal; "
+                            "print the verdict line (the divergences on stderr), exit 1 on one. "
+                            "Replay without --check for the timeline");
+  r->add_flag("--quiet,-q", options.quiet,
+              "With --check: the verdict line only (what --check prints anyway; kept for scripts)")
       ->needs(check);
   auto* format = r->add_option_function<std::string>(
                       "--format", [&options](const std::string& v) { options.json = v == "json"; },
