@@ -82,8 +82,22 @@ grep -q '^healthy-1' "$dir/watch.out" || fail "watch lacks the initial list"
 # fencekeeper run, the fence rolled, active-1 suspended: its Event (written as
 # events.k8s.io/v1) shows where operators look, which reads core/v1 with
 # involvedObject field selectors.
-"$FENCEKEEPER" run --journal "$dir/journal.db" --kubeconfig "$KUBECONFIG" --resync 1s > "$dir/run.out" 2>&1 &
+"$FENCEKEEPER" run --journal "$dir/journal.db" --kubeconfig "$KUBECONFIG" --resync 1s \
+  --http-addr 127.0.0.1:0 > "$dir/run.out" 2>&1 &
 run_pid=$!
+# The rehearsal's probes, as README and docs/operations.md ask them (port 0:
+# a free one, which run logs).
+i=0
+until addr=$(grep -o 'address=127.0.0.1:[0-9]*' "$dir/run.out" | head -n1 | cut -d= -f2) && [ -n "$addr" ]; do
+  i=$((i + 1)); [ $i -gt 100 ] && fail "fencekeeper run logged no probe address"
+  sleep 0.1
+done
+i=0
+until curl -s "http://$addr/readyz?verbose" > "$dir/readyz.out" && grep -q 'readyz check passed' "$dir/readyz.out"; do
+  i=$((i + 1)); [ $i -gt 300 ] && fail "/readyz?verbose never passed"
+  sleep 0.1
+done
+grep -q '^\[+\]journal ok' "$dir/readyz.out" || fail "/readyz?verbose lacks the journal check"
 k -n openshell-agents patch networkpolicy openshell-sandbox-workloads --type json \
   -p '[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":5501}]' > /dev/null 2>&1 || fail "roll the fence"
 # describe_until SANDBOX REASON OUT: kubectl describe until it shows an Event with REASON.
