@@ -435,25 +435,37 @@ TEST(MetricsTest, JournalReportsSizesEventsByKindAndTheOldestPendingIntent) {
   EXPECT_EQ(Sample(m, R"(fencekeeper_journal_events_appended_total{kind="suspend_intent"})"), 2);
 }
 
-// The chain head is one series whose labels are the current head; it moves
-// with every append (docs/journal-chain.md).
-TEST(MetricsTest, TheChainHeadIsOneSeriesLabelledWithTheCurrentHead) {
+// The chain head is one series whose labels are the head last logged: a new
+// series at most every five minutes, not one per append, which made a series
+// per scrape while sandboxes changed (issue 37). The seq now is a value.
+TEST(MetricsTest, TheChainHeadSeriesChangesOnlyWhenTheHeadIsLogged) {
   fk::testing::TempDir dir;
   ManualTimeSource time;
   auto j = OpenJournal(dir, time);
   ASSERT_TRUE(j);
   Metrics m;
+  ChainHeadLog log(5min);
   ASSERT_TRUE(j->Append({Intent("a")}).ok());
-  ReportJournal(*j, m, time.Now());
+  ASSERT_TRUE(log.Tick(*j, time.MonotonicNow(), &m));
   const journal::chain::Head first = j->ChainHead();
-  const std::string series = "fencekeeper_journal_chain_head{hash=\"" + first.hash + "\",seq=\"" +
-                             std::to_string(first.seq) + "\"}";
-  EXPECT_EQ(Sample(m, series), first.seq);
-  ASSERT_TRUE(j->Append({Intent("b")}).ok());
-  ReportJournal(*j, m, time.Now());
+  const auto series = [](const journal::chain::Head& h) {
+    return "fencekeeper_journal_chain_head{hash=\"" + h.hash + "\",seq=\"" + std::to_string(h.seq) +
+           "\"}";
+  };
+  EXPECT_EQ(Sample(m, series(first)), first.seq);
+  for (const char* name : {"b", "c", "d"}) {  // appends and scrapes within five minutes
+    ASSERT_TRUE(j->Append({Intent(name)}).ok());
+    time.Advance(1min);
+    EXPECT_FALSE(log.Tick(*j, time.MonotonicNow(), &m));
+    ReportJournal(*j, m, time.Now());
+    EXPECT_EQ(Sample(m, series(first)), first.seq) << "the logged head stays the series";
+    EXPECT_EQ(Sample(m, "fencekeeper_journal_chain_seq"), j->ChainHead().seq);
+  }
+  time.Advance(2min);
+  ASSERT_TRUE(log.Tick(*j, time.MonotonicNow(), &m));
   const std::string text = m.Render();
   EXPECT_EQ(text.find(first.hash), std::string::npos) << "the old head is gone";
-  EXPECT_NE(text.find(j->ChainHead().hash), std::string::npos);
+  EXPECT_EQ(Sample(m, series(j->ChainHead())), j->ChainHead().seq);
 }
 
 // Logged when it changed, at most every `every`; not again while it stands still.

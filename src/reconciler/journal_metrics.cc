@@ -98,8 +98,7 @@ void ReportJournal(const journal::Journal& journal, Metrics& metrics, WallTime n
   metrics.JournalEvents(journal.stats().events_by_kind);
   const auto [seq, count] = OldestPending(journal);
   metrics.PendingIntents(count, count == 0 ? 0 : AgeOf(journal, seq, now));
-  const journal::chain::Head head = journal.ChainHead();
-  metrics.ChainHead(head.seq, head.hash);
+  metrics.ChainSeq(journal.ChainHead().seq);
 }
 
 std::map<std::string, int> VerdictCounts(const journal::Journal& journal) {
@@ -125,7 +124,7 @@ void ReportVerdicts(const journal::Journal& journal, Metrics& metrics) {
   metrics.BypassedSandboxes(BypassedCounts(journal));
 }
 
-bool ChainHeadLog::Tick(const journal::Journal& journal, MonoTime now) {
+bool ChainHeadLog::Tick(const journal::Journal& journal, MonoTime now, Metrics* metrics) {
   const journal::chain::Head head = journal.ChainHead();
   if (head.hash == logged_ || (last_ && now - *last_ < every_)) return false;
   log::Info("journal chain head")
@@ -133,6 +132,7 @@ bool ChainHeadLog::Tick(const journal::Journal& journal, MonoTime now) {
       .Int("seq", head.seq)
       .Str("hash", head.hash)
       .Str("head", head.ToString());
+  if (metrics) metrics->ChainHead(head.seq, head.hash);
   logged_ = head.hash;
   last_ = now;
   return true;

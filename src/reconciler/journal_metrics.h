@@ -30,12 +30,14 @@ void ReportVerdicts(const journal::Journal& journal, Metrics& metrics);
 // Logs the journal's hash-chain head (docs/journal-chain.md) when it has
 // changed since it was last logged and `every` has passed since: ticked at
 // least once a minute, a head that changes is logged at least every
-// `every` + 1 minute, so that a copy of it lives off the volume (in the logs).
+// `every` + 1 minute, so that a copy of it lives off the volume (in the logs,
+// and in fencekeeper_journal_chain_head, whose labels it sets: a new series
+// per logged head, not per append).
 class ChainHeadLog {
  public:
   explicit ChainHeadLog(std::chrono::minutes every = std::chrono::minutes(5)) : every_(every) {}
-  // True if it logged the head now.
-  bool Tick(const journal::Journal& journal, MonoTime now);
+  // True if it logged the head now (and set `metrics`' head series).
+  bool Tick(const journal::Journal& journal, MonoTime now, Metrics* metrics = nullptr);
 
  private:
   const std::chrono::minutes every_;

@@ -200,10 +200,10 @@ void Manager::Upkeep(Interrupt& done) {
   do {
     volume_.Tick(journal_);
     retention_.Tick();
-    heads.Tick(journal_, time_.MonotonicNow());
+    heads.Tick(journal_, time_.MonotonicNow(), &metrics_);
   } while (time_.SleepFor(std::chrono::minutes(1), done));
   ChainHeadLog last(std::chrono::minutes(0));
-  last.Tick(journal_, time_.MonotonicNow());
+  last.Tick(journal_, time_.MonotonicNow(), &metrics_);
 }
 
 ManagerExit Manager::RunAlone(Interrupt& stop) {

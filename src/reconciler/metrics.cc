@@ -155,7 +155,11 @@ struct Metrics::Impl {
                         .Add({});  // one each: Totals are keyed by labels
   Family<Gauge>& chain_head =
       Gauges(r, "fencekeeper_journal_chain_head",
-             "The journal's hash-chain head as labels seq and hash (value: the seq)");
+             "The journal's hash-chain head last logged, as labels seq and hash (value: the "
+             "seq); a new series at most every five minutes while the head moves");
+  Gauge& chain_seq =
+      Gauges(r, "fencekeeper_journal_chain_seq", "The seq of the journal's hash-chain head now")
+          .Add({});
   std::mutex chain_mu;            // scrapes may run at once
   Gauge* chain_series = nullptr;  // under chain_mu
   std::string chain_hash;         // under chain_mu
@@ -353,6 +357,7 @@ void Metrics::ChainHead(int64_t seq, const std::string& hash) {
   impl_->chain_series->Set(static_cast<double>(seq));
   impl_->chain_hash = hash;
 }
+void Metrics::ChainSeq(int64_t seq) { impl_->chain_seq.Set(static_cast<double>(seq)); }
 void Metrics::Leader(bool leading) { impl_->leader.Set(leading ? 1 : 0); }
 void Metrics::Ready(bool ready) { impl_->ready.Set(ready ? 1 : 0); }
 

@@ -56,8 +56,11 @@ class Metrics {
   void JournalEvents(const std::map<std::string, uint64_t>& totals);
   // Intents without an outcome, and how old the oldest is (0: none).
   void PendingIntents(size_t count, double oldest_age_seconds);
-  // fencekeeper_journal_chain_head{seq, hash}: one series, the current head.
+  // fencekeeper_journal_chain_head{seq, hash}: one series, the head last
+  // logged (ChainHeadLog: a new series at most every five minutes).
   void ChainHead(int64_t seq, const std::string& hash);
+  // fencekeeper_journal_chain_seq: the head's seq now, a value without labels.
+  void ChainSeq(int64_t seq);
   // Retention's totals: rows pruned, and steps that failed (nothing removed).
   void Retention(uint64_t rows_pruned, uint64_t failures);
   // The journal's volume (Journal::CheckSpace) and whether it sheds rows.
