@@ -44,6 +44,12 @@ expected_version=$("$FENCEKEEPER" --version)
 (cd "$SOURCE_DIR" && sh -c "$command") > "$work/build.log" 2>&1 ||
   { cat "$work/build.log"; fail "the documented build command failed: $command"; }
 built=$(date +%s)
+# Nothing left behind beside the tagged image: no dangling <none> images
+# (issue 37: podman's layer cache left one after every build).
+dangling=$(podman images -a --filter dangling=true -q)
+[ -z "$dangling" ] || { podman images -a; fail "the build left dangling images: $dangling"; }
+untagged=$(podman images -a --format '{{.Repository}}' | grep -c '<none>' || true)
+[ "$untagged" = 0 ] || { podman images -a; fail "the build left $untagged untagged images"; }
 
 # Metadata: user, entrypoint, labels.
 podman image inspect --format '{{.Config.User}}|{{index .Config.Labels "org.opencontainers.image.version"}}|{{index .Config.Labels "org.opencontainers.image.revision"}}' \

@@ -37,6 +37,12 @@ copy='COPY --from=build /rootfs/ /'
 [ "$(grep -cxF "$copy" deploy/Dockerfile)" = 1 ] ||
   { echo "build.sh: deploy/Dockerfile has no single line '$copy' to point at the staged tree" >&2; exit 1; }
 sed "s|^$copy\$|COPY --from=$rootfs_image /rootfs/ /|" deploy/Dockerfile > "$work/Dockerfile"
-"$engine" build -f "$work/Dockerfile" --build-arg VERSION="$version" --build-arg REVISION="$revision" \
-  -t "$tag" .
+# Podman caches each step as an image of its own; one (the step before the
+# COPY) is left untagged and unused, a dangling <none> after every build.
+# Without the cache there is nothing to leave: this build has no step worth
+# caching (the tree is new each time). Docker's builder leaves none.
+layers=""
+[ "$(basename "$engine")" = podman ] && layers="--layers=false"
+"$engine" build $layers -f "$work/Dockerfile" --build-arg VERSION="$version" \
+  --build-arg REVISION="$revision" -t "$tag" .
 echo "build.sh: $tag holds fencekeeper $version (commit $revision)"
