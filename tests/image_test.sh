@@ -92,4 +92,14 @@ test "$(grep -c 'suspended by fencekeeper (reason fence-bypassed' "$work/demo.tx
 # Its journal went to the tmpfs: the root filesystem took no write.
 grep -q 'sqlite3 -readonly /tmp/fencekeeper-demo-' "$work/demo.txt" ||
   { cat "$work/demo.txt"; fail "the demo's journal is not under /tmp"; }
+# `fencekeeper status` in the image, as an operator runs it through kubectl
+# exec (there is no sqlite3 in it): a demo journal on a read-only volume.
+mkdir "$work/journal"
+"$FENCEKEEPER" demo --dir "$work/journal" > /dev/null 2>&1 || fail "the host binary's demo failed"
+podman run --rm --read-only --user "$(id -u):$(id -g)" --tmpfs /tmp --network none --cap-drop all \
+  --security-opt no-new-privileges -v "$work/journal:/var/lib/fencekeeper:ro" "$tag" \
+  status --journal /var/lib/fencekeeper/journal.db --verdict held > "$work/status.txt" 2>&1 ||
+  { cat "$work/status.txt"; fail "status failed in the image"; }
+test "$(grep -c ' held ' "$work/status.txt")" = 7 ||
+  { cat "$work/status.txt"; fail "status in the image did not list the demo's 7 held sandboxes"; }
 echo "image test passed: $tag, $((size / 1024)) KiB, built in $((built - started)) s, ran in $(($(date +%s) - built)) s"

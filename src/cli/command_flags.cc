@@ -178,6 +178,28 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   return rn;
 }
 
+CLI::App* AddStatusCommand(CLI::App& app, StatusOptions& options) {
+  auto* s = app.add_subcommand(
+      "status",
+      "Every sandbox the journal holds: suspended, held, suspending, admitting or healthy, why, "
+      "since when, the fence change its episode began with, and what resumes it (reads only)");
+  s->add_option("--journal", options.journal, "Journal file (a live one too)")
+      ->required()
+      ->type_name("PATH");
+  s->add_option("--namespace", options.namespaces, "Only this namespace (repeatable)")
+      ->type_name("NS");
+  AddOptional(s, "--verdict", options.status,
+              "Only sandboxes in this status: suspended, held, suspending, admitting, healthy, "
+              "ignored")
+      ->type_name("STATUS");
+  s->add_option_function<std::string>(
+       "--format", [&options](const std::string& v) { options.json = v == "json"; },
+       "text (aligned columns) or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->type_name("text|json");
+  return s;
+}
+
 CLI::App* AddDemoCommand(CLI::App& app, DemoOptions& options) {
   auto* d =
       app.add_subcommand("demo", "Run the upstream incident end to end and print what happened");

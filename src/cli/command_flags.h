@@ -29,6 +29,7 @@ CLI::App* AddJournalCommand(CLI::App& app, std::vector<VerifyOptions>& verify);
 CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options);
 CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
 CLI::App* AddDemoCommand(CLI::App& app, DemoOptions& options);
+CLI::App* AddStatusCommand(CLI::App& app, StatusOptions& options);
 CLI::App* AddSimCommand(CLI::App& app, SimCommandOptions& options);
 
 }  // namespace fk::cli

@@ -43,6 +43,16 @@ int RunJournalVerify(const VerifyOptions& options, std::ostream& out, std::ostre
 int RunJournalVerify(const std::vector<VerifyOptions>& journals, std::ostream& out,
                      std::ostream& err);
 
+// `status` (cli/status.h): every sandbox the journal holds, what it is now,
+// since when, its episode's fence change and what resumes it; reads only.
+struct StatusOptions {
+  std::string journal;
+  std::vector<std::string> namespaces;  // only these (repeatable); all when empty
+  std::optional<std::string> status;    // --verdict: suspended, held, suspending, ...
+  bool json = false;
+};
+int RunStatus(const StatusOptions& options, std::ostream& out, std::ostream& err);
+
 struct ReplayOptions {
   // One journal, or several shown as one timeline in time order: the
   // journals of a deployment's replicas and archive files.

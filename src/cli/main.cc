@@ -15,6 +15,7 @@ namespace {
 struct Typed {
   fk::cli::MigrateOptions migrate;
   fk::cli::BackupOptions backup;
+  fk::cli::StatusOptions status;
   std::vector<fk::cli::VerifyOptions> verify;  // one per --journal
   fk::cli::ReplayOptions replay;
   fk::cli::RunOptions run;
@@ -34,6 +35,7 @@ int Dispatch(CLI::App& app, const Typed& typed) {
   if (chosen == "journal") return RunJournalVerify(typed.verify, std::cout, std::cerr);
   if (chosen == "run") return RunRun(typed.run, std::cerr);
   if (chosen == "replay") return RunReplay(typed.replay, std::cout, std::cerr);
+  if (chosen == "status") return RunStatus(typed.status, std::cout, std::cerr);
   if (chosen == "sim") return RunSim(typed.sim, std::cout, std::cerr);
   if (chosen == "demo") return RunDemo(typed.demo, std::cout, std::cerr);
   return kExitUnusable;
@@ -48,6 +50,7 @@ int ParseAndDispatch(int argc, char** argv) {
   fk::cli::AddBackupCommand(app, typed.backup);
   fk::cli::AddJournalCommand(app, typed.verify);
   fk::cli::AddReplayCommand(app, typed.replay);
+  fk::cli::AddStatusCommand(app, typed.status);
   fk::cli::AddRunCommand(app, typed.run);
   fk::cli::AddDemoCommand(app, typed.demo);
   fk::cli::AddSimCommand(app, typed.sim);

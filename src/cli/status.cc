@@ -1,0 +1,254 @@
+// `fencekeeper status` (docs/operations.md#resuming-a-sandbox-under-the-new-fence, step 1).
+#include "cli/status.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <map>
+#include <ostream>
+#include <set>
+#include <vector>
+
+#include "cli/commands.h"
+#include "domain/decision.h"
+#include "journal/journal.h"
+#include "journal/read_only.h"
+
+namespace fk::cli {
+namespace {
+namespace json = boost::json;
+
+constexpr const char* kStatuses[] = {"suspended", "held",    "suspending",
+                                     "admitting", "healthy", "ignored"};
+
+// Fence rows and suspended rows are one episode: fencekeeper's intent
+// (suspend) is followed by the hold of the suspended object.
+bool SameEpisode(const std::string& a, const std::string& b) {
+  const auto failed = [](const std::string& v) { return v == "suspend" || v == "hold"; };
+  return failed(a) ? failed(b) : a == b;
+}
+
+std::optional<int64_t> Int(const SQLite::Column& c) {
+  return c.isNull() ? std::nullopt : std::optional<int64_t>(c.getInt64());
+}
+
+std::vector<StatusRow> ReadState(SQLite::Database& db, const StatusOptions& o) {
+  SQLite::Statement q(db,
+                      "SELECT namespace, sandbox, sandbox_uid, COALESCE(verdict, ''), "
+                      "COALESCE(reason, ''), observed_generation, applied_generation, "
+                      "pending_intent_seq, updated_at FROM sandbox_state "
+                      "ORDER BY namespace, sandbox, sandbox_uid");
+  std::vector<StatusRow> rows;
+  while (q.executeStep()) {
+    StatusRow r{q.getColumn(0).getString(),
+                q.getColumn(1).getString(),
+                q.getColumn(2).getString(),
+                q.getColumn(3).getString(),
+                q.getColumn(4).getString(),
+                Int(q.getColumn(5)),
+                Int(q.getColumn(6)),
+                Int(q.getColumn(7)),
+                q.getColumn(8).getString(),
+                "",
+                ""};
+    const bool in_ns = o.namespaces.empty() || std::find(o.namespaces.begin(), o.namespaces.end(),
+                                                         r.ns) != o.namespaces.end();
+    if (in_ns && (!o.status || StatusOf(r) == *o.status)) rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// When each sandbox's current episode began: the first decision of the
+// trailing run of decisions in the same episode (one pass, in seq order).
+struct Began {
+  int64_t seq = 0;
+  std::string at, verdict;
+};
+std::map<std::string, Began> EpisodeStarts(SQLite::Database& db) {
+  SQLite::Statement q(db,
+                      "SELECT seq, recorded_at, sandbox_uid, verdict FROM decisions ORDER BY seq");
+  std::map<std::string, Began> by_uid;
+  while (q.executeStep()) {
+    Began& b = by_uid[q.getColumn(2).getString()];
+    const std::string verdict = q.getColumn(3).getString();
+    if (b.seq == 0 || !SameEpisode(b.verdict, verdict))
+      b = {q.getColumn(0).getInt64(), q.getColumn(1).getString(), verdict};
+    b.verdict = verdict;
+  }
+  return by_uid;
+}
+
+// The workload fence as observed, per namespace, in seq order.
+struct FenceSeen {
+  int64_t seq = 0;
+  std::string what, at;
+};
+std::map<std::string, std::vector<FenceSeen>> FenceHistory(SQLite::Database& db) {
+  SQLite::Statement q(db,
+                      "SELECT seq, recorded_at, namespace, present, generation, intact "
+                      "FROM fence_observations WHERE policy = ? ORDER BY seq");
+  q.bind(1, domain::kWorkloadPolicyName);
+  std::map<std::string, std::vector<FenceSeen>> by_ns;
+  while (q.executeStep()) {
+    std::string what = std::string(domain::kWorkloadPolicyName) + " ";
+    if (q.getColumn(3).getInt() == 0) {
+      what += "absent";
+    } else {
+      what +=
+          "generation " + q.getColumn(4).getString() + (q.getColumn(5).getInt() ? "" : ", altered");
+    }
+    by_ns[q.getColumn(2).getString()].push_back(
+        {q.getColumn(0).getInt64(), std::move(what), q.getColumn(1).getString()});
+  }
+  return by_ns;
+}
+
+// The latest list of widening policies recorded for each sandbox.
+std::map<std::string, FenceSeen> Bypasses(SQLite::Database& db) {
+  SQLite::Statement q(db,
+                      "SELECT seq, recorded_at, sandbox_uid, policy, widens FROM fence_bypasses "
+                      "ORDER BY seq, policy");
+  std::map<std::string, FenceSeen> by_uid;
+  while (q.executeStep()) {
+    FenceSeen& f = by_uid[q.getColumn(2).getString()];
+    const int64_t seq = q.getColumn(0).getInt64();
+    if (f.seq != seq) f = {seq, "", q.getColumn(1).getString()};
+    f.what += (f.what.empty() ? "" : "; ") + q.getColumn(3).getString() + " widens " +
+              q.getColumn(4).getString();
+  }
+  return by_uid;
+}
+
+// Since when, and the fence change (or the widening policies) each began with.
+void AddEpisodes(SQLite::Database& db, std::vector<StatusRow>& rows) {
+  const auto starts = EpisodeStarts(db);
+  const auto fences = FenceHistory(db);
+  const bool any_bypass = std::any_of(rows.begin(), rows.end(), [](const StatusRow& r) {
+    return r.reason == domain::ToString(domain::Reason::kFenceBypassed);
+  });
+  const auto bypasses = any_bypass ? Bypasses(db) : std::map<std::string, FenceSeen>{};
+  for (StatusRow& r : rows) {
+    const auto began = starts.find(r.uid);
+    if (began != starts.end()) r.since = began->second.at;  // else: pruned, keep updated_at
+    const int64_t at_seq = began == starts.end() ? INT64_MAX : began->second.seq;
+    if (r.reason == domain::ToString(domain::Reason::kFenceBypassed)) {
+      if (auto b = bypasses.find(r.uid); b != bypasses.end())
+        std::tie(r.fence, r.fence_seen) = std::tie(b->second.what, b->second.at);
+      continue;
+    }
+    const auto ns = fences.find(r.ns);
+    if (ns == fences.end()) continue;
+    auto after = std::upper_bound(ns->second.begin(), ns->second.end(), at_seq,
+                                  [](int64_t seq, const FenceSeen& f) { return seq < f.seq; });
+    if (after == ns->second.begin()) continue;
+    --after;
+    std::tie(r.fence, r.fence_seen) = std::tie(after->what, after->at);
+  }
+}
+
+void PrintText(const std::vector<StatusRow>& rows, std::ostream& out) {
+  std::vector<std::vector<std::string>> lines{
+      {"NAMESPACE", "SANDBOX", "STATUS", "REASON", "SINCE", "FENCE", "RESUME"}};
+  for (const StatusRow& r : rows) {
+    const std::string status = StatusOf(r);
+    lines.push_back({r.ns, r.sandbox, status, r.reason.empty() ? "-" : r.reason, r.since,
+                     r.fence.empty() ? "-" : r.fence, ResumeHint(r, status)});
+  }
+  std::vector<size_t> width(lines[0].size(), 0);
+  for (const auto& l : lines)
+    for (size_t c = 0; c < l.size(); ++c) width[c] = std::max(width[c], l[c].size());
+  for (const auto& l : lines) {
+    std::string line;
+    for (size_t c = 0; c < l.size(); ++c)
+      line += c + 1 == l.size() ? l[c] : l[c] + std::string(width[c] - l[c].size() + 2, ' ');
+    out << line << "\n";
+  }
+}
+
+void PrintJson(const std::vector<StatusRow>& rows, std::ostream& out) {
+  json::array items;
+  for (const StatusRow& r : rows) {
+    const std::string status = StatusOf(r);
+    items.push_back(json::object{{"namespace", r.ns},
+                                 {"sandbox", r.sandbox},
+                                 {"uid", r.uid},
+                                 {"status", status},
+                                 {"verdict", r.verdict},
+                                 {"reason", r.reason},
+                                 {"since", r.since},
+                                 {"fence", r.fence},
+                                 {"fence_seen_at", r.fence_seen},
+                                 {"resume", ResumeHint(r, status)}});
+  }
+  out << json::serialize(json::object{{"sandboxes", std::move(items)}}) << "\n";
+}
+
+}  // namespace
+
+bool IsStatus(const std::string& status) {
+  return std::find(std::begin(kStatuses), std::end(kStatuses), status) != std::end(kStatuses);
+}
+
+std::string StatusOf(const StatusRow& r) {
+  // fencekeeper's own suspension landed on the object decided on, or later.
+  const bool applied = r.applied_generation && r.observed_generation &&
+                       *r.applied_generation >= *r.observed_generation;
+  if (r.pending_intent_seq) return "suspending";
+  if (r.verdict == "suspend") return applied ? "suspended" : "suspending";
+  if (r.verdict == "hold") return applied ? "suspended" : "held";
+  if (r.verdict == "ignore") return "ignored";
+  return r.verdict.empty() ? "observed" : r.verdict;
+}
+
+std::string ResumeHint(const StatusRow& r, const std::string& status) {
+  if (status == "suspending")
+    return "nothing yet: fencekeeper is suspending it" +
+           (r.pending_intent_seq ? " (intent seq " + std::to_string(*r.pending_intent_seq) + ")"
+                                 : std::string());
+  if (status == "admitting") return "nothing: OpenShell is admitting it under the current fence";
+  if (status != "suspended" && status != "held") return "-";
+  const std::string start =
+      "openshell sandbox start " + r.sandbox + " (OpenShell re-admits it under the current fence)";
+  using domain::Reason;
+  if (r.reason == domain::ToString(Reason::kFenceBypassed))
+    return "remove or narrow the policies that widen its fence, then " + start;
+  if (r.reason == domain::ToString(Reason::kFenceMissing))
+    return "restore the fence policy " + std::string(domain::kWorkloadPolicyName) + ", then " +
+           start;
+  return start;
+}
+
+int RunStatus(const StatusOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.status && !IsStatus(*o.status)) {
+    err << "fencekeeper status: --verdict '" << *o.status
+        << "': not one of suspended, held, suspending, admitting, healthy, ignored\n";
+    return kExitUnusable;
+  }
+  journal::OpenOptions open;
+  open.read_only = true;
+  // Opened once through the journal first: a foreign file, a newer schema or
+  // a damaged one is refused as every command refuses it.
+  if (auto j = journal::Journal::Open(o.journal, open); !j.ok()) {
+    err << "fencekeeper status: " << j.status().message() << "\n";
+    return kExitUnusable;
+  }
+  try {
+    SQLite::Database db(journal::ReadOnlyUri(o.journal), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+    std::vector<StatusRow> rows = ReadState(db, o);
+    AddEpisodes(db, rows);
+    if (o.json) {
+      PrintJson(rows, out);
+    } else if (rows.empty()) {
+      out << "no sandbox in the journal matches\n";
+    } else {
+      PrintText(rows, out);
+    }
+  } catch (const SQLite::Exception& e) {
+    err << "fencekeeper status: " << o.journal << ": " << e.what() << "\n";
+    return kExitUnusable;
+  }
+  return kExitOk;
+}
+
+}  // namespace fk::cli
