@@ -208,7 +208,7 @@ std::string ResumeHint(const StatusRow& r, const std::string& status) {
                                  : std::string());
   if (status == "admitting") return "nothing: OpenShell is admitting it under the current fence";
   if (status != "suspended" && status != "held") return "-";
-  const std::string start =
+  std::string start =
       "openshell sandbox start " + r.sandbox + " (OpenShell re-admits it under the current fence)";
   using domain::Reason;
   if (r.reason == domain::ToString(Reason::kFenceBypassed))
