@@ -62,7 +62,14 @@ expect "table rows" "$(count '<tr id="row-[0-9]*" data-row=')" "$(rows "")"
 
 # The x-axis is time: ticks labelled with times of day, on the demo's span.
 expect "time axis" "$(count 'data-axis="time"')" 1
-test "$(count 'data-tick-ms="[0-9]*"')" -ge 2 || { echo "FAIL: fewer than 2 time ticks" >&2; exit 1; }
+# Issue 37: 3 ticks over the demo's span; rows in bursts get ticks of their own.
+ticks=$(count 'data-tick-ms="[0-9]*"')
+test "$ticks" -ge 6 || { echo "FAIL: $ticks time ticks, want 6 or more" >&2; exit 1; }
+# No two tick labels overlap (12 characters at most, 6.2 px each), none over the axis title.
+grep -o '<text x="[0-9.]*" y="22" class="axis"' "$dir/dom.html" | sed 's/<text x="\([0-9.]*\)".*/\1/' | sort -n |
+  awk 'NR > 1 && $1 - prev < 80 { bad = 1 } $1 < 270 { bad = 1 } { prev = $1 } END { exit bad }' ||
+  { echo "FAIL: time tick labels overlap" >&2; exit 1; }
+echo "ok: $ticks time ticks, none overlapping"
 # The lane colours have a legend.
 for v in healthy admitting hold suspend ignore; do
   expect "legend of lane shading $v" "$(count "data-shade=\"$v\"><i")" 1
@@ -72,6 +79,11 @@ done
 notes=$(count 'class="note"[^>]*data-note="[0-9]*">')
 test "$notes" -ge "$(rows "where kind in ('suspend_intent', 'suspend_outcome')")" || { echo "FAIL: $notes printed notes" >&2; exit 1; }
 grep -q 'data-note="[0-9]*">[^<]*fence-stale' "$dir/dom.html" || { echo "FAIL: no printed reason fence-stale" >&2; exit 1; }
+# Issue 37: where marks cluster, notes were cut to a few characters; each now
+# takes a line of its own under the lane, whole.
+expect "notes cut short" "$(grep -o 'data-note="[0-9]*">[^<]*…<' "$dir/dom.html" | wc -l)" 0
+# Issue 37: narrow fence bands went unlabelled; each band has a label, short if it must.
+expect "labelled fence bands" "$(grep -o 'data-band-label="\(generation\|absent\)' "$dir/dom.html" | wc -l)" "$(rows "where kind = 'fence_observed'")"
 echo "ok: $notes printed notes"
 # An existing file is not replaced without --force.
 echo keep > "$dir/taken.html"
@@ -128,6 +140,7 @@ expect "table rows of fencekeeper-0.db" "$(count '<td data-journal="0">fencekeep
 expect "table rows of fencekeeper-1.db" "$(count '<td data-journal="1">fencekeeper-1.db</td>')" "$(sqlite3 -readonly "$b" "select count(*) from events")"
 expect "leadership lanes, one per journal" "$(count 'data-lane="leadership"')" 2
 expect "leader terms" "$(count 'data-band="leader"')" 2
+expect "labelled bands" "$(count 'data-band-label=')" "$(count 'data-band="')"
 expect "journals in the legend" "$(count '<span data-journal="[01]"><i')" 2
 test "$(count 'data-journal-mark="1"')" -gt 0 || fail "no mark names fencekeeper-1.db"
 expect "time axis" "$(count 'data-axis="time"')" 1

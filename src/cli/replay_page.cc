@@ -78,6 +78,7 @@ const char kReplayPageJs[] = R"js(
   const SVG = svg.namespaceURI;  // the inline <svg>'s namespace: no URL in this file
   const rows = data.rows, journals = data.journals, merged = data.merged;
   const LABEL = 240, PAD = 14, LANE = 22, NOTE = 15, HEAD = 24, AXIS = 40, GAP = 5;
+  const CHAR = 6.2, NOTE_LINES = 8;  // px per character at 10.5px; most note lines under a lane
   const avail = Math.max(document.getElementById('fk-timeline').clientWidth - 2, 900);
   // x is time. Rows recorded a few ms apart would hide each other, so each
   // row keeps at least GAP px after the one before it: the axis shifts with them.
@@ -147,7 +148,13 @@ const char kReplayPageJs[] = R"js(
     const b = el('rect', Object.assign({x: x0, y: y + 3, width: Math.max(x1 - x0, 2),
                                         height: LANE - 6, rx: 3, class: 'band ' + cls}, attrs), parent);
     if (r) mark(b, r);
-    if (x1 - x0 > 8 * text.length) label(parent, x0 + 5, y + LANE / 2 + 4, text, 'band-label');
+    // A narrow band keeps a shorter label ("generation 2", "gen 2", "2"; a
+    // leader cut short) rather than none.
+    const room = Math.floor((x1 - x0 - 8) / CHAR);
+    const short = /^generation \d+/.test(text) ? [text.replace('generation ', 'gen '), text.replace(/^generation (\d+).*$/, '$1')] : [];
+    const fits = [text].concat(short).find(function (s) { return s.length <= room; }) ||
+        (room >= 4 ? text.substring(0, room - 1) + '\u2026' : '');
+    if (fits) label(parent, x0 + 4, y + LANE / 2 + 4, fits, 'band-label').setAttribute('data-band-label', text);
     return b;
   }
   function at(r) { return xOf.get(r.key); }
@@ -165,13 +172,28 @@ const char kReplayPageJs[] = R"js(
     const g = el('g', {'data-axis': 'time', 'data-step-ms': step}, fg);
     label(g, LABEL - 10, 14, 'time (UTC)', 'axis-title', 'end');
     if (rows.length) label(g, LABEL - 10, 28, new Date(t0).toISOString().substring(0, 10), 'axis-title', 'end');
-    for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
-      const x = LABEL + PAD + (t - t0) * scale + shiftAt(t);
-      const iso = new Date(t).toISOString();
-      label(g, x, 22, iso.substring(11, step < 1e3 ? 23 : 19), 'axis', 'middle').setAttribute('data-tick-ms', t);
+    const placed = [], texts = new Set();
+    function tick(t, x, text) {
+      texts.add(text);
+      label(g, x, 22, text, 'axis', 'middle').setAttribute('data-tick-ms', t);
       el('line', {x1: x, x2: x, y1: 27, y2: AXIS, class: 'axis-tick'}, g);
       el('line', {x1: x, x2: x, y1: AXIS, y2: 1e5, class: 'grid'}, grid);
+      placed.push(x);
     }
+    function free(x) {  // room for a label of up to 12 characters, right of the axis title
+      return x - CHAR * 6 >= LABEL && placed.every(function (p) { return Math.abs(p - x) >= CHAR * 12 + 12; });
+    }
+    for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+      const iso = new Date(t).toISOString();
+      tick(t, LABEL + PAD + (t - t0) * scale + shiftAt(t), iso.substring(11, step < 1e3 ? 23 : 19));
+    }
+    // Rows that came in bursts are spread apart, and the burst takes room
+    // the regular ticks leave empty: each burst gets its own tick, at its
+    // first row, to the millisecond.
+    rows.forEach(function (r) {
+      const text = new Date(r.ms).toISOString().substring(11, 23);
+      if (free(at(r)) && !texts.has(text)) tick(r.ms, at(r), text);
+    });
   }
 
   function leadershipLane(j, terms) {
@@ -249,28 +271,42 @@ const char kReplayPageJs[] = R"js(
     if (r.kind === 'forgotten') return 'forgotten' + tail;
     return '';
   }
-  function notes(g, list) {
+  // Each note on the first line under the lane where it fits whole; a lane
+  // takes as many lines as its busiest moment needs (at most NOTE_LINES,
+  // beyond which a note on the line that frees first is cut short). Returns
+  // the notes as [row, text, line] and the number of lines.
+  function layoutNotes(list) {
     let previous = null;
-    const noted = [];
+    const noted = [], ends = [], last = [];
     list.forEach(function (r) {
       const text = noteOf(r, previous);
       if (r.kind === 'decided') previous = r;
-      if (text) noted.push([r, text]);
+      if (!text) return;
+      const x = at(r) - 3;
+      let line = ends.findIndex(function (e) { return e <= x; });
+      if (line < 0 && ends.length < NOTE_LINES) line = ends.push(-Infinity) - 1;
+      if (line < 0) {
+        line = ends.indexOf(Math.min.apply(null, ends));
+        const cut = noted[last[line]], fits = Math.max(Math.floor((x - at(cut[0]) - 6) / CHAR), 2);
+        if (cut[1].length > fits) cut[1] = cut[1].substring(0, fits - 1) + '\u2026';
+      }
+      ends[line] = x + CHAR * text.length + 8;
+      last[line] = noted.length;
+      noted.push([r, text, line, text]);
     });
-    // Two lines, taken in turn: each note runs up to the next one on its line;
-    // the whole text is its tooltip (and in the table).
-    noted.forEach(function (n, i) {
-      const x = at(n[0]) - 3, room = (i + 2 < noted.length ? at(noted[i + 2][0]) - 3 : xEnd) - x - 4;
-      const fits = Math.max(Math.floor(room / 6), 2);
-      const text = n[1].length > fits ? n[1].substring(0, fits - 1) + '\u2026' : n[1];
-      const t = label(g, x, y + LANE + NOTE * (1 + i % 2) - 4, text, 'note');
+    return {noted: noted, lines: Math.max(ends.length, 2)};
+  }
+  function notes(g, laid) {  // the whole text is each note's tooltip (and in the table)
+    laid.noted.forEach(function (n) {
+      const t = label(g, at(n[0]) - 3, y + LANE + NOTE * (1 + n[2]) - 4, n[1], 'note');
       t.setAttribute('data-note', n[0].key);
-      el('title', {}, t).textContent = n[1];
+      el('title', {}, t).textContent = n[3];
     });
   }
 
   function sandboxLane(ns, name, list, alt) {
-    laneBackground(alt, LANE + 2 * NOTE);
+    const laid = layoutNotes(list);
+    laneBackground(alt, LANE + laid.lines * NOTE);
     label(fg, LABEL - 10, y + 15, name, 'lane-label', 'end');
     const g = el('g', {'data-lane': 'sandbox', 'data-sandbox': ns + '/' + name}, fg);
     segments(g, list);
@@ -283,8 +319,8 @@ const char kReplayPageJs[] = R"js(
                   class: 'link o-' + r.outcome, 'data-link': r.ref + '-' + r.seq}, g);
     });
     list.forEach(function (r) { mark(shape(g, r, cy), r); journalMark(g, r, at(r), cy + 8); });
-    notes(g, list);
-    y += LANE + 2 * NOTE;
+    notes(g, laid);
+    y += LANE + laid.lines * NOTE;
   }
 
   function namespaceGroup(ns, group) {
