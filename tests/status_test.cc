@@ -102,6 +102,8 @@ TEST_F(StatusTest, EverySandboxWithItsStatusEpisodeAndWayOut) {
             std::string::npos);
   EXPECT_EQ(by_name["other"]["status"], "healthy");
   EXPECT_EQ(by_name["other"]["since"], "2026-12-07T02:30:00.000Z");
+  EXPECT_EQ(by_name["other"]["since_exact"], true);
+  EXPECT_EQ(by_name["other"]["fence"], "") << "no fence change began a healthy episode";
   EXPECT_EQ(by_name["other"]["resume"], "-");
 }
 
@@ -133,7 +135,7 @@ TEST_F(StatusTest, RefusesAnUnknownStatusAndAFileThatIsNoJournal) {
   o.status = "stopped";
   Printed p = Status(o);
   EXPECT_EQ(p.code, kExitUnusable);
-  EXPECT_NE(p.err.find("not one of suspended, held, suspending, admitting, healthy"),
+  EXPECT_NE(p.err.find("not one of suspended, held, suspending, refused, admitting, healthy"),
             std::string::npos)
       << p.err;
   testing::WriteBytes(dir_.File("foreign"), "hello, not a journal");
@@ -159,6 +161,21 @@ TEST(StatusRows, TheWayOutNamesWhatMustChangeFirst) {
   EXPECT_EQ(ResumeHint(r, "held").rfind("remove or narrow the policies", 0), 0u);
   r.reason = "fence-missing";
   EXPECT_EQ(ResumeHint(r, "held").rfind("restore the fence policy", 0), 0u);
+  // A refused intent sent again landed past the generation recorded (seed
+  // 3128's case): the episode's applied outcome says it was fencekeeper's.
+  r.reason = "fence-stale";
+  r.episode_seq = 10;
+  r.transition_seq = 12;
+  r.outcome = "applied";
+  EXPECT_EQ(StatusOf(r), "suspended");
+  // A suspension the API server refused: the sandbox still runs.
+  r.verdict = "suspend";
+  r.applied_generation.reset();
+  r.outcome = "failed";
+  EXPECT_EQ(StatusOf(r), "refused");
+  EXPECT_NE(ResumeHint(r, "refused").find("intent seq 12"), std::string::npos);
+  r.transition_seq = 8;  // refused in an earlier episode: this one decides afresh
+  EXPECT_EQ(StatusOf(r), "suspending");
   r.verdict = "admitting";
   EXPECT_EQ(StatusOf(r), "admitting");
   r.verdict = "ignore";

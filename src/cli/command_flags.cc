@@ -189,8 +189,8 @@ CLI::App* AddStatusCommand(CLI::App& app, StatusOptions& options) {
   s->add_option("--namespace", options.namespaces, "Only this namespace (repeatable)")
       ->type_name("NS");
   AddOptional(s, "--verdict", options.status,
-              "Only sandboxes in this status: suspended, held, suspending, admitting, healthy, "
-              "ignored")
+              "Only sandboxes in this status: suspended, held, suspending, refused, admitting, "
+              "healthy, ignored, observed")
       ->type_name("STATUS");
   s->add_option_function<std::string>(
        "--format", [&options](const std::string& v) { options.json = v == "json"; },

@@ -19,8 +19,8 @@ namespace fk::cli {
 namespace {
 namespace json = boost::json;
 
-constexpr const char* kStatuses[] = {"suspended", "held",    "suspending",
-                                     "admitting", "healthy", "ignored"};
+constexpr const char* kStatuses[] = {"suspended", "held",    "suspending", "refused",
+                                     "admitting", "healthy", "ignored",    "observed"};
 
 // Fence rows and suspended rows are one episode: fencekeeper's intent
 // (suspend) is followed by the hold of the suspended object.
@@ -33,7 +33,7 @@ std::optional<int64_t> Int(const SQLite::Column& c) {
   return c.isNull() ? std::nullopt : std::optional<int64_t>(c.getInt64());
 }
 
-std::vector<StatusRow> ReadState(SQLite::Database& db, const StatusOptions& o) {
+std::vector<StatusRow> ReadState(SQLite::Database& db) {
   SQLite::Statement q(db,
                       "SELECT namespace, sandbox, sandbox_uid, COALESCE(verdict, ''), "
                       "COALESCE(reason, ''), observed_generation, applied_generation, "
@@ -41,29 +41,38 @@ std::vector<StatusRow> ReadState(SQLite::Database& db, const StatusOptions& o) {
                       "ORDER BY namespace, sandbox, sandbox_uid");
   std::vector<StatusRow> rows;
   while (q.executeStep()) {
-    StatusRow r{q.getColumn(0).getString(),
-                q.getColumn(1).getString(),
-                q.getColumn(2).getString(),
-                q.getColumn(3).getString(),
-                q.getColumn(4).getString(),
-                Int(q.getColumn(5)),
-                Int(q.getColumn(6)),
-                Int(q.getColumn(7)),
-                q.getColumn(8).getString(),
-                "",
-                ""};
-    const bool in_ns = o.namespaces.empty() || std::find(o.namespaces.begin(), o.namespaces.end(),
-                                                         r.ns) != o.namespaces.end();
-    if (in_ns && (!o.status || StatusOf(r) == *o.status)) rows.push_back(std::move(r));
+    StatusRow r;
+    r.ns = q.getColumn(0).getString();
+    r.sandbox = q.getColumn(1).getString();
+    r.uid = q.getColumn(2).getString();
+    r.verdict = q.getColumn(3).getString();
+    r.reason = q.getColumn(4).getString();
+    r.observed_generation = Int(q.getColumn(5));
+    r.applied_generation = Int(q.getColumn(6));
+    r.pending_intent_seq = Int(q.getColumn(7));
+    r.since = q.getColumn(8).getString();  // the projection's last change, until a decision says
+    rows.push_back(std::move(r));
   }
   return rows;
 }
 
+// Only the namespaces and the status asked for.
+void Select(const StatusOptions& o, std::vector<StatusRow>& rows) {
+  std::erase_if(rows, [&](const StatusRow& r) {
+    const bool in_ns = o.namespaces.empty() || std::find(o.namespaces.begin(), o.namespaces.end(),
+                                                         r.ns) != o.namespaces.end();
+    return !in_ns || (o.status && StatusOf(r) != *o.status);
+  });
+}
+
 // When each sandbox's current episode began: the first decision of the
 // trailing run of decisions in the same episode (one pass, in seq order).
+// `first`: it is also the sandbox's first decision kept; after a prune, the
+// episode may have begun before it.
 struct Began {
   int64_t seq = 0;
   std::string at, verdict;
+  bool first = true;
 };
 std::map<std::string, Began> EpisodeStarts(SQLite::Database& db) {
   SQLite::Statement q(db,
@@ -73,10 +82,26 @@ std::map<std::string, Began> EpisodeStarts(SQLite::Database& db) {
     Began& b = by_uid[q.getColumn(2).getString()];
     const std::string verdict = q.getColumn(3).getString();
     if (b.seq == 0 || !SameEpisode(b.verdict, verdict))
-      b = {q.getColumn(0).getInt64(), q.getColumn(1).getString(), verdict};
+      b = {q.getColumn(0).getInt64(), q.getColumn(1).getString(), verdict, b.seq == 0};
     b.verdict = verdict;
   }
   return by_uid;
+}
+
+// Each sandbox's latest suspend intent and its latest outcome.
+std::map<std::string, std::pair<int64_t, std::string>> LatestTransitions(SQLite::Database& db) {
+  SQLite::Statement q(db, "SELECT seq, sandbox_uid, outcome FROM transitions ORDER BY seq");
+  std::map<std::string, std::pair<int64_t, std::string>> by_uid;
+  while (q.executeStep())
+    by_uid[q.getColumn(1).getString()] = {q.getColumn(0).getInt64(), q.getColumn(2).getString()};
+  return by_uid;
+}
+
+bool FenceReason(const std::string& reason) {
+  using domain::Reason;
+  for (Reason r : {Reason::kFenceStale, Reason::kFenceAltered, Reason::kFenceMissing})
+    if (reason == domain::ToString(r)) return true;
+  return false;
 }
 
 // The workload fence as observed, per namespace, in seq order.
@@ -120,26 +145,33 @@ std::map<std::string, FenceSeen> Bypasses(SQLite::Database& db) {
   return by_uid;
 }
 
-// Since when, and the fence change (or the widening policies) each began with.
+// Since when, the fence change (or the widening policies) each began with,
+// and its latest transition.
 void AddEpisodes(SQLite::Database& db, std::vector<StatusRow>& rows) {
   const auto starts = EpisodeStarts(db);
   const auto fences = FenceHistory(db);
+  const auto transitions = LatestTransitions(db);
+  const bool pruned = db.execAndGet("SELECT last_pruned FROM journal_cut").getInt64() > 0;
   const bool any_bypass = std::any_of(rows.begin(), rows.end(), [](const StatusRow& r) {
     return r.reason == domain::ToString(domain::Reason::kFenceBypassed);
   });
   const auto bypasses = any_bypass ? Bypasses(db) : std::map<std::string, FenceSeen>{};
   for (StatusRow& r : rows) {
+    if (auto t = transitions.find(r.uid); t != transitions.end())
+      std::tie(r.transition_seq, r.outcome) = t->second;
     const auto began = starts.find(r.uid);
-    if (began != starts.end()) r.since = began->second.at;  // else: pruned, keep updated_at
-    const int64_t at_seq = began == starts.end() ? INT64_MAX : began->second.seq;
+    r.since_exact = began != starts.end() && !(pruned && began->second.first);
+    if (began == starts.end()) continue;  // no decision kept: the projection's time
+    r.since = began->second.at;
+    r.episode_seq = began->second.seq;
     if (r.reason == domain::ToString(domain::Reason::kFenceBypassed)) {
       if (auto b = bypasses.find(r.uid); b != bypasses.end())
         std::tie(r.fence, r.fence_seen) = std::tie(b->second.what, b->second.at);
       continue;
     }
     const auto ns = fences.find(r.ns);
-    if (ns == fences.end()) continue;
-    auto after = std::upper_bound(ns->second.begin(), ns->second.end(), at_seq,
+    if (!FenceReason(r.reason) || ns == fences.end()) continue;
+    auto after = std::upper_bound(ns->second.begin(), ns->second.end(), r.episode_seq,
                                   [](int64_t seq, const FenceSeen& f) { return seq < f.seq; });
     if (after == ns->second.begin()) continue;
     --after;
@@ -152,8 +184,9 @@ void PrintText(const std::vector<StatusRow>& rows, std::ostream& out) {
       {"NAMESPACE", "SANDBOX", "STATUS", "REASON", "SINCE", "FENCE", "RESUME"}};
   for (const StatusRow& r : rows) {
     const std::string status = StatusOf(r);
-    lines.push_back({r.ns, r.sandbox, status, r.reason.empty() ? "-" : r.reason, r.since,
-                     r.fence.empty() ? "-" : r.fence, ResumeHint(r, status)});
+    lines.push_back({r.ns, r.sandbox, status, r.reason.empty() ? "-" : r.reason,
+                     (r.since_exact ? "" : "<=") + r.since, r.fence.empty() ? "-" : r.fence,
+                     ResumeHint(r, status)});
   }
   std::vector<size_t> width(lines[0].size(), 0);
   for (const auto& l : lines)
@@ -177,6 +210,7 @@ void PrintJson(const std::vector<StatusRow>& rows, std::ostream& out) {
                                  {"verdict", r.verdict},
                                  {"reason", r.reason},
                                  {"since", r.since},
+                                 {"since_exact", r.since_exact},
                                  {"fence", r.fence},
                                  {"fence_seen_at", r.fence_seen},
                                  {"resume", ResumeHint(r, status)}});
@@ -191,11 +225,18 @@ bool IsStatus(const std::string& status) {
 }
 
 std::string StatusOf(const StatusRow& r) {
-  // fencekeeper's own suspension landed on the object decided on, or later.
-  const bool applied = r.applied_generation && r.observed_generation &&
-                       *r.applied_generation >= *r.observed_generation;
+  // fencekeeper's own suspension landed on the object decided on, or later,
+  // or an intent of this episode was applied (a refused intent sent again
+  // lands past the generation recorded: plan.cc's OwnSuspension).
+  const bool in_episode = r.episode_seq > 0 && r.transition_seq >= r.episode_seq;
+  const bool applied = (r.applied_generation && r.observed_generation &&
+                        *r.applied_generation >= *r.observed_generation) ||
+                       (in_episode && r.outcome == "applied");
   if (r.pending_intent_seq) return "suspending";
-  if (r.verdict == "suspend") return applied ? "suspended" : "suspending";
+  if (r.verdict == "suspend") {
+    if (applied) return "suspended";
+    return in_episode && r.outcome == "failed" ? "refused" : "suspending";
+  }
   if (r.verdict == "hold") return applied ? "suspended" : "held";
   if (r.verdict == "ignore") return "ignored";
   return r.verdict.empty() ? "observed" : r.verdict;
@@ -206,6 +247,9 @@ std::string ResumeHint(const StatusRow& r, const std::string& status) {
     return "nothing yet: fencekeeper is suspending it" +
            (r.pending_intent_seq ? " (intent seq " + std::to_string(*r.pending_intent_seq) + ")"
                                  : std::string());
+  if (status == "refused")
+    return "the API server refused the suspension (intent seq " + std::to_string(r.transition_seq) +
+           "): it still runs; see its transitions row and the FencekeeperTransitionsFailed runbook";
   if (status == "admitting") return "nothing: OpenShell is admitting it under the current fence";
   if (status != "suspended" && status != "held") return "-";
   std::string start =
@@ -222,7 +266,8 @@ std::string ResumeHint(const StatusRow& r, const std::string& status) {
 int RunStatus(const StatusOptions& o, std::ostream& out, std::ostream& err) {
   if (o.status && !IsStatus(*o.status)) {
     err << "fencekeeper status: --verdict '" << *o.status
-        << "': not one of suspended, held, suspending, admitting, healthy, ignored\n";
+        << "': not one of suspended, held, suspending, refused, admitting, healthy, ignored, "
+           "observed\n";
     return kExitUnusable;
   }
   journal::OpenOptions open;
@@ -234,9 +279,14 @@ int RunStatus(const StatusOptions& o, std::ostream& out, std::ostream& err) {
     return kExitUnusable;
   }
   try {
-    SQLite::Database db(journal::ReadOnlyUri(o.journal), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
-    std::vector<StatusRow> rows = ReadState(db, o);
+    SQLite::Database db(journal::ReadOnlyUri(o.journal), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                        open.busy_timeout_ms);
+    // One read transaction: every view read at one moment, whatever a live
+    // writer commits meanwhile.
+    SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
+    std::vector<StatusRow> rows = ReadState(db);
     AddEpisodes(db, rows);
+    Select(o, rows);
     if (o.json) {
       PrintJson(rows, out);
     } else if (rows.empty()) {
