@@ -42,7 +42,7 @@ sed "s|^$copy\$|COPY --from=$rootfs_image /rootfs/ /|" deploy/Dockerfile > "$wor
 # Without the cache there is nothing to leave: this build has no step worth
 # caching (the tree is new each time). Docker's builder leaves none.
 layers=""
-[ "$(basename "$engine")" = podman ] && layers="--layers=false"
+"$engine" --version 2>/dev/null | grep -qi podman && layers="--layers=false"  # podman-docker too
 "$engine" build $layers -f "$work/Dockerfile" --build-arg VERSION="$version" \
   --build-arg REVISION="$revision" -t "$tag" .
 echo "build.sh: $tag holds fencekeeper $version (commit $revision)"

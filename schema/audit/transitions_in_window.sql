@@ -16,7 +16,7 @@ CREATE TEMP TRIGGER IF NOT EXISTS transitions_in_window_needs_times
 BEFORE INSERT ON transitions_in_window_bounds
 WHEN NEW.value IS NOT NULL AND NOT (
   typeof(NEW.value) = 'text'
-  AND NEW.value GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt ][0-9][0-9]:[0-9][0-9]*'
+  AND NEW.value GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*'
   AND (NEW.value GLOB '*[Zz]' OR NEW.value GLOB '*[+-][0-9][0-9]:[0-9][0-9]')
   AND julianday(NEW.value) IS NOT NULL)
 BEGIN

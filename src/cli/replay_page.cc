@@ -184,8 +184,8 @@ const char kReplayPageJs[] = R"js(
       return x - CHAR * 6 >= LABEL && placed.every(function (p) { return Math.abs(p - x) >= CHAR * 12 + 12; });
     }
     for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
-      const iso = new Date(t).toISOString();
-      tick(t, LABEL + PAD + (t - t0) * scale + shiftAt(t), iso.substring(11, step < 1e3 ? 23 : 19));
+      const iso = new Date(t).toISOString(), x = LABEL + PAD + (t - t0) * scale + shiftAt(t);
+      if (x - CHAR * 6 >= LABEL) tick(t, x, iso.substring(11, step < 1e3 ? 23 : 19));
     }
     // Rows that came in bursts are spread apart, and the burst takes room
     // the regular ticks leave empty: each burst gets its own tick, at its

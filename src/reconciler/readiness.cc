@@ -18,7 +18,10 @@ std::string VerboseReadiness(const std::vector<ReadinessCheck>& all,
                   : "[-]" + c.name + " " + c.reason) +
             "\n";
   std::string unmatched;
-  for (const std::string& name : excluded) {
+  std::vector<std::string> names = excluded;  // each once, in order, as kube-apiserver's set
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const std::string& name : names) {
     const bool names_a_check = std::any_of(all.begin(), all.end(),
                                            [&](const ReadinessCheck& c) { return c.name == name; });
     if (names_a_check) {
