@@ -3,7 +3,10 @@
 // in order; an event is applied and notified with the state it replaced.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kube/object_store.h"
@@ -112,6 +115,59 @@ TEST(ObjectMapTest, APackedKeyFindsWhatItsTextFinds) {
   EXPECT_TRUE(m.Contains(ns, name));
   EXPECT_EQ(m.Find(ns, CompactString("other")), nullptr);
   EXPECT_FALSE(m.Contains(CompactString("other"), name));
+}
+
+// The map is two levels of sorted arrays (issue 36): under any order of puts
+// and erases over many namespaces it holds, finds and orders what a
+// std::map keyed by (namespace, name) does, an emptied namespace is gone,
+// and a store that took a listing whole still serves it.
+TEST(ObjectMapTest, HoldsAndOrdersWhatAMapByNamespaceAndNameWould) {
+  ObjectMap m;
+  std::map<std::pair<std::string, std::string>, std::string> model;  // -> uid
+  std::mt19937 random(36);
+  for (int step = 0; step < 4000; ++step) {
+    const std::string ns = "ns-" + std::to_string(random() % 13);
+    const std::string name = "ns-0042-sb-" + std::to_string(random() % 50) +
+                             (random() % 4 == 0 ? std::string(30, 'x') : "");
+    if (random() % 3 == 0) {
+      const CachedPtr gone = m.Erase(ns, name);
+      const auto it = model.find({ns, name});
+      ASSERT_EQ(gone != nullptr, it != model.end());
+      if (gone) {
+        EXPECT_EQ(gone->uid, it->second);
+        model.erase(it);
+      }
+    } else {
+      const std::string uid = "u" + std::to_string(step);
+      const CachedPtr was = m.Put(ns, name, Object(uid, "1"));
+      EXPECT_EQ(was != nullptr, model.contains({ns, name}));
+      model[{ns, name}] = uid;
+    }
+    ASSERT_EQ(m.size(), model.size());
+  }
+  std::vector<std::string> seen, expected;
+  m.ForEach("", [&](const CompactString& ns, const CompactString& name, const CachedPtr& o) {
+    seen.push_back(ns.str() + "/" + name.str() + "=" + o->uid.str());
+  });
+  for (const auto& [key, uid] : model) expected.push_back(key.first + "/" + key.second + "=" + uid);
+  EXPECT_EQ(seen, expected);
+  for (const auto& [key, uid] : model) EXPECT_EQ(m.Find(key.first, key.second)->uid, uid);
+  // Emptied namespaces are gone: a namespace's walk sees only its own.
+  for (int i = 0; i < 13; ++i) {
+    const std::string ns = "ns-" + std::to_string(i);
+    size_t in_model = 0, walked = 0;
+    for (const auto& [key, uid] : model) in_model += key.first == ns;
+    m.ForEach(ns, [&](const CompactString& n, const CompactString&, const CachedPtr&) {
+      EXPECT_EQ(n, ns);
+      ++walked;
+    });
+    EXPECT_EQ(walked, in_model);
+  }
+  ObjectStore store;
+  StoreWriter writer(store, [](const Change&) {});
+  writer.Replace(std::move(m));
+  EXPECT_EQ(store.size(), model.size());
+  for (const auto& [key, uid] : model) EXPECT_EQ(store.Get(key.first, key.second)->uid, uid);
 }
 
 }  // namespace

@@ -38,9 +38,8 @@ bool ObjectMap::Contains(const CompactString& ns, const CompactString& name) con
 }
 
 CachedPtr ObjectMap::Put(std::string_view ns, std::string_view name, CachedPtr object) {
-  auto names = by_ns_.find(ns);
-  if (names == by_ns_.end()) names = by_ns_.emplace(CompactString(ns), Names{}).first;
-  auto [it, added] = names->second.try_emplace(CompactString(name), std::move(object));
+  auto names = by_ns_.try_emplace(ns).first;
+  auto [it, added] = names->second.try_emplace(name, std::move(object));
   if (added) {
     ++size_;
     return nullptr;
@@ -60,6 +59,11 @@ CachedPtr ObjectMap::Erase(std::string_view ns, std::string_view name) {
   // An emptied namespace goes too: namespaces come and go.
   if (names->second.empty()) by_ns_.erase(names);
   return held;
+}
+
+void ObjectMap::ShrinkToFit() {
+  by_ns_.shrink_to_fit();
+  for (auto& [ns, names] : by_ns_) names.shrink_to_fit();
 }
 
 CachedPtr ObjectStore::Get(const std::string& ns, const std::string& name) const {
@@ -95,6 +99,7 @@ void StoreWriter::Replace(ObjectMap listing) {
     std::lock_guard lock(store_.mu_);
     std::swap(old, store_.objects_);
     store_.objects_ = std::move(listing);
+    store_.objects_.ShrinkToFit();
   }
   // Only this writer changes the store, so it is walked without the lock
   // (readers may read it meanwhile, as they do under it).
