@@ -46,6 +46,35 @@ void TakeWhenDue(WorkQueue& q, ManualTimeSource& time, const ObjectKey& key) {
   q.Done(key);
 }
 
+// The queue keeps its keys packed (inline up to 22 characters, on the heap
+// past it): any name comes back as it was added, names that share a long
+// prefix stay apart, and a key is still queued once however it was spelled.
+TEST(WorkQueueTest, KeysOfAnyLengthComeBackAsTheyWereAdded) {
+  ManualTimeSource time;
+  WorkQueue q(time);
+  const std::string long_name(300, 'x');
+  const std::vector<ObjectKey> keys = {{"ns-0042", "ns-0042-sb-00007"},
+                                       {"a-namespace-of-thirty-chars-00", long_name + "1"},
+                                       {"a-namespace-of-thirty-chars-00", long_name},
+                                       {"", "empty-namespace"},
+                                       {"ns", ""}};
+  for (const ObjectKey& k : keys) q.Add(k);
+  q.Add({"a-namespace-of-thirty-chars-00", long_name});
+  EXPECT_EQ(q.Depth(), keys.size());
+  for (const ObjectKey& k : keys) {
+    const auto got = q.TryGet();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(*got, k);
+    q.Add(k);  // re-added while processed: back after Done, still once
+    q.Add(k);
+    q.Done(*got);
+  }
+  EXPECT_EQ(q.Depth(), keys.size());
+  q.AddRateLimited(keys[1]);  // a failing long key backs off under its own name
+  EXPECT_EQ(NextDelay(q, time), 5ms);
+  q.Forget(keys[1]);
+}
+
 TEST(WorkQueueTest, AKeyAddedTwiceIsQueuedOnceAndKeysComeOutInOrder) {
   ManualTimeSource time;
   WorkQueue q(time);

@@ -8,6 +8,10 @@
 // keys waiting, a key re-added while it is worked on included), adds (a key
 // added while already waiting is no add), retries, time queued, time worked,
 // and the work still in progress (computed when scraped).
+//
+// Keys are kept packed (common/namespaced_name.h): at a resync every
+// sandbox's key is here at once, and a name longer than 15 characters (as
+// OpenShell's are) was a heap string in each of an ObjectKey's copies.
 #pragma once
 
 #include <chrono>
@@ -21,6 +25,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/namespaced_name.h"
 #include "reconciler/metrics.h"
 #include "reconciler/reconciler.h"
 
@@ -61,25 +66,28 @@ class WorkQueue {
   void ReportUnfinished() const;
 
  private:
-  void PromoteDue();                   // under mu_
-  void Enqueue(const ObjectKey& key);  // under mu_: marks it dirty and queues it
-  ObjectKey TakeFront();               // under mu_, queue_ not empty
+  using Key = NamespacedName;  // an ObjectKey, packed
+  static Key Pack(const ObjectKey& key) { return Key(key.ns, key.name); }
+
+  void PromoteDue();             // under mu_
+  void Enqueue(const Key& key);  // under mu_: marks it dirty and queues it
+  ObjectKey TakeFront();         // under mu_, queue_ not empty
   double SecondsSince(MonoTime t) const;
 
   TimeSource& time_;
   const std::chrono::milliseconds base_delay_, max_delay_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<ObjectKey> queue_;
+  std::deque<Key> queue_;
   // Queued and not yet taken, with since when. One node per key: at a
   // resync every sandbox is here at once.
-  std::map<ObjectKey, MonoTime> dirty_;
-  std::set<ObjectKey> processing_;  // taken and not yet Done
-  std::multimap<MonoTime, ObjectKey> delayed_;
-  std::set<ObjectKey> waiting_;  // the keys in delayed_
-  std::map<ObjectKey, int> failures_;
+  std::map<Key, MonoTime> dirty_;
+  std::set<Key> processing_;  // taken and not yet Done
+  std::multimap<MonoTime, Key> delayed_;
+  std::set<Key> waiting_;  // the keys in delayed_
+  std::map<Key, int> failures_;
   Metrics* const metrics_;
-  std::map<ObjectKey, MonoTime> taken_at_;  // keys being processed: since when
+  std::map<Key, MonoTime> taken_at_;  // keys being processed: since when
   bool shutdown_ = false;
 };
 
