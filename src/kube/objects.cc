@@ -255,14 +255,16 @@ std::optional<PolicyRole> FenceRole(std::string_view policy_name) {
 
 namespace {
 
-std::optional<CompactString> Pack(const std::optional<std::string>& s) {
-  if (!s) return std::nullopt;
-  return CompactString(*s);
+// An optional text kept as a CompactString and a bit of `present`.
+void Pack(const std::optional<std::string>& s, uint8_t bit, CompactString& out, uint8_t& present) {
+  if (!s) return;
+  out = CompactString(*s);
+  present |= bit;
 }
 
-std::optional<std::string> Unpack(const std::optional<CompactString>& s) {
-  if (!s) return std::nullopt;
-  return s->str();
+std::optional<std::string> Unpack(const CompactString& s, uint8_t bit, uint8_t present) {
+  if (!(present & bit)) return std::nullopt;
+  return s.str();
 }
 
 // Of() and Parsed() list every field: one added to these types must be added
@@ -293,14 +295,17 @@ CachedRef<CachedSandbox> CachedSandbox::Of(const ParsedSandbox& parsed) {
   auto out = MakeCached<CachedSandbox>();
   const domain::SandboxObservation& o = parsed.observation;
   out->generation = o.generation;
-  out->bootstrap_started_at_ms = o.bootstrap_started_at_ms;
-  out->fence_generation = o.fence_generation;
-  out->fence_uid = Pack(o.fence_uid);
-  out->workload_uid = Pack(o.workload_uid);
-  out->supervisor_uid = Pack(o.supervisor_uid);
-  out->bootstrap_phase = HeapText(o.bootstrap_phase);
-  out->api_version = o.api_version;
-  out->bootstrap_op = o.bootstrap_op;
+  if (o.fence_generation) {
+    out->fence_generation = *o.fence_generation;
+    out->present |= CachedSandbox::kHasFenceGeneration;
+  }
+  Pack(o.fence_uid, CachedSandbox::kHasFenceUid, out->fence_uid, out->present);
+  Pack(o.workload_uid, CachedSandbox::kHasWorkloadUid, out->workload_uid, out->present);
+  Pack(o.supervisor_uid, CachedSandbox::kHasSupervisorUid, out->supervisor_uid, out->present);
+  if (!o.bootstrap_phase.empty() || o.bootstrap_started_at_ms)
+    out->bootstrap = CachedSandbox::Bootstrap{o.bootstrap_phase, o.bootstrap_started_at_ms};
+  out->api_version = static_cast<uint8_t>(o.api_version);
+  out->bootstrap_op = static_cast<uint8_t>(o.bootstrap_op);
   out->deleting = o.deleting;
   out->spare = o.spare;
   out->should_run = o.should_run;
@@ -326,18 +331,20 @@ ParsedSandbox CachedSandbox::Parsed(const std::string& ns, const std::string& na
   o.name = name;
   o.uid = uid.str();
   o.generation = generation;
-  o.api_version = api_version;
+  o.api_version = static_cast<domain::ApiVersion>(api_version);
   o.deleting = deleting;
   o.spare = spare;
   o.should_run = should_run;
   o.bootstrapping = bootstrapping;
-  o.bootstrap_op = bootstrap_op;
-  o.bootstrap_phase = bootstrap_phase.str();
-  o.bootstrap_started_at_ms = bootstrap_started_at_ms;
-  o.fence_uid = Unpack(fence_uid);
-  o.fence_generation = fence_generation;
-  o.workload_uid = Unpack(workload_uid);
-  o.supervisor_uid = Unpack(supervisor_uid);
+  o.bootstrap_op = static_cast<domain::BootstrapOp>(bootstrap_op);
+  if (bootstrap) {
+    o.bootstrap_phase = bootstrap->phase;
+    o.bootstrap_started_at_ms = bootstrap->started_at_ms;
+  }
+  o.fence_uid = Unpack(fence_uid, kHasFenceUid, present);
+  if (present & kHasFenceGeneration) o.fence_generation = fence_generation;
+  o.workload_uid = Unpack(workload_uid, kHasWorkloadUid, present);
+  o.supervisor_uid = Unpack(supervisor_uid, kHasSupervisorUid, present);
   p.resource_version = resource_version.str();
   p.workload_pod_name = workload_pod.empty() ? name : workload_pod.str();
   if (!resource_id.empty()) p.supervisor_pod_name = kSupervisorPodPrefix + resource_id.str();

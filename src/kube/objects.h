@@ -141,27 +141,45 @@ struct CachedSandbox final : Cached {
   bool Names(const std::string& sandbox_name, const std::string& pod) const;
 
   // SandboxObservation's fields but the identity, packed: at 10,000 sandboxes
-  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB. 232 bytes,
-  // a 240-byte heap chunk. In this order for the padding: the bools fill the
-  // bytes after kube::Cached's count and kind, the two enums the ones after
-  // the packed uids (the order that reads best was 8 bytes more, and a
-  // 256-byte chunk).
+  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB. 200 bytes,
+  // a 208-byte heap chunk (issue 36; was 232, a 240-byte chunk): the
+  // optional texts and numbers say they are present in one byte of bits,
+  // where each std::optional took 8 more, the enums take a byte each, and
+  // what only a sandbox OpenShell is admitting has (its bootstrap phase and
+  // start) shares one pointer. In this order for the padding: the bools
+  // fill the bytes after kube::Cached's count and kind, the texts
+  // (alignment 1) follow, then the bytes, then what is 8-aligned.
   bool deleting = false, should_run = true, bootstrapping = false;
+
+  // fence_uid, workload_uid, supervisor_uid: read only when their bit
+  // (kHasFenceUid ...) is set in `present`; Of() and Parsed() keep them.
+  CompactString fence_uid, workload_uid, supervisor_uid;
+  // The resource id, lower case, that names the supervisor pod ("" = none).
+  CompactString resource_id;
+  enum Present : uint8_t {
+    kHasFenceUid = 1,
+    kHasWorkloadUid = 2,
+    kHasSupervisorUid = 4,
+    kHasFenceGeneration = 8,
+  };
+  uint8_t present = 0;
+  uint8_t api_version = 0;   // a domain::ApiVersion
+  uint8_t bootstrap_op = 0;  // a domain::BootstrapOp
+  bool spare = false;        // an unassigned warm-pool pair (row 1b)
 
   HeapText error;  // why it does not parse ("" = it does): reported, never decided
 
   int64_t generation = 0;
-  std::optional<int64_t> bootstrap_started_at_ms;
-  std::optional<int64_t> fence_generation;
-  std::optional<CompactString> fence_uid, workload_uid, supervisor_uid;
-  domain::ApiVersion api_version = domain::ApiVersion::kV1beta1;
-  domain::BootstrapOp bootstrap_op = domain::BootstrapOp::kNone;
-  bool spare = false;        // an unassigned warm-pool pair (row 1b)
-  HeapText bootstrap_phase;  // only while OpenShell admits it
-  // The workload pod's name when it is not the sandbox's; the resource id,
-  // lower case, that names the supervisor pod ("" = none).
+  int64_t fence_generation = 0;  // read only with kHasFenceGeneration
+  // Only while OpenShell admits it: the phase and start it annotated.
+  struct Bootstrap {
+    std::string phase;
+    std::optional<int64_t> started_at_ms;
+    bool operator==(const Bootstrap&) const = default;
+  };
+  domain::HeapOptional<Bootstrap> bootstrap;
+  // The workload pod's name when it is not the sandbox's.
   HeapText workload_pod;
-  CompactString resource_id;
   LabelSet template_labels;               // interned: usually the same set as its pod's
   domain::HeapOptional<IntentMark> mark;  // rare: only while an intent is on it
 };
