@@ -49,5 +49,35 @@ TEST(FoldTest, ARenamedOrErasedRecordLeavesItsOldName) {
   EXPECT_EQ(s.uids_by_name.size(), 0u);
 }
 
+// A fence record remembers the highest generation folded per policy uid
+// (FenceRecord::max_generation, a sorted array since issue 36): through a
+// lower copy, another uid and an absent policy, each uid keeps its highest.
+TEST(FoldTest, AFenceKeepsTheHighestGenerationOfEachUid) {
+  JournalState s;
+  int64_t seq = 0;
+  const auto observe = [&](bool present, const std::string& uid, int64_t generation) {
+    Event e;
+    e.seq = ++seq;
+    e.ns = "ns";
+    e.recorded_at = "2026-12-07T10:00:00.000Z";
+    e.body = FenceObserved{kWorkloadPolicyName, {present, uid, generation, true}};
+    fold(s, e);
+  };
+  const std::string a = "0f8c2d3e-1a2b-4c3d-8e9f-001122334455";  // packed as a uuid
+  const std::string b(40, 'b');                                  // on the heap
+  observe(true, a, 3);
+  observe(true, b, 1);
+  observe(true, a, 2);  // an older copy: recorded, but a's highest stays 3
+  observe(false, "", 0);
+  const FenceRecord& r = s.fences.at({"ns", kWorkloadPolicyName});
+  EXPECT_EQ(r.seq, 4);
+  EXPECT_FALSE(r.observation.present);
+  std::vector<std::pair<std::string, int64_t>> seen;
+  for (const auto& [uid, generation] : r.max_generation) seen.emplace_back(uid.str(), generation);
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, int64_t>>{{a, 3}, {b, 1}}));
+  ASSERT_NE(r.max_generation.find(a), r.max_generation.end());
+  EXPECT_EQ(r.max_generation.find(std::string(39, 'b')), r.max_generation.end());
+}
+
 }  // namespace
 }  // namespace fk::domain

@@ -29,7 +29,7 @@ struct Folder {
 
   void operator()(const FenceObserved& f) {
     FenceRecord& r = state.fences[{e.ns, f.policy}];
-    std::map<std::string, int64_t> seen = std::move(r.max_generation);
+    SortedNames<int64_t> seen = std::move(r.max_generation);
     r = FenceRecord{e.ns, f.policy, f.observation, e.seq, e.recorded_at, std::move(seen)};
     if (f.observation.present) {
       int64_t& g = r.max_generation[f.observation.uid];

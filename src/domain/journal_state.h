@@ -16,6 +16,7 @@
 #include "common/compact_string.h"
 #include "common/hash_multimap.h"
 #include "common/namespaced_name.h"
+#include "common/sorted_names.h"
 #include "domain/decision.h"
 #include "domain/digest.h"
 #include "domain/event.h"
@@ -36,8 +37,10 @@ struct FenceRecord {
   // to another uid or to "absent" in between). Folded from the events this
   // process saw, seeded at start from the projection's latest record: a
   // restarted process lists afresh, so it holds no copy older than that.
-  // Memory, not state: equality ignores it.
-  std::map<std::string, int64_t> max_generation;
+  // Memory, not state: equality ignores it. A sorted array (usually of one
+  // uid, packed): a std::map node and the uid's heap copy were 128 bytes of
+  // every fence, two a namespace (issue 36).
+  SortedNames<int64_t> max_generation;
   bool operator==(const FenceRecord& o) const {
     return ns == o.ns && policy == o.policy && observation == o.observation && seq == o.seq &&
            updated_at == o.updated_at;

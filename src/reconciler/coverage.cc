@@ -69,7 +69,7 @@ void CoverageWatch::Update(const ClusterCache& cache) {
     for (const auto& [ns, n] : sandboxes) names.insert(ns);
     for (const auto& [ns, n] : cache.CountByNamespace(CacheKind::kPolicies)) names.insert(ns);
   }
-  std::map<std::string, Coverage> states;
+  SortedNames<Coverage> states;
   for (const std::string& ns : names) {
     const auto it = sandboxes.find(ns);
     const size_t n = it == sandboxes.end() ? 0 : it->second;
@@ -89,7 +89,7 @@ void CoverageWatch::Update(const ClusterCache& cache) {
     const auto before = states_.find(ns);
     if (!Problem(state) || (before != states_.end() && before->second == state)) continue;
     log::Warn("watched namespace not covered")
-        .Namespace(ns)
+        .Namespace(ns.str())
         .Str("state", ToString(state))
         .Str("why", Why(state));
   }
@@ -104,7 +104,7 @@ std::vector<ReadinessCheck> CoverageWatch::Checks() const {
   int covered = 0;
   for (const auto& [ns, state] : states_) {
     covered += state == Coverage::kCovered;
-    if (Problem(state)) checks.push_back({"coverage " + ns, true, Why(state)});
+    if (Problem(state)) checks.push_back({"coverage " + ns.str(), true, Why(state)});
   }
   // All well: nothing to add (a covered namespace is the normal case).
   if (checks.empty()) return checks;

@@ -11,14 +11,14 @@ const char* kWhy = "OpenShell re-creates it; nobody is suspended for it";
 }  // namespace
 
 void SupervisorPolicyWatch::Update(const ClusterCache& cache) {
-  std::map<std::string, Seen> now;
+  SortedNames<Seen> now;
   for (const auto& [ns, n] : cache.CountByNamespace(CacheKind::kPolicies)) {
     if (!cache.Policy(ns, domain::kWorkloadPolicyName)) continue;  // not fenced: coverage's
     const PolicyPtr p = cache.Policy(ns, domain::kSupervisorPolicyName);
     Seen s;
     s.state = !p ? "missing" : p->intact ? "intact" : "altered";
     if (p) {
-      s.uid = p->uid.str();
+      s.uid = p->uid;
       s.generation = p->generation;
     }
     now[ns] = std::move(s);
@@ -30,15 +30,15 @@ void SupervisorPolicyWatch::Update(const ClusterCache& cache) {
     if (s.state == "intact") {
       if (known && before->second.state != "intact")
         log::Info("supervisor policy intact again")
-            .Namespace(ns)
+            .Namespace(ns.str())
             .Str("policy", domain::kSupervisorPolicyName);
       continue;
     }
     if (known && before->second == s) continue;
     log::Warn(s.state == "missing" ? "supervisor policy missing" : "supervisor policy altered")
-        .Namespace(ns)
+        .Namespace(ns.str())
         .Str("policy", domain::kSupervisorPolicyName)
-        .Str("uid", s.uid)
+        .Str("uid", s.uid.str())
         .Int("generation", s.generation)
         .Str("why", kWhy);
   }
@@ -50,7 +50,7 @@ std::vector<ReadinessCheck> SupervisorPolicyWatch::Checks() const {
   std::vector<ReadinessCheck> checks;
   for (const auto& [ns, s] : seen_) {
     if (s.state != "intact")
-      checks.push_back({"supervisor-policy " + ns, true, s.state + ": " + kWhy});
+      checks.push_back({"supervisor-policy " + ns.str(), true, std::string(s.state) + ": " + kWhy});
   }
   return checks;
 }
@@ -58,7 +58,7 @@ std::vector<ReadinessCheck> SupervisorPolicyWatch::Checks() const {
 std::map<std::string, int> SupervisorPolicyWatch::Counts() const {
   std::map<std::string, int> counts{{"intact", 0}, {"missing", 0}, {"altered", 0}};
   std::lock_guard lock(mu_);
-  for (const auto& [ns, s] : seen_) ++counts[s.state];
+  for (const auto& [ns, s] : seen_) ++counts[std::string(s.state)];
   return counts;
 }
 
