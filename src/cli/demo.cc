@@ -73,7 +73,17 @@ Status RunReconciler(const std::string& server, const std::string& journal_path,
   const int requests_before =
       sim.RequestCount("*") - sim.RequestCount("list") - sim.RequestCount("watch");
   after_sync();
-  while (controller->stats().resync_passes < base_passes + passes) {
+  // The passes, and every suspension followed through: the suspended
+  // object's watch event journaled (a hold), so that the journal the demo
+  // leaves shows each sandbox it suspended held, however the passes fell.
+  const auto suspending = [&] {
+    return (*journal)->Read([](const domain::JournalState& s) {
+      for (const auto& [uid, r] : s.sandboxes)
+        if (r.decision && r.decision->verdict == domain::Verdict::kSuspend) return true;
+      return false;
+    });
+  };
+  while (controller->stats().resync_passes < base_passes + passes || suspending()) {
     if (std::chrono::steady_clock::now() > deadline)
       return Status::IOError("resync passes did not complete in time");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -25,7 +25,7 @@ EOF
 "$FENCEKEEPER" sim --listen 127.0.0.1:0 --scenario "$dir/scenario.yaml" \
   --write-kubeconfig "$dir/kubeconfig" > "$dir/sim.log" 2>&1 &
 pids="$!"
-i=0; until [ -s "$dir/kubeconfig" ]; do i=$((i + 1)); [ $i -gt 1200 ] && fail "sim did not start"; sleep 0.1; done
+i=0; until [ -s "$dir/kubeconfig" ]; do i=$((i + 1)); [ $i -gt 6000 ] && fail "sim did not start within 10 minutes"; sleep 0.1; done
 server=$(sed -n 's#^ *server: ##p' "$dir/kubeconfig")
 
 started=$(date +%s.%N)
