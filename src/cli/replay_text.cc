@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "cli/columns.h"
 #include "cli/replay_describe.h"
 #include "cli/replay_output.h"
 
@@ -11,8 +12,6 @@ namespace fk::cli {
 using namespace fk::domain;
 
 namespace {
-
-using Line = std::vector<std::string>;  // one cell per column
 
 Line Cells(const Event& e) {
   return {std::to_string(e.seq), e.recorded_at, ToString(e.kind()), Subject(e),
@@ -25,19 +24,6 @@ Line MergedCells(const Timeline& t, const TimelineRow& row) {
           ShortWriter(row.writer), std::to_string(e.seq),
           ToString(e.kind()),      Subject(e),
           ShortUid(e.uid),         Describe(e)};
-}
-
-// Pads every column but the last to its widest cell, two spaces apart.
-void PrintAligned(const std::vector<Line>& lines, std::ostream& out) {
-  std::vector<size_t> width(lines.front().size(), 0);
-  for (const auto& l : lines)
-    for (size_t c = 0; c < l.size(); ++c) width[c] = std::max(width[c], l[c].size());
-  for (const auto& l : lines) {
-    std::string text;
-    for (size_t c = 0; c + 1 < l.size(); ++c)
-      text += l[c] + std::string(width[c] - l[c].size() + 2, ' ');
-    out << text << l.back() << "\n";
-  }
 }
 
 void PrintFence(const FenceRecord& f, std::ostream& out) {

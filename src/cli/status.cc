@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "cli/columns.h"
 #include "cli/commands.h"
 #include "domain/decision.h"
 #include "journal/journal.h"
@@ -180,23 +181,14 @@ void AddEpisodes(SQLite::Database& db, std::vector<StatusRow>& rows) {
 }
 
 void PrintText(const std::vector<StatusRow>& rows, std::ostream& out) {
-  std::vector<std::vector<std::string>> lines{
-      {"NAMESPACE", "SANDBOX", "STATUS", "REASON", "SINCE", "FENCE", "RESUME"}};
+  std::vector<Line> lines{{"NAMESPACE", "SANDBOX", "STATUS", "REASON", "SINCE", "FENCE", "RESUME"}};
   for (const StatusRow& r : rows) {
     const std::string status = StatusOf(r);
     lines.push_back({r.ns, r.sandbox, status, r.reason.empty() ? "-" : r.reason,
                      (r.since_exact ? "" : "<=") + r.since, r.fence.empty() ? "-" : r.fence,
                      ResumeHint(r, status)});
   }
-  std::vector<size_t> width(lines[0].size(), 0);
-  for (const auto& l : lines)
-    for (size_t c = 0; c < l.size(); ++c) width[c] = std::max(width[c], l[c].size());
-  for (const auto& l : lines) {
-    std::string line;
-    for (size_t c = 0; c < l.size(); ++c)
-      line += c + 1 == l.size() ? l[c] : l[c] + std::string(width[c] - l[c].size() + 2, ' ');
-    out << line << "\n";
-  }
+  PrintAligned(lines, out);
 }
 
 void PrintJson(const std::vector<StatusRow>& rows, std::ostream& out) {
