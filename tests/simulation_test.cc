@@ -760,16 +760,18 @@ class World : public Cluster {
   // calling thread's current work item, for I17.
   struct LiveRead {
     int status = 0;
-    json::value object;  // when status is 200
+    std::string body;  // parsed only when an intent is checked: most reads never are
+    json::value Object() const {
+      boost::system::error_code ec;
+      return status == 200 ? json::parse(body, ec) : json::value();
+    }
   };
   void NoteLiveRead(const kube::HttpRequest& r, const sim::ApiReply& reply) {
     if (r.method != "GET" || r.target.find('?') != std::string::npos) return;
     for (const char* collection : {kPods, kPolicies}) {
       const std::string prefix = std::string(collection) + "/";
       if (r.target.rfind(prefix, 0) != 0) continue;
-      boost::system::error_code ec;
-      json::value object = reply.status == 200 ? json::parse(reply.body, ec) : json::value();
-      live_reads_[std::this_thread::get_id()][r.target] = {reply.status, std::move(object)};
+      live_reads_[std::this_thread::get_id()][r.target] = {reply.status, reply.body};
     }
   }
 
@@ -782,11 +784,12 @@ class World : public Cluster {
     const std::string pod_target = std::string(kPods) + "/" + name;
     json::array policies;
     for (const auto& [target, read] : reads)
-      if (target.rfind(kPolicies, 0) == 0 && read.status == 200) policies.push_back(read.object);
+      if (target.rfind(kPolicies, 0) == 0 && read.status == 200) policies.push_back(read.Object());
     auto pod = reads.find(pod_target);
     if (pod == reads.end() || (pod->second.status != 200 && pod->second.status != 404)) return {};
-    const oracle::Labels labels = pod->second.status == 200 ? oracle::PodLabels(pod->second.object)
-                                                            : oracle::TemplateLabels(decided_on);
+    const oracle::Labels labels = pod->second.status == 200
+                                      ? oracle::PodLabels(pod->second.Object())
+                                      : oracle::TemplateLabels(decided_on);
     return oracle::Bypasses(json::object{{"items", std::move(policies)}}, labels, 5500);
   }
 
