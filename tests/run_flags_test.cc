@@ -296,11 +296,9 @@ TEST(RunFlags, ZeroBindAddressTurnsServingOff) {
 
 // --help names both spellings, and the binary takes controller-runtime's.
 TEST(RunFlags, HelpListsBothSpellings) {
-  testing::TempDir dir;
-  const std::string out = dir.File("help.txt");
-  const std::string cmd = std::string(FK_BINARY) + " run --help >" + out + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const std::string help = testing::ReadBytes(out);
+  const testing::CommandResult run = testing::RunShell(std::string(FK_BINARY) + " run --help 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string& help = run.out;
   for (const char* flag :
        {"--http-addr", "--health-probe-bind-address", "--metrics-addr", "--metrics-bind-address",
         "--log-level", "--zap-log-level", "--leader-elect", "--leader-election-id"})
@@ -311,11 +309,9 @@ TEST(RunFlags, HelpListsBothSpellings) {
 // BOOLEAN=1` where the README says true|false, and did not say that
 // --http-addr is off unless given.
 TEST(RunFlags, HelpNamesWhatEachValueIsAndThatProbesAreOffByDefault) {
-  testing::TempDir dir;
-  const std::string out = dir.File("help.txt");
-  const std::string cmd = std::string(FK_BINARY) + " run --help >" + out + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const std::string help = testing::ReadBytes(out);
+  const testing::CommandResult run = testing::RunShell(std::string(FK_BINARY) + " run --help 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string& help = run.out;
   EXPECT_EQ(help.find(" TEXT"), std::string::npos) << help;
   EXPECT_EQ(help.find(" BOOLEAN"), std::string::npos) << help;
   for (const char* shown :
