@@ -456,6 +456,16 @@ class HeldEventsTest : public SandboxReconcilerTest {
                 json::object{{"metadata", json::object{{"annotations", annotations}}}});
     SyncCache();
   }
+  // The cache shows the workload fence at generation 1, the one "stopped" was
+  // admitted under, as a lagging cache would: returns that copy.
+  json::value ShowTheAdmittedFence() {
+    json::value older = Server("/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies",
+                               domain::kWorkloadPolicyName);
+    older.at("metadata").as_object()["generation"] = 1;
+    cache_.Put(MapCache::Kind::kPolicies, "ns", domain::kWorkloadPolicyName,
+               std::make_shared<const json::value>(older));
+    return older;
+  }
 };
 
 TEST_P(HeldEventsTest, AHeldSandboxGetsOneNormalEventPerHoldEpisodeNotAgainAfterARestart) {
@@ -497,13 +507,9 @@ TEST_P(HeldEventsTest, AHeldSandboxGetsOneNormalEventPerHoldEpisodeNotAgainAfter
 // fence for a moment makes the held sandbox look healthy, then held again.
 // The sandbox itself never changed: one episode, one Event.
 TEST_P(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
-  const char* kPolicies = "/apis/networking.k8s.io/v1/namespaces/ns/networkpolicies";
   EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   ASSERT_EQ(Held().size(), 1u);
-  json::value older = Server(kPolicies, domain::kWorkloadPolicyName);
-  older.at("metadata").as_object()["generation"] = 1;  // what it was admitted under
-  cache_.Put(MapCache::Kind::kPolicies, "ns", domain::kWorkloadPolicyName,
-             std::make_shared<const json::value>(older));
+  const json::value older = ShowTheAdmittedFence();
   EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   std::string uid;
   for (const auto& [u, r] : State().sandboxes)
@@ -522,6 +528,27 @@ TEST_P(HeldEventsTest, AHoldInterruptedByAStaleFenceReadIsStillOneEpisode) {
   EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
   SyncCache();
   EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
+  EXPECT_EQ(Held().size(), 1u);
+}
+
+// Seed 104838 of the simulation: the process restarts in the interlude, while
+// the latest decision is the healthy one. What the hold's episode began with
+// is read back from the journal, not forgotten.
+TEST_P(HeldEventsTest, ARestartWhileAHoldLooksHealthyIsStillOneEpisode) {
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
+  ASSERT_EQ(Held().size(), 1u);
+  ShowTheAdmittedFence();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
+  OpenJournal();
+  Restart();
+  SyncCache();  // the new process's cache shows the current fence
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "stopped"}).next, Next::kDone);
+  std::vector<domain::Verdict> verdicts;
+  for (const domain::Event& e : Events())
+    if (const auto* d = std::get_if<domain::Decided>(&e.body))
+      verdicts.push_back(d->decision.verdict);
+  EXPECT_EQ(verdicts, (std::vector{domain::Verdict::kHold, domain::Verdict::kHealthy,
+                                   domain::Verdict::kHold}));
   EXPECT_EQ(Held().size(), 1u);
 }
 

@@ -33,6 +33,10 @@ struct Lineage {
   // sandbox's uid, generation and annotations), with the seq of the hold's
   // decided row.
   std::map<std::string, int64_t> held_episodes;
+  // The seq of every hold decision this journal recorded, with that sandbox
+  // as the server held it when the simulation scanned the row (in the step
+  // that journaled it): I16 keys an Event's episode by it. "": already gone.
+  std::map<int64_t, std::string> held_objects;
 
   // Hands every event `journal` holds beyond `scanned` to `also`.
   template <class Fn>
@@ -52,6 +56,7 @@ struct Lineage {
     copy.scanned = last_seq;
     for (const auto& [episode, seq] : held_episodes)
       if (seq <= last_seq) copy.held_episodes.emplace(episode, seq);
+    copy.held_objects.insert(held_objects.begin(), held_objects.upper_bound(last_seq));
     return copy;
   }
 };

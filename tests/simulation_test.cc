@@ -421,6 +421,9 @@ class World : public Cluster {
   void Scan() {
     if (!instance_) return;
     CurrentLineage().Scan(*instance_->journal, [this](const domain::Event& e) {
+      const auto* d = std::get_if<domain::Decided>(&e.body);
+      if (d && d->decision.verdict == domain::Verdict::kHold)
+        CurrentLineage().held_objects.emplace(e.seq, ServerObjectKey(e.name, e.uid));
       const auto* f = std::get_if<domain::FenceObserved>(&e.body);
       if (!f || !f->observation.present) return;
       auto [it, fresh] = CurrentLineage().fence_generation.try_emplace(f->observation.uid, 0);
@@ -444,6 +447,17 @@ class World : public Cluster {
   bool JournalHolds(const Mark& mark) const {
     auto found = instance_->journal->FindIntent(mark.seq);
     return found.ok() && *found && IntentMark((*found)->intent) == mark;
+  }
+
+  // The sandbox `name` as the server holds it now, if it is still `uid`:
+  // its uid, generation and annotations (I16's hold episode); "" otherwise.
+  std::string ServerObjectKey(const std::string& name, const std::string& uid) {
+    auto current = Server(kSandboxes, name);
+    if (!current || kube::MetadataString(*current, "uid") != uid) return {};
+    const json::value& meta = current->at("metadata");
+    return uid + " " + json::serialize(meta.at("generation")) + " " +
+           (meta.as_object().contains("annotations") ? json::serialize(meta.at("annotations"))
+                                                     : std::string());
   }
 
   // I11 and I12, cheap enough for every step.
@@ -548,6 +562,7 @@ class World : public Cluster {
     if (at == std::string::npos)
       return Fail("I16: a FailClosedHeld Event without its seq: " + note);
     const int64_t seq = std::stoll(note.substr(at + 13));
+    Note("  Event FailClosedHeld " + name + " seq " + std::to_string(seq));
     // The generation the hold was decided on: the evaluation's observation.
     std::optional<int64_t> observed;
     (void)instance_->journal->ForEachEvent(
@@ -563,14 +578,17 @@ class World : public Cluster {
                   ", which this journal's own PATCH suspended (seq " + std::to_string(seq) +
                   "; its history: " + HistoryOf(uid, seq) + ")");
     }
-    auto current = Server(kSandboxes, name);
-    if (!current || kube::MetadataString(*current, "uid") != uid) return;
-    const json::value& meta = current->at("metadata");
-    const std::string episode =
-        uid + " " + json::serialize(meta.at("generation")) + " " +
-        (meta.as_object().contains("annotations") ? json::serialize(meta.at("annotations"))
-                                                  : std::string());
-    auto [it, fresh] = CurrentLineage().held_episodes.try_emplace(episode, seq);
+    // The episode is the object as the server held it when the hold was
+    // journaled, not when its Event is posted: an Event delayed past a later
+    // hold (lease stalled, server failing) must not be charged to that one's
+    // object (seed 58243).
+    Scan();
+    auto held = CurrentLineage().held_objects.find(seq);
+    if (held == CurrentLineage().held_objects.end())
+      return Fail("I16: a FailClosedHeld Event whose seq " + std::to_string(seq) +
+                  " is no hold this journal recorded: " + note);
+    if (held->second.empty()) return;  // the sandbox was already gone
+    auto [it, fresh] = CurrentLineage().held_episodes.try_emplace(held->second, seq);
     if (!fresh) {
       Fail("I16: a second FailClosedHeld Event for " + name + " in one hold episode (seq " +
            std::to_string(it->second) + ", then " + std::to_string(seq) +
@@ -1313,6 +1331,14 @@ TEST(Simulation, SeedsThatOnceFailedKeepEveryInvariant) {
       // selector) between the live reads that confirmed the bypass and the
       // intent. The PATCH carried the old resourceVersion and got 409.
       2170,
+      // I16 keyed an episode by the sandbox as it was when the Event was
+      // posted: sb-3's first Event waited (lease stalled, journal refusing)
+      // until after its annotations changed and it was held again.
+      58243,
+      // I16: a restart while sb-0's hold looked healthy (a policy that had
+      // bypassed its fence was deleted) forgot what the hold began with; the
+      // fence changed and the same object got a second Event.
+      104838,
   };
   for (const uint64_t seed : seeds) {
     const std::string failure = RunSeed(seed);

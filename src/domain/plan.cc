@@ -124,16 +124,24 @@ bool OwnSuspension(const SandboxRecord& r, const SandboxObservation& sb) {
 
 }  // namespace
 
-bool starts_hold_episode(const JournalState& state, const Evaluation& eval) {
+bool starts_hold_episode(const JournalState& state, const Evaluation& eval, uint64_t held_before) {
   if (eval.decision.verdict != Verdict::kHold) return false;
   const SandboxObservation& sb = eval.snapshot.sandbox;
   auto it = state.sandboxes.find(sb.uid);
   if (it == state.sandboxes.end()) return true;  // first seen held
   const SandboxRecord& r = it->second;
   if (r.decision && r.decision->verdict == Verdict::kHold) return false;  // the episode goes on
-  if (r.held_sandbox == SandboxDigest(sb))
-    return false;  // the same sandbox, held again: the same episode
+  const uint64_t held = r.held_sandbox ? r.held_sandbox : held_before;
+  if (held == SandboxDigest(sb)) return false;  // the same sandbox, held again: the same episode
   return !OwnSuspension(r, sb);
+}
+
+bool needs_held_sandbox(const JournalState& state, const Evaluation& eval) {
+  if (eval.decision.verdict != Verdict::kHold) return false;
+  auto it = state.sandboxes.find(eval.snapshot.sandbox.uid);
+  if (it == state.sandboxes.end()) return false;
+  const SandboxRecord& r = it->second;
+  return r.held_sandbox == 0 && !(r.decision && r.decision->verdict == Verdict::kHold);
 }
 
 bool outcome_has_intent(const JournalState& state, const Event& e) {

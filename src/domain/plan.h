@@ -52,8 +52,18 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
 // suspend applied at the observed generation or later means the spec is
 // still ours, and its Warning Event already said why; a suspend still pending
 // may be ours too (landed, its outcome not journaled yet). A restart reads the
-// hold back from the journal, so it starts no episode.
-bool starts_hold_episode(const JournalState& state, const Evaluation& eval);
+// hold back from the journal, so it starts no episode. `held_before`: the
+// SandboxDigest the last hold episode began with when the state does not
+// know it (needs_held_sandbox), as the shell read it back (0: none).
+bool starts_hold_episode(const JournalState& state, const Evaluation& eval,
+                         uint64_t held_before = 0);
+
+// Whether starts_hold_episode needs the object the sandbox's last hold began
+// with and the state has forgotten it: a process that started while the
+// latest decision was not a hold keeps no memory of an earlier hold, and
+// without it a restart between a hold and its return would begin a new
+// episode (and send a second Event) for an unchanged sandbox.
+bool needs_held_sandbox(const JournalState& state, const Evaluation& eval);
 
 // Whether the outcome event `e` settles an intent the state knows: a pending
 // one, or a refused one that was sent again.

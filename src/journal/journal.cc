@@ -388,38 +388,70 @@ Status ForEachLegacyEvent(SQLite::Database& db, int64_t from_seq, int64_t until_
   return Status::Ok();
 }
 
+// The compact rows' columns, as RowEvents reads them.
+constexpr const char* kCompactRows =
+    "SELECT j.seq, j.at, j.kind, s.namespace, s.name, s.uid, "
+    "COALESCE(j.ref, 0), j.body, COALESCE(s.base, '') FROM journal AS j "
+    "JOIN subjects AS s ON s.id = j.subject ";
+
+// The events of the compact row `q` stands on (selected as kCompactRows).
+Result<std::vector<Event>> RowEvents(SQLite::Statement& q) {
+  compact::RowContext row{q.getColumn(0).getInt64(),
+                          q.getColumn(1).getInt64(),
+                          q.getColumn(3).getString(),
+                          q.getColumn(4).getString(),
+                          q.getColumn(5).getString(),
+                          q.getColumn(6).getInt64(),
+                          {}};
+  const std::string base = q.getColumn(8).getString();
+  row.base = base;
+  auto events = compact::DecodeRow(q.getColumn(2).getInt(), q.getColumn(7).getString(), row);
+  if (!events.ok()) {
+    return Status::Corruption("event seq " + std::to_string(row.seq) + ": " +
+                              events.status().message());
+  }
+  return events;
+}
+
 // The events of schema 5 (table journal) in [from_seq, until_seq]: a row
 // holds up to three, from its own seq on.
 Status ForEachCompactEvent(SQLite::Database& db, int64_t from_seq, int64_t until_seq,
                            const std::function<Status(const Event&)>& fn) {
   SQLite::Statement q(db,
-                      "SELECT j.seq, j.at, j.kind, s.namespace, s.name, s.uid, "
-                      "COALESCE(j.ref, 0), j.body, COALESCE(s.base, '') FROM journal AS j "
-                      "JOIN subjects AS s ON s.id = j.subject "
-                      "WHERE j.seq BETWEEN ? - 2 AND ? ORDER BY j.seq");
+                      std::string(kCompactRows) + "WHERE j.seq BETWEEN ? - 2 AND ? ORDER BY j.seq");
   q.bind(1, from_seq);
   q.bind(2, until_seq);
   while (q.executeStep()) {
-    compact::RowContext row{q.getColumn(0).getInt64(),
-                            q.getColumn(1).getInt64(),
-                            q.getColumn(3).getString(),
-                            q.getColumn(4).getString(),
-                            q.getColumn(5).getString(),
-                            q.getColumn(6).getInt64(),
-                            {}};
-    const std::string base = q.getColumn(8).getString();
-    row.base = base;
-    auto events = compact::DecodeRow(q.getColumn(2).getInt(), q.getColumn(7).getString(), row);
-    if (!events.ok()) {
-      return Status::Corruption("event seq " + std::to_string(row.seq) + ": " +
-                                events.status().message());
-    }
+    auto events = RowEvents(q);
+    if (!events.ok()) return events.status();
     for (const Event& e : *events) {
       if (e.seq < from_seq || e.seq > until_seq) continue;
       if (Status s = fn(e); !s.ok()) return s;
     }
   }
   return Status::Ok();
+}
+
+// The SandboxDigest of sandbox `uid` as its latest kept hold decision observed
+// it, read backwards through its own rows; 0 when none is kept (never held,
+// pruned, or only in the rows of schema 1-4, which this does not read).
+Result<uint64_t> LastHeldSandbox(SQLite::Database& db, const std::string& uid) {
+  SQLite::Statement q(db, std::string(kCompactRows) +
+                              "WHERE j.subject = (SELECT subject FROM sandbox_projection "
+                              "WHERE sandbox_uid = ?) ORDER BY j.seq DESC");
+  q.bind(1, uid);
+  bool held = false;  // the hold is found; its observation is at or before it
+  while (q.executeStep()) {
+    auto events = RowEvents(q);
+    if (!events.ok()) return events.status();
+    for (auto e = events->rbegin(); e != events->rend(); ++e) {
+      const auto* d = std::get_if<Decided>(&e->body);
+      held = held || (d && d->decision.verdict == Verdict::kHold);
+      const auto* o = std::get_if<SandboxObserved>(&e->body);
+      if (held && o) return SandboxDigest(o->snapshot.sandbox);
+    }
+  }
+  return uint64_t{0};
 }
 
 }  // namespace
@@ -583,7 +615,19 @@ Result<Recorded> Journal::Record(const Evaluation& evaluation) {
   Member member([&](BatchState& batch) -> Result<std::vector<Event>> {
     const JournalState& state = batch.For(evaluation);
     r.retry = refused_to_retry(state, evaluation);
-    hold_started = starts_hold_episode(state, evaluation);
+    uint64_t held_before = 0;
+    if (needs_held_sandbox(state, evaluation)) {
+      // Rare (a sandbox's first hold in this process after another verdict):
+      // one indexed read of its own rows, under the commit's lock.
+      try {
+        auto held = LastHeldSandbox(impl_->db, evaluation.snapshot.sandbox.uid);
+        if (!held.ok()) return held.status();
+        held_before = *held;
+      } catch (const SQLite::Exception& e) {
+        return FromSqlite("cannot read journal " + Quote(path_), e);
+      }
+    }
+    hold_started = starts_hold_episode(state, evaluation, held_before);
     std::vector<Event> events = plan_events(state, evaluation);
     if (shedding_ && !events.empty() && !HasIntent(events)) {
       r.shed = true;  // an observation or a decision alone: recorded when space returns
