@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 9).
+-- fencekeeper journal: the full current schema (version 10).
 -- Kept equal to the result of applying migrations/ in order; a test checks it
 -- (the statements below are the ones SQLite keeps after those migrations).
 -- `journal` is the journal proper since version 5 (migrations/0005_compact_journal.sql):
@@ -66,11 +66,13 @@ CREATE TABLE journal (
   kind    INTEGER NOT NULL,                 -- journal_kinds.kind
   subject INTEGER NOT NULL REFERENCES subjects (id),
   ref     INTEGER,                          -- suspend_outcome: the seq of its intent
-  body    TEXT    NOT NULL CHECK (json_valid(body))
-, hash TEXT CHECK (hash IS NULL OR (length(hash) = 64 AND hash NOT GLOB '*[^0-9a-f]*'))) STRICT;
--- `hash` (schema 6): SHA3-256 of the previous row's hash and this row's
--- canonical form (src/journal/chain.h, docs/journal-chain.md); NULL on the
--- rows appended before the upgrade to schema 6.
+  body    TEXT    NOT NULL CHECK (json_valid(body)),
+  hash    BLOB    CHECK (hash IS NULL OR length(hash) = 32)  -- SHA3-256, NULL before schema 6
+) STRICT;
+-- `hash` (schema 6; its 32 bytes since schema 10, 64 hex digits before):
+-- SHA3-256 of the previous row's hash, as 64 lowercase hex digits, and this
+-- row's canonical form (src/journal/chain.h, docs/journal-chain.md); NULL on
+-- the rows appended before the upgrade to schema 6.
 
 CREATE INDEX journal_by_subject ON journal (subject, seq);
 
@@ -149,9 +151,9 @@ CREATE TABLE "sandbox_projection" (
 
 CREATE INDEX sandbox_projection_by_name ON sandbox_projection (namespace, name);
 
--- The last chained row (schema 6).
+-- The last chained row (schema 6), its hash as 64 lowercase hex digits.
 CREATE VIEW journal_head AS
-SELECT seq, hash FROM journal WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1;
+SELECT seq, lower(hex(hash)) AS hash FROM journal WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1;
 
 -- The latest pruned row, found without a scan (the delete triggers read it).
 CREATE INDEX journal_pruned ON journal (seq) WHERE kind = 10;

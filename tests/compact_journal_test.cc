@@ -11,12 +11,14 @@
 
 #include <boost/json.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "domain/decision.h"
 #include "domain/fold.h"
+#include "journal/chain.h"
 #include "journal/codec.h"
 #include "journal/compact.h"
 #include "journal/journal.h"
@@ -128,6 +130,59 @@ TEST_F(CompactJournalTest, ASandboxLifeCostsAtMostOneAndAHalfKiB) {
   EXPECT_EQ(rows, 5);
   EXPECT_EQ(Count("SELECT count(*) FROM transitions WHERE outcome = 'applied'"), kLives);
   EXPECT_EQ(Count("SELECT count(*) FROM forgotten_sandboxes"), kLives);
+  EXPECT_EQ(Count("SELECT count(*) FROM sandbox_state"), 1);  // only sandbox 0 is alive
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+}
+
+// What the volume holds of the journal: the file and its WAL.
+int64_t FileBytes(const std::string& path) {
+  int64_t bytes = 0;
+  for (const std::string& file : {path, path + "-wal"}) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(file, ec);
+    if (!ec) bytes += static_cast<int64_t>(size);
+  }
+  return bytes;
+}
+
+// Issue 36: what the volume holds, not only the pages in use. Sandboxes live
+// in waves, as a churning namespace's do: a wave is created healthy,
+// suspended by a fence roll and held, then deleted; the controller
+// checkpoints when idle. The file and its WAL grow by at most 1 KiB a
+// lifecycle: each row's hash is its 32 bytes (schema 10), and the pages a
+// deleted wave's projections freed leave the file with the next idle
+// checkpoint (auto_vacuum = INCREMENTAL) instead of waiting on the freelist.
+TEST_F(CompactJournalTest, SandboxLivesInWavesGrowTheFileByAtMostOneKiBEach) {
+  auto j = Open();
+  Evaluate(*j, Created("agents", 0, clock_.NowMs()));  // the namespace's fences, recorded once
+  ASSERT_TRUE(j->Checkpoint().ok());
+  const int64_t file_before = FileBytes(path_);
+  constexpr int kWaves = 4, kPerWave = 100;
+  for (int w = 0; w < kWaves; ++w) {
+    const int first = 1 + w * kPerWave;
+    std::vector<int64_t> intents;
+    for (int i = first; i < first + kPerWave; ++i)
+      Evaluate(*j, Created("agents", i, clock_.NowMs()));
+    for (int i = first; i < first + kPerWave; ++i) {
+      Snapshot stale = Created("agents", i, clock_.NowMs() + 5);
+      stale.workload_fence.generation = 2;
+      auto r = Evaluate(*j, stale);
+      ASSERT_TRUE(r.intent_seq);
+      ASSERT_TRUE(j->RecordOutcome(*r.intent_seq, {Outcome::kApplied, 2, ""}).ok());
+      stale.sandbox.generation = 2;
+      stale.sandbox.should_run = false;
+      Evaluate(*j, stale);
+    }
+    ASSERT_TRUE(j->Checkpoint().ok());  // idle between the roll and the deletions
+    for (int i = first; i < first + kPerWave; ++i)
+      ASSERT_TRUE(j->Forget(Uid(1, i), "deleted from the cluster").ok()) << i;
+    ASSERT_TRUE(j->Checkpoint().ok());
+  }
+  const double per_life = double(FileBytes(path_) - file_before) / (kWaves * kPerWave);
+  std::cout << "file + WAL per sandbox lifecycle: " << per_life << " bytes\n";
+  EXPECT_LE(per_life, 1024);
+  EXPECT_EQ(Count("PRAGMA freelist_count"), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM journal WHERE typeof(hash) <> 'blob'"), 0);
   EXPECT_EQ(Count("SELECT count(*) FROM sandbox_state"), 1);  // only sandbox 0 is alive
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 }
@@ -409,9 +464,14 @@ TEST_F(CompactJournalTest, ASchema4JournalUpgradesKeepsItsHistoryAndReplays) {
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 }
 
+// Every row of `journal` with its hash as 64 hex digits, whether stored as
+// text (schemas 6-9) or as its 32 bytes (schema 10).
+const std::string kJournalRowsSql = "SELECT seq, at, kind, subject, ref, body, " +
+                                    chain::HexSql("hash") + " FROM journal ORDER BY seq";
+
 // The schema-8 journal the last release wrote (tests/data/journal_v8_demo.sql:
 // `run` against the simulator, three suspends, a resume, a deleted sandbox,
-// two writer starts) upgrades to schema 9: every row and its hash stay (the
+// two writer starts) upgrades through schema 9: every row and its hash stay (the
 // head it verified at is still there), the contract views show what they
 // showed, its observations read as no spare and nothing widening a fence,
 // `fence_bypasses` is empty, and the new reason has its name. New rows with
@@ -420,7 +480,7 @@ TEST_F(CompactJournalTest, ASchema8JournalUpgradesKeepsItsRowsAndChainAndLearnsB
   fk::testing::MakeJournalFromDump(path_, "journal_v8_demo.sql");
   ASSERT_EQ(Count("PRAGMA user_version"), 8);
   const std::vector<std::pair<std::string, std::string>> kept = {
-      {"journal", "SELECT seq, at, kind, subject, ref, body, hash FROM journal ORDER BY seq"},
+      {"journal", kJournalRowsSql},
       {"subjects", "SELECT * FROM subjects ORDER BY id"},
       {"transitions", "SELECT * FROM transitions ORDER BY seq"},
       {"fence_observations", "SELECT * FROM fence_observations ORDER BY seq"},
@@ -448,8 +508,7 @@ TEST_F(CompactJournalTest, ASchema8JournalUpgradesKeepsItsRowsAndChainAndLearnsB
 
   auto j = Open();
   ASSERT_TRUE(j);
-  EXPECT_EQ(j->schema_version(), 9);
-  EXPECT_EQ(LatestSchemaVersion(), 9);
+  EXPECT_EQ(j->schema_version(), LatestSchemaVersion());
   for (const auto& [name, sql] : kept) EXPECT_EQ(Rows(path_, sql), before[name]) << name;
   EXPECT_EQ(Rows(path_, events_sql), events_before);
   EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'sandbox_observed' AND "
@@ -478,6 +537,100 @@ TEST_F(CompactJournalTest, ASchema8JournalUpgradesKeepsItsRowsAndChainAndLearnsB
   EXPECT_EQ(Rows(path_, "SELECT reason FROM decisions ORDER BY seq DESC LIMIT 1"),
             std::vector<std::string>{"fence-bypassed"});
   EXPECT_EQ(verify(), "");
+  EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+}
+
+// What the stock sqlite3 shell's schema/audit/verify_chain.sql prints last:
+// the number of rows whose hash does not match.
+std::string StockShellMismatches(const std::string& path) {
+  const auto r =
+      testing::RunShell("sqlite3 -readonly '" + path +
+                        "' < " FK_SOURCE_DIR "/schema/audit/verify_chain.sql 2>&1 | tail -n 1");
+  return r.out;
+}
+
+// Schema 10 (migrations/0010_hash_bytes.sql): a journal of an older schema
+// upgrades to hashes stored as their 32 bytes with the same chain (the head
+// kept before the upgrade verifies, with fencekeeper and with the stock
+// shell), its file switched to incremental vacuum with no free page left; new
+// rows chain on, and the head still reads as 64 hex digits.
+class HashBytesUpgradeTest : public CompactJournalTest {
+ protected:
+  void ExpectUpgradeKeepsTheChain(const std::string& dump, const std::string& head) {
+    fk::testing::MakeJournalFromDump(path_, dump);
+    const auto rows = Rows(path_, kJournalRowsSql);
+    ASSERT_EQ(Count("SELECT count(*) FROM journal WHERE typeof(hash) = 'text'"),
+              static_cast<int64_t>(rows.size()));
+    ASSERT_EQ(StockShellMismatches(path_), "0\n");
+
+    auto j = Open();
+    ASSERT_TRUE(j);
+    EXPECT_GE(j->schema_version(), 10);
+    EXPECT_EQ(Rows(path_, kJournalRowsSql), rows);
+    EXPECT_EQ(
+        Count("SELECT count(*) FROM journal WHERE typeof(hash) = 'blob' AND length(hash) = 32"),
+        static_cast<int64_t>(rows.size()));
+    EXPECT_EQ(Rows(path_, "SELECT seq || ':' || hash FROM journal_head"),
+              std::vector<std::string>{head});
+    EXPECT_EQ(Count("PRAGMA auto_vacuum"), 2);  // INCREMENTAL
+    EXPECT_EQ(Count("PRAGMA freelist_count"), 0);
+    EXPECT_EQ(StockShellMismatches(path_), "0\n");
+
+    Evaluate(*j, testing::StaleSnapshot("after-upgrade"));
+    const std::string new_head = j->ChainHead().ToString();
+    EXPECT_NE(new_head, head);
+    EXPECT_EQ(Rows(path_, "SELECT seq || ':' || hash FROM journal_head"),
+              std::vector<std::string>{new_head});
+    j.reset();
+    for (const std::string& expect : {head, new_head}) {
+      std::ostringstream out, err;
+      EXPECT_EQ(cli::RunJournalVerify({path_, expect, std::nullopt}, out, err), cli::kExitOk)
+          << out.str() << err.str();
+      EXPECT_NE(out.str().find("head " + new_head), std::string::npos) << out.str();
+    }
+    EXPECT_EQ(StockShellMismatches(path_), "0\n");
+    EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
+  }
+};
+
+// The released schema 8, through schema 9.
+TEST_F(HashBytesUpgradeTest, ASchema8JournalKeepsItsChainWithHashesStoredAsBytes) {
+  ExpectUpgradeKeepsTheChain(
+      "journal_v8_demo.sql",
+      "103:6f9ec4413ac334e856570cc53775e225f00b2efc6e0bf55dd328939a243b8371");
+}
+
+// The schema main wrote before this one (tests/data/journal_v9_demo.sql).
+TEST_F(HashBytesUpgradeTest, ASchema9JournalKeepsItsChainWithHashesStoredAsBytes) {
+  ExpectUpgradeKeepsTheChain("journal_v9_demo.sql",
+                             "72:9f50aeee16b7e2f33c98c6916ea9691990f25378e6619e782a0226bf1694b1b4");
+}
+
+// The VACUUM that switches an upgraded journal to incremental vacuum copies
+// the file through the WAL: on a volume without room for that twice over it
+// is not tried, the journal opens and works as before (its chain intact),
+// and the next start with room switches it.
+TEST_F(CompactJournalTest, AnUpgradedJournalIsVacuumedOnlyWithRoomForTheCopy) {
+  fk::testing::MakeJournalFromDump(path_, "journal_v8_demo.sql");
+  const int64_t file = static_cast<int64_t>(std::filesystem::file_size(path_));
+  OpenOptions short_of_space;
+  short_of_space.volume_space = [&]() -> Result<VolumeSpace> {
+    return VolumeSpace{2 * file - 1, 1 << 30};
+  };
+  auto j = fk::testing::OpenJournal(path_, &clock_, short_of_space);
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->schema_version(), LatestSchemaVersion());
+  EXPECT_EQ(Count("PRAGMA auto_vacuum"), 0);
+  Evaluate(*j, testing::StaleSnapshot("short-of-space"));
+  j.reset();
+  EXPECT_EQ(StockShellMismatches(path_), "0\n");
+
+  j = Open();
+  ASSERT_TRUE(j);
+  EXPECT_EQ(Count("PRAGMA auto_vacuum"), 2);
+  EXPECT_EQ(Count("PRAGMA freelist_count"), 0);
+  j.reset();
+  EXPECT_EQ(StockShellMismatches(path_), "0\n");
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "journal/chain.h"
 #include "journal/journal.h"
 #include "journal/migrations.h"
 #include "journal_fixture.h"
@@ -63,8 +64,8 @@ TEST_F(WriterStartsTest, StartsAreAppendOnly) {
 // follows and the chain still verifies.
 TEST_F(WriterStartsTest, ASchema7JournalUpgradesKeepsItsRowsAndItsChain) {
   fk::testing::MakeJournalFromDump(path_, "journal_v7_demo.sql");
-  const std::string rows_sql =
-      "SELECT seq, at, kind, subject, body, hash FROM journal ORDER BY seq";
+  const std::string rows_sql = "SELECT seq, at, kind, subject, body, " + chain::HexSql("hash") +
+                               " FROM journal ORDER BY seq";
   const auto rows = fk::testing::Rows(path_, rows_sql);
   const auto transitions = fk::testing::Rows(path_, "SELECT * FROM transitions ORDER BY seq");
   ASSERT_EQ(transitions.size(), 3u);

@@ -12,11 +12,15 @@
 -- with a head kept off the volume (`fencekeeper journal verify --expect-head`).
 .headers off
 .mode list
+-- A row's hash is stored as its 32 bytes (schema 10; 64 hex digits in the
+-- TEXT of an older file) and spelled as 64 lowercase hex digits, in the
+-- canonical form of the next row as here.
 CREATE TEMP VIEW chain_check AS
 WITH chained AS (
   SELECT j.seq,
-         j.hash AS stored,
-         lag(j.hash) OVER (ORDER BY j.seq) AS before,
+         CASE typeof(j.hash) WHEN 'blob' THEN lower(hex(j.hash)) ELSE j.hash END AS stored,
+         lag(CASE typeof(j.hash) WHEN 'blob' THEN lower(hex(j.hash)) ELSE j.hash END)
+           OVER (ORDER BY j.seq) AS before,
          '|' || j.seq || '|' || j.at || '|' || j.kind || '|' || COALESCE(j.ref, '') || '|' ||
          length(CAST(s.namespace AS BLOB)) || ':' || s.namespace ||
          length(CAST(s.name AS BLOB)) || ':' || s.name ||

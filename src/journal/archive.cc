@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "journal/base_state.h"
+#include "journal/chain.h"
 #include "journal/group_commit.h"
 #include "journal/migrations.h"
 #include "journal/sqlite_status.h"
@@ -86,7 +87,8 @@ void InsertRows(SQLite::Database& db, const ArchiveContent& c) {
     row.bind(4, r.subject);
     if (r.ref) row.bind(5, *r.ref);
     row.bind(6, r.body);
-    if (!r.hash.empty()) row.bind(7, r.hash);
+    const std::string hash = chain::HexToBytes(r.hash);
+    if (!r.hash.empty()) row.bind(7, hash.data(), static_cast<int>(hash.size()));
     row.exec();
   }
 }

@@ -37,6 +37,19 @@ std::string Canonical(std::string_view prev, const RowText& row) {
   return out;
 }
 
+std::string HexToBytes(std::string_view hex) {
+  const auto digit = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+  std::string bytes(hex.size() / 2, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<char>(digit(hex[2 * i]) * 16 + digit(hex[2 * i + 1]));
+  return bytes;
+}
+
+std::string HexSql(std::string_view column) {
+  const std::string c(column);
+  return "CASE typeof(" + c + ") WHEN 'blob' THEN lower(hex(" + c + ")) ELSE " + c + " END";
+}
+
 std::string Sha3Hex(std::string_view text) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   unsigned char digest[EVP_MAX_MD_SIZE];

@@ -1,7 +1,8 @@
 // The journal's hash chain (tamper evidence, docs/journal-chain.md).
 //
-// Every row of table `journal` carries `hash`: SHA3-256, as 64 lowercase hex
-// digits, of the previous row's hash followed by the row's canonical form —
+// Every row of table `journal` carries `hash`: SHA3-256 (its 32 bytes since
+// schema 10), of the previous row's hash, as 64 lowercase hex digits,
+// followed by the row's canonical form —
 // its own columns and its subject's, each spelled so that no two different
 // rows give the same text:
 //
@@ -40,6 +41,13 @@ struct RowText {
 std::string Canonical(std::string_view prev, const RowText& row);
 // Lowercase hex SHA3-256 of `text`.
 std::string Sha3Hex(std::string_view text);
+// The 32 bytes a hash in lowercase hex stands for: what column `hash` stores
+// since schema 10 (a BLOB; 64 hex digits in a TEXT column before).
+std::string HexToBytes(std::string_view hex);
+// SQL that reads `column` as 64 lowercase hex digits whether it holds the 32
+// bytes of schema 10 or the hex text of schemas 6-9 (an archive file written
+// before the upgrade is never migrated); NULL stays NULL.
+std::string HexSql(std::string_view column);
 // The hash of `row` chained after `prev`.
 inline std::string RowHash(std::string_view prev, const RowText& row) {
   return Sha3Hex(Canonical(prev, row));

@@ -47,7 +47,8 @@ void InsertRows(SQLite::Statement& insert, BatchSubjects& subjects,
                        e.name, e.uid, subject.base,           body};
     if (e.ref_seq != 0) row.ref = e.ref_seq;
     head = {e.seq, chain::RowHash(head.hash, row)};
-    insert.bind(7, head.hash);
+    const std::string hash = chain::HexToBytes(head.hash);
+    insert.bind(7, hash.data(), static_cast<int>(hash.size()));
     insert.exec();
     i += n;
   }

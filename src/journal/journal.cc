@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 
+#include "common/log.h"
 #include "domain/fold.h"
 #include "journal/base_state.h"
 #include "journal/batch_state.h"
@@ -187,6 +188,12 @@ Status ConfigureConnection(SQLite::Database& db, const std::string& path,
     if (sqlite3_db_readonly(db.getHandle(), "main") == 1) {
       return Status::IOError("journal " + Quote(path) + " could only be opened read-only");
     }
+    // Before WAL mode writes the header: a new file is created with
+    // auto_vacuum = INCREMENTAL, so that Checkpoint can give its free pages
+    // back (an older journal is switched by UseIncrementalVacuum). Only a new
+    // one: on an existing file the pragma writes the header.
+    if (db.execAndGet("PRAGMA page_count").getInt64() == 0)
+      db.exec("PRAGMA auto_vacuum = INCREMENTAL");
     const std::string mode = db.execAndGet("PRAGMA journal_mode = WAL").getString();
     if (mode != "wal") {
       return Status::IOError("journal " + Quote(path) + " could not be switched to WAL mode (got " +
@@ -219,6 +226,19 @@ Status ExplainLoadFailure(const std::string& path, const OpenOptions& options, c
   return s;
 }
 
+// The second half of migration 10 (UseIncrementalVacuum), with the room
+// the volume has beyond the reserve; without it, the journal stays as it was.
+void SwitchToIncrementalVacuum(SQLite::Database& db, const std::string& path,
+                               const OpenOptions& options) {
+  const Result<VolumeSpace> space = options.volume_space ? options.volume_space() : SpaceOf(path);
+  const int64_t free_bytes = space.ok() ? space->free_bytes - options.reserve_bytes : 0;
+  if (Status s = UseIncrementalVacuum(db, free_bytes); !s.ok()) {
+    log::Warn("journal keeps its free pages: it could not be switched to incremental vacuum")
+        .Str("journal", path)
+        .Error(s);
+  }
+}
+
 }  // namespace
 
 Journal::Journal(std::string path, std::unique_ptr<Impl> impl)
@@ -249,6 +269,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& path,
     if (Status s = ApplyMigrations(impl->db, EmbeddedMigrations(), *clock); !s.ok()) {
       return Status(Status::IOError("journal " + Quote(path) + ": " + s.message()));
     }
+    SwitchToIncrementalVacuum(impl->db, path, options);
   }
   std::unique_ptr<Journal> journal(new Journal(path, std::move(impl)));
   journal->refuse_writes_ = options.refuse_writes;
@@ -739,9 +760,24 @@ int Journal::CheckpointWal(int mode) {
   return rc;
 }
 
+// The pages forgotten sandboxes and retention freed leave the file with the
+// checkpoint that follows (auto_vacuum = INCREMENTAL): what the volume holds
+// is the pages in use. Not while shedding: moving pages writes the WAL, and
+// the free pages are room the next intents may need. A failure only leaves
+// them for the next idle checkpoint.
+void Journal::GiveBackFreePages() {
+  try {
+    if (impl_->db.execAndGet("PRAGMA freelist_count").getInt64() == 0) return;
+    impl_->db.exec("PRAGMA incremental_vacuum");
+  } catch (const SQLite::Exception& e) {
+    log::Warn("journal: incremental vacuum failed").Str("journal", path_).Error(e.what());
+  }
+}
+
 Status Journal::Checkpoint() {
   std::lock_guard db_lock(db_mu_);
   if (!wrote_since_checkpoint_) return Status::Ok();
+  if (!shedding_) GiveBackFreePages();
   // Short of space the WAL keeps its blocks (RESTART, not TRUNCATE): what it
   // gave back another writer could take, and the next commits need it again.
   const int rc = CheckpointWal(shedding_ ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_TRUNCATE);

@@ -260,6 +260,7 @@ class Journal final : public JournalWriter {
   void SetShedding(bool on);
   bool MakeRoom();
   int CheckpointWal(int mode);
+  void GiveBackFreePages();
 
   std::string path_;
   std::unique_ptr<Impl> impl_;

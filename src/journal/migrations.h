@@ -36,4 +36,14 @@ int LatestSchemaVersion();
 Status ApplyMigrations(SQLite::Database& db, const std::vector<Migration>& migrations,
                        const TimeSource& clock);
 
+// The second half of migration 10 (migrations/0010_hash_bytes.sql): a file
+// not yet in auto_vacuum = INCREMENTAL is switched with one VACUUM, outside
+// any transaction. A new journal is created so and needs none. Failing
+// (another connection reading, no room for the copy) leaves the journal as
+// it was, usable, its free pages reused but not given back; the next open
+// tries again. The VACUUM writes the whole file into the WAL: it is not tried
+// unless `free_bytes` (the volume's, less what must stay free) is at least
+// twice the file, so that it never fills the volume.
+Status UseIncrementalVacuum(SQLite::Database& db, int64_t free_bytes);
+
 }  // namespace fk::journal

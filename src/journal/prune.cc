@@ -10,6 +10,7 @@
 #include "domain/fold.h"
 #include "journal/archive.h"
 #include "journal/base_state.h"
+#include "journal/chain.h"
 #include "journal/compact.h"
 #include "journal/group_commit.h"
 #include "journal/sqlite_status.h"
@@ -92,9 +93,8 @@ void TakeLegacyRows(SQLite::Database& db, RowTaker& taker, ArchiveContent& c, in
 
 void TakeCompactRows(SQLite::Database& db, RowTaker& taker, ArchiveContent& c, int64_t& first_at,
                      int64_t& last_at) {
-  SQLite::Statement q(db,
-                      "SELECT seq, at, kind, subject, ref, body, hash FROM journal "
-                      "ORDER BY seq LIMIT ?");
+  SQLite::Statement q(db, "SELECT seq, at, kind, subject, ref, body, " + chain::HexSql("hash") +
+                              " FROM journal ORDER BY seq LIMIT ?");
   q.bind(1, static_cast<int64_t>(taker.options.max_rows));
   while (q.executeStep()) {
     const int64_t seq = q.getColumn(0).getInt64();

@@ -9,9 +9,13 @@ namespace fk::journal {
 
 namespace {
 
-constexpr const char* kRows =
+// The hash as 64 hex digits: the 32 bytes of schema 10 or an older archive
+// file's text.
+const std::string kRows =
     "SELECT j.seq, j.at, j.kind, j.ref, s.namespace, s.name, s.uid, COALESCE(s.base, ''), "
-    "j.body, j.hash, s.id IS NULL FROM journal AS j LEFT JOIN subjects AS s ON s.id = j.subject "
+    "j.body, " +
+    chain::HexSql("j.hash") +
+    ", s.id IS NULL FROM journal AS j LEFT JOIN subjects AS s ON s.id = j.subject "
     "ORDER BY j.seq";
 
 // One row against the one before it; "" when it matches.

@@ -12,6 +12,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "bench_support.h"
@@ -121,6 +122,13 @@ class ChurnRun {
     state.counters["commits_per_lifecycle"] =
         double(journal_->stats().commits - commits_at_start_) / n;
     state.counters["file_bytes"] = double(end.file_bytes);
+    // FK_BENCH_KEEP_JOURNAL=PATH keeps a copy of the journal to look into
+    // (e.g. with the dbstat virtual table of the sqlite3 shell).
+    if (const char* keep = std::getenv("FK_BENCH_KEEP_JOURNAL"); keep && *keep) {
+      std::error_code ec;
+      std::filesystem::copy_file(path_, keep, std::filesystem::copy_options::overwrite_existing,
+                                 ec);
+    }
   }
 
  private:
