@@ -147,7 +147,7 @@ CREATE TABLE "sandbox_projection" (
   updated_at          TEXT    NOT NULL,
   refused_intent_seq  INTEGER,
   subject             INTEGER REFERENCES subjects (id)
-) STRICT;
+, dry_run_generation INTEGER) STRICT;
 
 CREATE INDEX sandbox_projection_by_name ON sandbox_projection (namespace, name);
 
@@ -199,7 +199,10 @@ CREATE TABLE writer_starts (
   first_seq  INTEGER NOT NULL,      -- the first seq this writer may append
   writer     TEXT    NOT NULL,      -- the writer id (docs/transitions.md#the-writer-id)
   started_at TEXT    NOT NULL       -- RFC 3339 UTC
-) STRICT;
+, enforcement TEXT NOT NULL DEFAULT 'enforce' CHECK (enforcement IN ('enforce', 'dry-run')), dry_run_namespaces TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(dry_run_namespaces) AND json_type(dry_run_namespaces) = 'array')) STRICT;
+-- `enforcement`, `dry_run_namespaces` (schema 11): the run's enforcement
+-- (docs/design.md#audit-before-enforce): 'dry-run' when it was off everywhere,
+-- else the namespaces where it was off. Starts before schema 11 enforced.
 
 CREATE INDEX writer_starts_seq ON writer_starts (first_seq);
 
@@ -295,7 +298,8 @@ SELECT r.seq + k.part AS seq,
                json(CASE WHEN json_extract(r.obs, '$.sp.s') THEN 'true' ELSE 'false' END)),
            'history', json_object(
              'pending_intent_seq', json_extract(r.obs, '$.hp'),
-             'applied_generation', json_extract(r.obs, '$.ha')),
+             'applied_generation', json_extract(r.obs, '$.ha'),
+             'dry_run_generation', json_extract(r.obs, '$.hd')),
            'bypass', CASE WHEN json_type(r.obs, '$.bp') IS NULL THEN json_array() ELSE json(
              (SELECT json_group_array(json_object(
                        'policy', json_extract(p.value, '$[0]'),
@@ -304,7 +308,8 @@ SELECT r.seq + k.part AS seq,
                        'widens', (SELECT name FROM journal_names WHERE field = 'widens'
                                   AND code = json_extract(p.value, '$[3]'))))
               FROM json_each(r.obs, '$.bp') AS p)) END,
-           'observed_at_ms', r.at + COALESCE(json_extract(r.obs, '$.t'), 0))
+           'observed_at_ms', r.at + COALESCE(json_extract(r.obs, '$.t'), 0),
+           'dry_run', json(CASE WHEN json_extract(r.obs, '$.dr') THEN 'true' ELSE 'false' END))
          WHEN 'decided' THEN json_object(
            'verdict', (SELECT name FROM journal_names WHERE field = 'verdict'
                        AND code = json_extract(r.body, '$.d[0]')),

@@ -402,7 +402,7 @@ TEST(AuditEpisodes, AResumeAndResuspensionIsNotChargedToTheFenceChange) {
     suspend(s, "3");  // suspended 3 s after the change
     clock.Advance(std::chrono::hours(1));
     s.sandbox.generation = 4;  // resumed by hand: running again, the fence unchanged
-    s.history = {std::nullopt, 3};
+    s.history.applied_generation = 3;
     ASSERT_TRUE((*j)->Record({s, domain::decide(s), "5"}).ok());
     clock.Advance(std::chrono::seconds(3));
     s.sandbox.generation = 5;

@@ -17,15 +17,19 @@ TEST(Codec, EveryEventKindRoundTrips) {
   snap.sandbox.bootstrapping = true;
   snap.sandbox.bootstrap_op = BootstrapOp::kRestart;
   snap.sandbox.api_version = ApiVersion::kV1alpha1;
-  snap.history = {12, 7};
+  snap.history = {12, 7, 5};
+  Snapshot dry_run = snap;
+  dry_run.dry_run = true;
   const EventBody bodies[] = {
       FenceObserved{kWorkloadPolicyName, {true, "fence-uid", 2, false}},
       SandboxObserved{snap},
+      SandboxObserved{dry_run},
       Decided{decide(snap)},
       SuspendIntent{Reason::kFenceStale, 3, "4711", ApiVersion::kV1alpha1,
                     "fence generation 1 -> 2"},
       SuspendOutcome{Outcome::kApplied, 4, ""},
       SuspendOutcome{Outcome::kConflict, std::nullopt, "409: object changed"},
+      SuspendOutcome{Outcome::kDryRun, std::nullopt, "enforcement is off: nothing sent"},
       Leadership{"host-1/uuid", "acquired"},
       Forgotten{"deleted from the cluster"},
       Pruned{1, 40, 17, 1'800'000'000'000, 1'800'000'100'000, 39, std::string(64, 'a'),

@@ -486,11 +486,13 @@ TEST_F(CompactJournalTest, ASchema8JournalUpgradesKeepsItsRowsAndChainAndLearnsB
       {"fence_observations", "SELECT * FROM fence_observations ORDER BY seq"},
       {"sandbox_state", "SELECT * FROM sandbox_state ORDER BY sandbox_uid"},
       {"decisions", "SELECT * FROM decisions ORDER BY seq"},
-      {"writer_starts", "SELECT * FROM writer_starts ORDER BY start"}};
+      {"writer_starts",
+       "SELECT start, first_seq, writer, started_at FROM writer_starts ORDER BY start"}};
   // The events as schema 8 showed them: the new fields aside.
   const std::string events_sql =
       "SELECT seq, recorded_at, kind, namespace, name, uid, ref_seq, "
-      "json_remove(payload, '$.sandbox.spare', '$.bypass') FROM events ORDER BY seq";
+      "json_remove(payload, '$.sandbox.spare', '$.bypass', '$.dry_run', "
+      "'$.history.dry_run_generation') FROM events ORDER BY seq";
   std::map<std::string, std::vector<std::string>> before;
   for (const auto& [name, sql] : kept) before[name] = Rows(path_, sql);
   const auto events_before = Rows(path_, events_sql);
@@ -511,6 +513,15 @@ TEST_F(CompactJournalTest, ASchema8JournalUpgradesKeepsItsRowsAndChainAndLearnsB
   EXPECT_EQ(j->schema_version(), LatestSchemaVersion());
   for (const auto& [name, sql] : kept) EXPECT_EQ(Rows(path_, sql), before[name]) << name;
   EXPECT_EQ(Rows(path_, events_sql), events_before);
+  // Schema 11: every start before it enforced, and every observation says so.
+  EXPECT_EQ(Rows(path_,
+                 "SELECT DISTINCT enforcement || ' ' || dry_run_namespaces FROM "
+                 "writer_starts"),
+            std::vector<std::string>{"enforce []"});
+  EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'sandbox_observed' AND "
+                  "(json_type(payload, '$.dry_run') <> 'false' OR "
+                  "json_type(payload, '$.history.dry_run_generation') <> 'null')"),
+            0);
   EXPECT_EQ(Count("SELECT count(*) FROM events WHERE kind = 'sandbox_observed' AND "
                   "(json_extract(payload, '$.sandbox.spare') <> 0 OR "
                   "json_extract(payload, '$.bypass') <> '[]')"),

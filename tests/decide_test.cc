@@ -432,5 +432,45 @@ TEST(Decide, IsDeterministic) {
   EXPECT_EQ(decide(s), decide(s));
 }
 
+// Audit before enforce (docs/design.md#audit-before-enforce): where
+// enforcement is off, a suspend verdict records a dry-run intent once per
+// episode, under the same journal-derived rule as a PATCH.
+TEST(Decide, InDryRunAStaleSandboxIsRecordedOncePerEpisodeAndNeverPatched) {
+  Snapshot s = StaleSnapshot();
+  s.dry_run = true;
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kRecordDryRun);
+  EXPECT_NE(decide(s).note.find("would suspend (dry run)"), std::string::npos) << decide(s).note;
+  s.history.dry_run_generation = s.sandbox.generation;  // recorded: the episode is covered
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kNone);
+  s.workload_fence.generation = 3;  // the fence rolls again: still the same episode
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kNone);
+  s.sandbox.generation += 1;  // resumed or edited: a new episode
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kRecordDryRun);
+}
+
+TEST(Decide, ADryRunIntentNeverCoversARealOne) {
+  Snapshot s = StaleSnapshot();
+  s.history.dry_run_generation = s.sandbox.generation + 5;
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kPatchSuspend);
+}
+
+TEST(Decide, InDryRunARealSuspendStillCoversTheEpisode) {
+  Snapshot s = StaleSnapshot();
+  s.dry_run = true;
+  s.history.pending_intent_seq = 7;  // enforced before, its PATCH not settled
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kNone);
+  s.history.pending_intent_seq.reset();
+  s.history.applied_generation = s.sandbox.generation;
+  ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kNone);
+}
+
+TEST(Decide, DryRunChangesNoVerdictButASuspension) {
+  for (Snapshot s : {HealthySnapshot(), Suspended(StaleSnapshot()), Suspended(HealthySnapshot())}) {
+    Snapshot dry = s;
+    dry.dry_run = true;
+    EXPECT_EQ(decide(dry), decide(s)) << decide(s).note;
+  }
+}
+
 }  // namespace
 }  // namespace fk::domain

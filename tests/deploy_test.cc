@@ -409,12 +409,13 @@ TEST_F(Deploy, MonitoringComponentsRender) {
           << "docs/operations.md has no runbook section for " << name;
     }
   }
-  EXPECT_EQ(alerts, (std::set<std::string>{
-                        "FencekeeperNotReady", "FencekeeperLeaderAbsent",
-                        "FencekeeperFenceBypassed", "FencekeeperJournalErrors",
-                        "FencekeeperJournalVolumeFilling", "FencekeeperJournalPruningFailing",
-                        "FencekeeperTransitionsFailed", "FencekeeperTransitionConflicts",
-                        "FencekeeperPendingIntentStuck", "FencekeeperDecodeErrors"}));
+  EXPECT_EQ(alerts,
+            (std::set<std::string>{
+                "FencekeeperNotReady", "FencekeeperLeaderAbsent", "FencekeeperFenceBypassed",
+                "FencekeeperJournalErrors", "FencekeeperJournalVolumeFilling",
+                "FencekeeperJournalPruningFailing", "FencekeeperTransitionsFailed",
+                "FencekeeperTransitionConflicts", "FencekeeperPendingIntentStuck",
+                "FencekeeperDecodeErrors", "FencekeeperWouldSuspend"}));
 }
 
 // components/prometheus-rule-labels gives the PrometheusRule, and nothing

@@ -55,20 +55,21 @@ Result<std::vector<Event>> MemoryJournal::Commit(const Plan& plan, const Plan& f
 Result<journal::Recorded> MemoryJournal::Record(const domain::Evaluation& evaluation) {
   journal::Recorded r;
   bool hold_started = false;
-  auto events = Commit([&](const domain::JournalState& s) -> Result<std::vector<Event>> {
-    r.retry = domain::refused_to_retry(s, evaluation);
-    hold_started = domain::starts_hold_episode(s, evaluation);
-    return domain::plan_events(s, evaluation);
-  });
-  if (!events.ok()) return events.status();
-  r.appended = events->size();
-  for (const Event& e : *events) {
-    if (const auto* intent = std::get_if<domain::SuspendIntent>(&e.body)) {
-      r.intent_seq = e.seq;
-      r.intent = domain::IntentRecord{e.seq, e.ns, e.name, e.uid, *intent};
-    }
-    if (hold_started && e.kind() == domain::EventKind::kDecided) r.hold_started_seq = e.seq;
+  Plan dry_run;
+  if (evaluation.decision.action == domain::Action::kRecordDryRun) {
+    dry_run = [&](const domain::JournalState& s) -> Result<std::vector<Event>> {
+      return domain::plan_dry_run_outcome(s, evaluation);
+    };
   }
+  auto events = Commit(
+      [&](const domain::JournalState& s) -> Result<std::vector<Event>> {
+        r.retry = domain::refused_to_retry(s, evaluation);
+        hold_started = domain::starts_hold_episode(s, evaluation);
+        return domain::plan_events(s, evaluation);
+      },
+      dry_run);
+  if (!events.ok()) return events.status();
+  journal::NoteRecorded(r, evaluation, *events, hold_started);
   return r;
 }
 

@@ -54,7 +54,8 @@ sim_pid=$!
 await test -s "$dir/kubeconfig" || fail "the simulator did not start"
 "$FENCEKEEPER" run --journal "$dir/journal.db" --kubeconfig "$dir/kubeconfig" \
   --http-addr 127.0.0.1:0 --metrics-addr 127.0.0.1:0 \
-  --leader-elect --leader-election-id "$lease" > "$dir/run.log" 2>&1 &
+  --leader-elect --leader-election-id "$lease" --dry-run-namespace team-healthy \
+  > "$dir/run.log" 2>&1 &
 run_pid=$!
 
 # The ports the system picked, from the start-up log lines naming them.
@@ -74,8 +75,9 @@ test "$code" = 404 || fail "/readyz answered $code on the metrics port; expected
 curl -sf "$metrics/metrics" > "$dir/scrape.txt" || fail "scrape"
 
 # An "allow DNS" policy opens the fence of team-healthy's workloads: both
-# are suspended for it, and the gauge of bypassed sandboxes appears (it has
-# a series only while a namespace has some).
+# would be suspended for it (team-healthy is in dry-run), and the gauges of
+# bypassed sandboxes and of those dry-run leaves running appear (each has a
+# series only while a namespace has some).
 server=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$dir/sim.log" | head -1)
 curl -sf -X POST -H 'Content-Type: application/json' \
   "$server/apis/networking.k8s.io/v1/namespaces/team-healthy/networkpolicies" \
@@ -84,9 +86,14 @@ curl -sf -X POST -H 'Content-Type: application/json' \
   > /dev/null || fail "could not create allow-dns"
 bypassed() {
   curl -sf "$metrics/metrics" > "$dir/scrape.txt" &&
-    grep -q '^fencekeeper_fence_bypassed_sandboxes{sandbox_namespace="team-healthy"} 2' "$dir/scrape.txt"
+    grep -q '^fencekeeper_fence_bypassed_sandboxes{sandbox_namespace="team-healthy"} 2' "$dir/scrape.txt" &&
+    grep -q '^fencekeeper_sandboxes_would_suspend{sandbox_namespace="team-healthy"} 2' "$dir/scrape.txt"
 }
-await bypassed || fail "the bypass of team-healthy is not in the scrape: $(grep bypassed "$dir/scrape.txt")"
+await bypassed || fail "the bypass of team-healthy is not in the scrape: $(grep 'bypassed\|would' "$dir/scrape.txt")"
+grep -q '^fencekeeper_enforcement_dry_run{sandbox_namespace="team-healthy"} 1' "$dir/scrape.txt" ||
+  fail "fencekeeper_enforcement_dry_run does not show team-healthy"
+grep -q '^fencekeeper_enforcement_dry_run{sandbox_namespace="\*"} 0' "$dir/scrape.txt" ||
+  fail "fencekeeper_enforcement_dry_run{sandbox_namespace=\"*\"} is not 0"
 
 # One watch per resource and namespace, none re-opened: no restarts.
 grep '^fencekeeper_watch_restarts_total' "$dir/scrape.txt" > "$dir/restarts.txt"

@@ -49,6 +49,24 @@ TEST(RunFlags, DefaultsAreValid) {
   EXPECT_FALSE(s->metrics);  // /metrics on --http-addr, if that is given
 }
 
+TEST(RunFlags, EnforcementIsOnUnlessTurnedOffEverywhereOrPerNamespace) {
+  auto s = ParseRunFlags(Valid(), FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->enforcement.AnyDryRun());
+  RunOptions o = Valid();
+  o.enforcement = "dry-run";
+  s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->enforcement.DryRunIn("any"));
+  o = Valid();
+  o.namespaces = {"a", "b"};
+  o.dry_run_namespaces = {"b"};
+  s = ParseRunFlags(o, FakeResolve);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->enforcement.DryRunIn("a"));
+  EXPECT_TRUE(s->enforcement.DryRunIn("b"));
+}
+
 TEST(RunFlags, MetricsGetAListenerOfTheirOwn) {
   RunOptions o = Valid();
   o.http_addr = ":8080";
@@ -98,6 +116,22 @@ TEST(RunFlags, EveryUnusableValueIsRefusedNamingFlagAndValue) {
       {"--resync", "99999999999999999999h",
        [](RunOptions& o) { o.resync = "99999999999999999999h"; }},
       {"--selector", "a in (", [](RunOptions& o) { o.selector = "a in ("; }},
+      {"--enforcement", "audit", [](RunOptions& o) { o.enforcement = "audit"; }},
+      {"--dry-run-namespace", "Bad_NS", [](RunOptions& o) { o.dry_run_namespaces = {"Bad_NS"}; }},
+      {"--dry-run-namespace", "a",
+       [](RunOptions& o) {
+         o.dry_run_namespaces = {"a", "a"};
+       }},
+      {"--dry-run-namespace", "a",
+       [](RunOptions& o) {
+         o.enforcement = "dry-run";
+         o.dry_run_namespaces = {"a"};
+       }},
+      {"--dry-run-namespace", "c",
+       [](RunOptions& o) {
+         o.namespaces = {"a", "b"};
+         o.dry_run_namespaces = {"c"};
+       }},
       {"--selector", "a=b c", [](RunOptions& o) { o.selector = "a=b c"; }},
       {"--selector", "bad key=x", [](RunOptions& o) { o.selector = "bad key=x"; }},
       {"--selector", "a=b,", [](RunOptions& o) { o.selector = "a=b,"; }},

@@ -130,6 +130,7 @@ class SandboxReconcilerTest : public ::testing::TestWithParam<JournalKind> {
       return MonoTime::max();
     };
     o.return_freed_memory = [this] { ++memory_returned_; };
+    o.enforcement = enforcement_;
     reconciler_ = std::make_unique<SandboxReconciler>(cache_, *client_, *journal_, time_, &events_,
                                                       nullptr, o);
     SyncCache();
@@ -205,6 +206,7 @@ class SandboxReconcilerTest : public ::testing::TestWithParam<JournalKind> {
   std::function<Reply(const kube::HttpRequest&)> before_;
   std::function<Reply(const kube::HttpRequest&, const kube::HttpResponse&)> after_;
   bool may_write_ = true;
+  domain::Enforcement enforcement_;  // of the next Restart()
   bool refuse_writes_ = false;
   int incarnation_ = 0;
   int memory_returned_ = 0;

@@ -567,6 +567,84 @@ TEST_P(HeldEventsTest, ASandboxFencekeeperSuspendedItselfGetsItsWarningEventAndN
   EXPECT_TRUE(Held().empty());
 }
 
+// Audit before enforce (docs/design.md#audit-before-enforce).
+class DryRunTest : public SandboxReconcilerTest {
+ protected:
+  void SetUp() override {
+    SandboxReconcilerTest::SetUp();
+    enforcement_.dry_run_namespaces = {"ns"};
+    Restart();
+  }
+  std::vector<FailClosedEvent> Published(FailClosedEvent::Kind kind) const {
+    std::vector<FailClosedEvent> out;
+    for (const auto& e : events_.published)
+      if (e.kind == kind) out.push_back(e);
+    return out;
+  }
+};
+
+TEST_P(DryRunTest, AStaleSandboxIsRecordedOnceWithItsOutcomeInOneCommitAndNothingIsSent) {
+  const uint64_t commits = Commits();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), 0);
+  EXPECT_EQ(Mode("a"), "Running");
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"dry-run"});
+  EXPECT_EQ(Commits(), commits + 1);  // observation, decision, intent and outcome: one commit
+  const auto would = Published(FailClosedEvent::Kind::kWouldSuspend);
+  ASSERT_EQ(would.size(), 1u);
+  EXPECT_EQ(would[0].reason, "fence-stale");
+  EXPECT_EQ(reconciler_->stats().dry_runs, 1);
+  const std::string uid = State().sandboxes.begin()->first.str();
+  EXPECT_EQ(State().sandboxes.at(fk::CompactString(uid)).history.dry_run_generation, 1);
+  EXPECT_TRUE(State().pending_intents.empty());
+
+  // Later passes, a restart, a second fence roll: the same episode.
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  OpenJournal();
+  Restart();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  sim::RollFence(*sim_, "ns");
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"dry-run"});
+  EXPECT_EQ(Published(FailClosedEvent::Kind::kWouldSuspend).size(), 1u);
+  EXPECT_EQ(Sent("PATCH"), 0);
+}
+
+TEST_P(DryRunTest, OnceTheNamespaceEnforcesTheSandboxIsSuspendedExactlyOnce) {
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  ASSERT_EQ(Outcomes(), std::vector<std::string>{"dry-run"});
+  enforcement_ = {};
+  OpenJournal();
+  Restart();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  SyncCache();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), 1);  // by this process (Restart counts afresh)
+  EXPECT_EQ(Mode("a"), "Suspended");
+  EXPECT_EQ(Outcomes(), (std::vector<std::string>{"dry-run", "applied"}));
+  EXPECT_EQ(Published(FailClosedEvent::Kind::kSuspended).size(), 1u);
+  EXPECT_EQ(Published(FailClosedEvent::Kind::kWouldSuspend).size(), 1u);
+  // And back in dry-run, the suspended sandbox is held, as in enforce.
+  enforcement_.dry_run_everywhere = true;
+  OpenJournal();
+  Restart();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), 0);
+  EXPECT_EQ(Outcomes(), (std::vector<std::string>{"dry-run", "applied"}));
+}
+
+TEST_P(DryRunTest, AnotherNamespaceStillEnforces) {
+  enforcement_.dry_run_namespaces = {"other"};
+  Restart();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), 1);
+  EXPECT_EQ(Outcomes(), std::vector<std::string>{"applied"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Journals, DryRunTest,
+                         ::testing::Values(JournalKind::kSqlite, JournalKind::kMemory), KindName);
+
 INSTANTIATE_TEST_SUITE_P(Journals, SandboxReconcilerTest,
                          ::testing::Values(JournalKind::kSqlite, JournalKind::kMemory), KindName);
 INSTANTIATE_TEST_SUITE_P(Journals, HeldEventsTest,

@@ -37,6 +37,8 @@ struct Lineage {
   // as the server held it when the simulation scanned the row (in the step
   // that journaled it): I16 keys an Event's episode by it. "": already gone.
   std::map<int64_t, std::string> held_objects;
+  // I21: "uid generation" of each dry-run intent, with its seq.
+  std::map<std::string, int64_t> dry_runs;
 
   // Hands every event `journal` holds beyond `scanned` to `also`.
   template <class Fn>
@@ -57,6 +59,8 @@ struct Lineage {
     for (const auto& [episode, seq] : held_episodes)
       if (seq <= last_seq) copy.held_episodes.emplace(episode, seq);
     copy.held_objects.insert(held_objects.begin(), held_objects.upper_bound(last_seq));
+    for (const auto& [episode, seq] : dry_runs)
+      if (seq <= last_seq) copy.dry_runs.emplace(episode, seq);
     return copy;
   }
 };

@@ -73,7 +73,16 @@
 //       is present, intact and the one the sandbox was admitted under (the
 //       supervisor policy alone never suspends);
 //   I19 no PATCH for a spare: neither the version its intent was decided on
-//       (its precondition) nor the sandbox when the PATCH is served.
+//       (its precondition) nor the sandbox when the PATCH is served;
+//   I20 no PATCH from an instance whose enforcement is off for the
+//       sandbox's namespace (docs/design.md#audit-before-enforce);
+//   I21 at most one dry-run intent per sandbox uid and observed generation
+//       in a journal, each with its `dry-run` outcome in the same commit.
+// One seed in three switches enforcement at every start (its own random
+// stream, so the fault schedule is the seed's as before): enforce, dry-run in
+// the sandboxes' namespace, dry-run everywhere, or in another namespace
+// only. The quiet phase always enforces (the next `run` without the flag),
+// so I4 and I3 then say every stale sandbox is suspended exactly once.
 // With the effective fence in Truth() (tests/sim_fence.h, read apart from
 // fencekeeper's code), I4 also says every running sandbox whose fence is
 // bypassed is suspended once faults stop, and I3 that it is suspended once
@@ -168,7 +177,8 @@ class World : public Cluster {
         selector_((seed / 16) % 4 == 3 && !Without("wide-selector")
                       ? "openshell.ai/managed-by=openshell"
                       : reconciler::SandboxControllerOptions{}.selector),
-        sandbox_selector_(*sim::Selector::ParseLabels(selector_)) {
+        sandbox_selector_(*sim::Selector::ParseLabels(selector_)),
+        mode_rng_(seed ^ 0x5eed0fd7u) {
     for (auto& w : delivery_weight_) w = 1 + rng_() % 8;
     // On tmpfs where there is one: the simulation proves the protocol, not the disk.
     const std::string dir =
@@ -179,6 +189,7 @@ class World : public Cluster {
   }
 
   uint64_t HeldEventsCreated() const { return held_created_; }
+  uint64_t DryRunsChecked() const { return dry_runs_; }
   uint64_t BypassIntentsChecked() const { return bypass_checked_; }
 
   // The whole run: set-up, the fault phase, the quiet phase, the final checks.
@@ -229,6 +240,7 @@ class World : public Cluster {
     in->identity =
         "fencekeeper_" + std::string(replica_ ? "b" : "a") + std::to_string(incarnation_);
     in->writer = "w" + std::to_string(incarnation_);  // `run` draws fk::NewWriterId()
+    const domain::Enforcement enforcement = ChooseEnforcement();
     journal::OpenOptions jo;
     jo.clock = &time_;
     jo.refuse_writes = [this] {
@@ -254,7 +266,7 @@ class World : public Cluster {
     }
     in->journal = std::move(*j);
     // As `run` does before its first append (writer_starts, schema 8).
-    if (Status s = in->journal->RecordWriterStart(in->writer); !s.ok()) {
+    if (Status s = in->journal->RecordWriterStart(in->writer, enforcement); !s.ok()) {
       if (violation_.empty())
         violation_ = "step " + std::to_string(step_) +
                      ": I13: the journal cannot record this writer's start: " + s.ToString();
@@ -291,6 +303,8 @@ class World : public Cluster {
     o.retry_base = 100ms;
     o.retry_max = 20s;
     o.writer_id = in->writer;
+    o.enforcement = enforcement;
+    enforcement_[identity] = enforcement;
     o.selector = selector_;
     o.write_fence = [elector] { return elector->WriteFenceUntil(); };
     const reconciler::ClusterCache* cache = nullptr;
@@ -421,6 +435,7 @@ class World : public Cluster {
   void Scan() {
     if (!instance_) return;
     CurrentLineage().Scan(*instance_->journal, [this](const domain::Event& e) {
+      CheckDryRun(e);
       const auto* d = std::get_if<domain::Decided>(&e.body);
       if (d && d->decision.verdict == domain::Verdict::kHold)
         CurrentLineage().held_objects.emplace(e.seq, ServerObjectKey(e.name, e.uid));
@@ -458,6 +473,51 @@ class World : public Cluster {
     return uid + " " + json::serialize(meta.at("generation")) + " " +
            (meta.as_object().contains("annotations") ? json::serialize(meta.at("annotations"))
                                                      : std::string());
+  }
+
+  // Enforcement for the instance starting now: one seed in three switches it
+  // at every start; the quiet phase always enforces.
+  domain::Enforcement ChooseEnforcement() {
+    domain::Enforcement e;
+    if (seed_ % 3 != 0 || enforce_from_now_ || Without("dry-run")) return e;
+    switch (mode_rng_() % 4) {
+      case 0:
+        break;
+      case 1:
+        e.dry_run_namespaces = {kNs};
+        break;
+      case 2:
+        e.dry_run_everywhere = true;
+        break;
+      default:
+        e.dry_run_namespaces = {"elsewhere"};
+    }
+    Note(std::string("enforcement: ") + (e.DryRunIn(kNs) ? "dry-run"
+                                         : e.AnyDryRun() ? "dry-run elsewhere"
+                                                         : "enforce"));
+    return e;
+  }
+
+  // I21, for every event the simulation scans.
+  void CheckDryRun(const domain::Event& e) {
+    if (std::holds_alternative<domain::SuspendIntent>(e.body)) {
+      last_intent_ = e;
+      return;
+    }
+    const auto* o = std::get_if<domain::SuspendOutcome>(&e.body);
+    if (!o || o->outcome != domain::Outcome::kDryRun) return;
+    ++dry_runs_;
+    const auto* intent =
+        last_intent_ ? std::get_if<domain::SuspendIntent>(&last_intent_->body) : nullptr;
+    if (!intent || last_intent_->seq != e.ref_seq || e.seq != e.ref_seq + 1)
+      return Fail("I21: dry-run outcome seq " + std::to_string(e.seq) +
+                  " does not follow its intent seq " + std::to_string(e.ref_seq));
+    const std::string episode = e.uid + " " + std::to_string(intent->observed_generation);
+    auto [it, fresh] = CurrentLineage().dry_runs.try_emplace(episode, e.ref_seq);
+    if (!fresh)
+      Fail("I21: a second dry-run intent for " + e.name + " at generation " +
+           std::to_string(intent->observed_generation) + " (seq " + std::to_string(it->second) +
+           ", then " + std::to_string(e.ref_seq) + ")");
   }
 
   // I11 and I12, cheap enough for every step.
@@ -828,6 +888,11 @@ class World : public Cluster {
     const std::string rv = ec ? "" : kube::MetadataString(body, "resourceVersion");
     const std::string name = r.target.substr(std::string(kSandboxes).size() + 1);
     Note("  PATCH " + name + " seq " + seq_text + " rv " + rv + " by " + identity);
+    // I20: enforcement is on where the sandbox is.
+    if (auto e = enforcement_.find(identity); e != enforcement_.end() && e->second.DryRunIn(kNs)) {
+      Fail("I20: " + identity + " sent a PATCH for " + name + " with enforcement off in " + kNs);
+      return {};
+    }
     // I6: the sender's lease is held and not lapsed.
     if (LeaseLapsed(identity)) {
       Fail("I6: " + identity + " sent a PATCH for " + name + " with a lapsed lease");
@@ -1143,6 +1208,12 @@ class World : public Cluster {
   // Faults stop; OpenShell finishes its flows; everything runs until nothing is left to do.
   void Quiesce() {
     Note("---- faults stop ----");
+    enforce_from_now_ = true;
+    if (instance_ && enforcement_[instance_->identity].AnyDryRun()) {
+      Note("enforcement: on again (a restart without the flag)");
+      Restart();
+      if (!instance_ || !violation_.empty()) return;
+    }
     patch_faults_ = get_faults_ = informer_faults_ = 0;
     events_fail_ = journal_refuses_ = lease_stalled_ = crash_soon_ = false;
     refused_.clear();
@@ -1250,7 +1321,12 @@ class World : public Cluster {
   std::set<Mark> first_sends_;            // intents whose first PATCH CheckIntent saw
   std::map<std::thread::id, std::map<std::string, LiveRead>> live_reads_;  // by worker thread
   uint64_t bypass_checked_ = 0;  // fence-bypassed intents I17 checked
-  bool crashing_ = false;        // the instance is being torn down
+  std::mt19937_64 mode_rng_;     // enforcement at each start: apart from rng_
+  std::map<std::string, domain::Enforcement> enforcement_;  // by instance identity
+  bool enforce_from_now_ = false;                           // the quiet phase enforces
+  std::optional<domain::Event> last_intent_;                // the last intent scanned (I21)
+  uint64_t dry_runs_ = 0;                                   // dry-run intents I21 checked
+  bool crashing_ = false;                                   // the instance is being torn down
   fk::testing::TempDir dir_;
   fk::testing::TempDir shm_dir_{"/dev/shm"};
   fk::testing::TempDir archive_dir_{"/dev/shm"};
@@ -1298,12 +1374,15 @@ int StepsOf(uint64_t seed) { return 200 + static_cast<int>(seed % 200); }
 uint64_t held_events_created = 0;
 // Fence-bypassed intents I17 checked against the live reads that confirmed them.
 uint64_t bypass_intents_checked = 0;
+// Dry-run intents I21 checked (and as many PATCHes withheld, which I20 watches).
+uint64_t dry_runs_checked = 0;
 
 std::string RunSeed(uint64_t seed) {
   World world(seed);
   std::string violation = world.Run(StepsOf(seed));
   held_events_created += world.HeldEventsCreated();
   bypass_intents_checked += world.BypassIntentsChecked();
+  dry_runs_checked += world.DryRunsChecked();
   if (violation.empty()) return "";
   const std::string head = "seed " + std::to_string(seed) +
                            " (replay: FK_SIM_SEED=" + std::to_string(seed) +
@@ -1359,6 +1438,7 @@ TEST(Simulation, SeededFaultSchedulesKeepEveryInvariant) {
   uint64_t failed = 0;
   held_events_created = 0;
   bypass_intents_checked = 0;
+  dry_runs_checked = 0;
   for (uint64_t seed = first; seed < first + count && failed < max_failures; ++seed) {
     const std::string failure = RunSeed(seed);
     if (!failure.empty()) {
@@ -1370,7 +1450,10 @@ TEST(Simulation, SeededFaultSchedulesKeepEveryInvariant) {
               static_cast<unsigned long long>(held_events_created));
   std::printf("fence-bypassed intents checked against their live reads (I17): %llu\n",
               static_cast<unsigned long long>(bypass_intents_checked));
+  std::printf("dry-run intents checked (I21): %llu\n",
+              static_cast<unsigned long long>(dry_runs_checked));
   if (count >= 50) {
+    EXPECT_GT(dry_runs_checked, 0u) << "no seed exercised I20 and I21";
     EXPECT_GT(held_events_created, 0u) << "no seed exercised I16";
     EXPECT_GT(bypass_intents_checked, 0u) << "no seed exercised I17";
   }

@@ -135,8 +135,10 @@ TEST_F(StatusTest, RefusesAnUnknownStatusAndAFileThatIsNoJournal) {
   o.status = "stopped";
   Printed p = Status(o);
   EXPECT_EQ(p.code, kExitUnusable);
-  EXPECT_NE(p.err.find("not one of suspended, held, suspending, refused, admitting, healthy"),
-            std::string::npos)
+  EXPECT_NE(
+      p.err.find(
+          "not one of suspended, held, suspending, refused, would-suspend, admitting, healthy"),
+      std::string::npos)
       << p.err;
   testing::WriteBytes(dir_.File("foreign"), "hello, not a journal");
   o = Options();
@@ -174,6 +176,10 @@ TEST(StatusRows, TheWayOutNamesWhatMustChangeFirst) {
   r.outcome = "failed";
   EXPECT_EQ(StatusOf(r), "refused");
   EXPECT_NE(ResumeHint(r, "refused").find("intent seq 12"), std::string::npos);
+  // Enforcement off: the episode's transition is a dry run, and it still runs.
+  r.outcome = "dry-run";
+  EXPECT_EQ(StatusOf(r), "would-suspend");
+  EXPECT_NE(ResumeHint(r, "would-suspend").find("enforcement is off"), std::string::npos);
   r.transition_seq = 8;  // refused in an earlier episode: this one decides afresh
   EXPECT_EQ(StatusOf(r), "suspending");
   r.verdict = "admitting";
@@ -181,6 +187,7 @@ TEST(StatusRows, TheWayOutNamesWhatMustChangeFirst) {
   r.verdict = "ignore";
   EXPECT_EQ(StatusOf(r), "ignored");
   EXPECT_TRUE(IsStatus("suspending"));
+  EXPECT_TRUE(IsStatus("would-suspend"));
   EXPECT_FALSE(IsStatus("suspend"));
 }
 

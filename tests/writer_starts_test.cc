@@ -50,6 +50,31 @@ TEST_F(WriterStartsTest, EachStartCoversTheSeqsAfterTheJournalsLastRow) {
       << "every start is kept";
 }
 
+// Schema 11: each start records where enforcement was off, so an auditor
+// knows from the journal why a stale sandbox kept running.
+TEST_F(WriterStartsTest, EachStartRecordsItsEnforcement) {
+  auto j = Open();
+  ASSERT_TRUE(j->RecordWriterStart("w1").ok());
+  domain::Enforcement some;
+  some.dry_run_namespaces = {"team-b", "team-a"};
+  ASSERT_TRUE(j->RecordWriterStart("w2", some).ok());
+  domain::Enforcement all;
+  all.dry_run_everywhere = true;
+  ASSERT_TRUE(j->RecordWriterStart("w3", all).ok());
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  SQLite::Statement q(db,
+                      "SELECT writer || ' ' || enforcement || ' ' || dry_run_namespaces "
+                      "FROM writer_starts ORDER BY start");
+  std::vector<std::string> rows;
+  while (q.executeStep()) rows.push_back(q.getColumn(0).getString());
+  EXPECT_EQ(rows, (std::vector<std::string>{"w1 enforce []", "w2 enforce [\"team-a\",\"team-b\"]",
+                                            "w3 dry-run []"}));
+  SQLite::Database rw(path_, SQLite::OPEN_READWRITE);
+  EXPECT_THROW(rw.exec("INSERT INTO writer_starts (first_seq, writer, started_at, enforcement) "
+                       "VALUES (1, 'x', 'now', 'audit')"),
+               SQLite::Exception);
+}
+
 TEST_F(WriterStartsTest, StartsAreAppendOnly) {
   ASSERT_TRUE(Open()->RecordWriterStart("w1").ok());
   SQLite::Database db(path_, SQLite::OPEN_READWRITE);

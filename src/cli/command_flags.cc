@@ -173,6 +173,13 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   AddOptional(rn, "--journal-archive", options.journal_archive,
               "Write pruned events to sealed SQLite files in this directory first")
       ->type_name("DIR");
+  rn->add_option("--enforcement", options.enforcement,
+                 "dry-run: suspend nothing, record and warn what would be suspended")
+      ->capture_default_str()
+      ->type_name("enforce|dry-run");
+  rn->add_option("--dry-run-namespace", options.dry_run_namespaces,
+                 "Enforcement off in this namespace only (repeatable)")
+      ->type_name("NS");
   AddRunServingFlags(rn, options);
   AddRunClusterFlags(rn, options);
   return rn;
@@ -181,7 +188,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
 CLI::App* AddStatusCommand(CLI::App& app, StatusOptions& options) {
   auto* s = app.add_subcommand(
       "status",
-      "Every sandbox the journal holds: suspended, held, suspending, admitting or healthy, why, "
+      "Every sandbox the journal holds: suspended, held, suspending, would-suspend (dry-run), "
+      "admitting or healthy, why, "
       "since when, the fence change its episode began with, and what resumes it (reads only)");
   s->add_option("--journal", options.journal, "Journal file (a live one too)")
       ->required()
@@ -189,8 +197,8 @@ CLI::App* AddStatusCommand(CLI::App& app, StatusOptions& options) {
   s->add_option("--namespace", options.namespaces, "Only this namespace (repeatable)")
       ->type_name("NS");
   AddOptional(s, "--verdict", options.status,
-              "Only sandboxes in this status: suspended, held, suspending, refused, admitting, "
-              "healthy, ignored, observed")
+              "Only sandboxes in this status: suspended, held, suspending, refused, would-suspend, "
+              "admitting, healthy, ignored, observed")
       ->type_name("STATUS");
   s->add_option_function<std::string>(
        "--format", [&options](const std::string& v) { options.json = v == "json"; },

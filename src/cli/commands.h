@@ -115,6 +115,10 @@ struct RunOptions {
   std::string workers = "16";
   std::string journal_retention = "90d";  // 0: keep everything (docs/retention.md)
   std::optional<std::string> journal_archive;
+  // docs/design.md#audit-before-enforce: "enforce" or "dry-run" (off
+  // everywhere); --dry-run-namespace turns it off in the namespaces named.
+  std::string enforcement = "enforce";
+  std::vector<std::string> dry_run_namespaces;
 };
 // Runs until SIGINT or SIGTERM (exit 0); 2 for an unusable journal or config.
 int RunRun(const RunOptions& options, std::ostream& err);

@@ -44,8 +44,10 @@ void ReplayChecker::CheckObservation(const JournalState& s, const Event& e) {
       e.seq,
       "observation records suspend history pending=" + Opt(o->snapshot.history.pending_intent_seq) +
           " applied=" + Opt(o->snapshot.history.applied_generation) +
+          " dry-run=" + Opt(o->snapshot.history.dry_run_generation) +
           " but the journal before it implies pending=" + Opt(folded.pending_intent_seq) +
-          " applied=" + Opt(folded.applied_generation));
+          " applied=" + Opt(folded.applied_generation) +
+          " dry-run=" + Opt(folded.dry_run_generation));
 }
 
 void ReplayChecker::CheckDecision(const JournalState& s, const Event& e) {
@@ -69,17 +71,25 @@ void ReplayChecker::CheckDecision(const JournalState& s, const Event& e) {
 void ReplayChecker::CheckIntentAndOutcome(const JournalState& s, const Event& e) {
   auto it = s.sandboxes.find(e.uid);
   if (std::holds_alternative<SuspendIntent>(e.body)) {
-    if (it == s.sandboxes.end() || !it->second.decision ||
-        it->second.decision->action != Action::kPatchSuspend) {
-      Diverge(e.seq, "suspend intent not preceded by a decision to patch");
-    }
-  } else if (std::holds_alternative<SuspendOutcome>(e.body)) {
+    const Action action = it == s.sandboxes.end() || !it->second.decision
+                              ? Action::kNone
+                              : it->second.decision->action;
+    if (action != Action::kPatchSuspend && action != Action::kRecordDryRun)
+      Diverge(e.seq, "suspend intent not preceded by a decision to patch or to record a dry run");
+  } else if (const auto* o = std::get_if<SuspendOutcome>(&e.body)) {
     const bool refused = it != s.sandboxes.end() && it->second.refused &&
                          it->second.refused->intent.seq == e.ref_seq;
     if (!s.pending_intents.contains(e.ref_seq) && !refused) {
       Diverge(e.seq, "outcome for seq " + std::to_string(e.ref_seq) +
                          ", which is neither a pending nor a refused intent");
     }
+    // A dry run sends nothing: its outcome is its intent's, and only its.
+    const bool dry_run_decided = it != s.sandboxes.end() && it->second.decision &&
+                                 it->second.decision->action == Action::kRecordDryRun;
+    if ((o->outcome == Outcome::kDryRun) != (dry_run_decided && e.ref_seq == e.seq - 1))
+      Diverge(e.seq, std::string(o->outcome == Outcome::kDryRun
+                                     ? "dry-run outcome for an intent that was to be sent"
+                                     : "outcome of a dry-run intent other than dry-run"));
   } else if (std::holds_alternative<Forgotten>(e.body)) {
     for (const auto& [seq, intent] : s.pending_intents) {
       if (intent.uid == e.uid)

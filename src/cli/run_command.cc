@@ -75,6 +75,7 @@ reconciler::ManagerOptions ManagerOptionsFor(const RunSettings& o,
   mo.controller.resync = o.resync;
   mo.controller.informer.streaming_list = o.streaming_lists;
   mo.controller.boundary_port = o.boundary_port;
+  mo.controller.enforcement = o.enforcement;
   mo.controller.workers = o.workers;
   mo.controller.instance = HostName();
   // Freed heap goes back to the system after a listing (and during a long
@@ -189,6 +190,24 @@ namespace {
 
 // With the writer lock held: opens the journal, resolves the cluster and
 // serves until stopped. Every refusal is `fail`'s (exit 2).
+// Enforcement off anywhere is worth a warning at every start: nothing will be
+// suspended there (docs/design.md#audit-before-enforce).
+void LogEnforcement(const domain::Enforcement& e) {
+  if (e.dry_run_everywhere) {
+    log::Warn(
+        "enforcement is off in every namespace (--enforcement dry-run): stale sandboxes "
+        "keep running; what would be suspended is journaled, logged and sent as Events");
+    return;
+  }
+  if (e.dry_run_namespaces.empty()) return;
+  std::string names;
+  for (const std::string& ns : e.dry_run_namespaces) names += (names.empty() ? "" : ",") + ns;
+  log::Warn(
+      "enforcement is off in some namespaces (--dry-run-namespace): stale sandboxes there "
+      "keep running")
+      .Str("namespaces", names);
+}
+
 int OpenAndServe(const RunSettings& o, const std::string& writer_id, const FailFn& fail) {
   journal::OpenOptions journal_options;
   // A reserve that a full volume gives up for intents and outcomes (docs/retention.md).
@@ -204,6 +223,7 @@ int OpenAndServe(const RunSettings& o, const std::string& writer_id, const FailF
                 ") is not a DNS-1123 label; set --leader-election-namespace");
   }
   reconciler::Metrics metrics;
+  metrics.Enforcement(o.enforcement);
   reconciler::ManagerOptions mo = ManagerOptionsFor(o, *config, lease_ns, metrics);
   mo.controller.writer_id =
       writer_id;  // every intent carries it (docs/transitions.md#the-writer-id)
@@ -215,7 +235,8 @@ int OpenAndServe(const RunSettings& o, const std::string& writer_id, const FailF
   // Every row from here on is this writer's (docs/transitions.md#the-writer-id);
   // recorded once the flags and config are good, so a start refused for them
   // leaves the journal as it was.
-  if (Status s = (*journal)->RecordWriterStart(writer_id); !s.ok()) return fail(s.ToString());
+  if (Status s = (*journal)->RecordWriterStart(writer_id, o.enforcement); !s.ok())
+    return fail(s.ToString());
   StopSignals signals;
   log::Info("fencekeeper starting")
       .Str("version", fk::Version())
@@ -223,7 +244,9 @@ int OpenAndServe(const RunSettings& o, const std::string& writer_id, const FailF
       .Str("journal", o.journal)
       .Str("writer", writer_id)
       .Str("cluster", (*config).server)
-      .Str("config", (*config).source);
+      .Str("config", (*config).source)
+      .Str("enforcement", o.enforcement.Mode());
+  LogEnforcement(o.enforcement);
   return signals.Finish(
       ServeUntilStopped(o, **journal, metrics, std::move(mo), signals.stop(), fail));
 }

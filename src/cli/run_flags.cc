@@ -46,6 +46,27 @@ Status ParseNamespaces(const RunOptions& f, RunSettings& s) {
   return Status::Ok();
 }
 
+Status ParseEnforcement(const RunOptions& f, RunSettings& s) {
+  if (f.enforcement != "enforce" && f.enforcement != "dry-run")
+    return Refuse("--enforcement", f.enforcement, "expected enforce or dry-run");
+  s.enforcement.dry_run_everywhere = f.enforcement == "dry-run";
+  for (const std::string& ns : f.dry_run_namespaces) {
+    if (Status st = CheckNamespace("--dry-run-namespace", ns); !st.ok()) return st;
+    if (!s.enforcement.dry_run_namespaces.insert(ns).second)
+      return Refuse("--dry-run-namespace", ns, "given more than once");
+  }
+  if (s.enforcement.dry_run_everywhere && !f.dry_run_namespaces.empty())
+    return Refuse("--dry-run-namespace", f.dry_run_namespaces.front(),
+                  "--enforcement dry-run already turns enforcement off in every namespace");
+  // A namespace that is not watched would never be decided: a typo to refuse.
+  for (const std::string& ns : f.dry_run_namespaces) {
+    if (!f.namespaces.empty() &&
+        std::find(f.namespaces.begin(), f.namespaces.end(), ns) == f.namespaces.end())
+      return Refuse("--dry-run-namespace", ns, "not one of the namespaces --namespace watches");
+  }
+  return Status::Ok();
+}
+
 Result<std::chrono::milliseconds> Duration(const std::string& flag, const std::string& text,
                                            std::chrono::milliseconds min) {
   auto d = ParseDuration(text);
@@ -262,6 +283,7 @@ Result<RunSettings> ParseRunFlags(const RunOptions& f, const HostResolver& resol
   if (f.journal.empty()) return Refuse("--journal", f.journal, "a journal file is required");
   if (Status st = ParseLogging(f, s); !st.ok()) return st;
   if (Status st = ParseNamespaces(f, s); !st.ok()) return st;
+  if (Status st = ParseEnforcement(f, s); !st.ok()) return st;
   if (auto sel = domain::ParseLabelSelector(f.selector); !sel.ok())
     return Refuse("--selector", f.selector, sel.status().message());
   s.selector = f.selector;

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "common/status.h"
+#include "domain/enforcement.h"
 
 namespace fk::cli {
 
@@ -46,6 +47,7 @@ struct RunSettings {
   int workers = 0;
   std::chrono::milliseconds journal_retention{0};  // 0: keep everything
   std::string journal_archive;                     // "": none
+  domain::Enforcement enforcement;
 };
 
 // A host name or address to a numeric address; nullopt if it does not resolve.

@@ -20,8 +20,9 @@ namespace fk::cli {
 namespace {
 namespace json = boost::json;
 
-constexpr const char* kStatuses[] = {"suspended", "held",    "suspending", "refused",
-                                     "admitting", "healthy", "ignored",    "observed"};
+constexpr const char* kStatuses[] = {"suspended", "held",          "suspending",
+                                     "refused",   "would-suspend", "admitting",
+                                     "healthy",   "ignored",       "observed"};
 
 // Fence rows and suspended rows are one episode: fencekeeper's intent
 // (suspend) is followed by the hold of the suspended object.
@@ -227,6 +228,7 @@ std::string StatusOf(const StatusRow& r) {
   if (r.pending_intent_seq) return "suspending";
   if (r.verdict == "suspend") {
     if (applied) return "suspended";
+    if (in_episode && r.outcome == "dry-run") return "would-suspend";  // enforcement is off
     return in_episode && r.outcome == "failed" ? "refused" : "suspending";
   }
   if (r.verdict == "hold") return applied ? "suspended" : "held";
@@ -243,6 +245,9 @@ std::string ResumeHint(const StatusRow& r, const std::string& status) {
     return "the API server refused the suspension (intent seq " + std::to_string(r.transition_seq) +
            "): it still runs; see its transitions row and the FencekeeperTransitionsFailed runbook";
   if (status == "admitting") return "nothing: OpenShell is admitting it under the current fence";
+  if (status == "would-suspend")
+    return "nothing: enforcement is off in its namespace (dry-run, intent seq " +
+           std::to_string(r.transition_seq) + "), so it keeps running behind this fence";
   if (status != "suspended" && status != "held") return "-";
   std::string start =
       "openshell sandbox start " + r.sandbox + " (OpenShell re-admits it under the current fence)";
@@ -258,8 +263,8 @@ std::string ResumeHint(const StatusRow& r, const std::string& status) {
 int RunStatus(const StatusOptions& o, std::ostream& out, std::ostream& err) {
   if (o.status && !IsStatus(*o.status)) {
     err << "fencekeeper status: --verdict '" << *o.status
-        << "': not one of suspended, held, suspending, refused, admitting, healthy, ignored, "
-           "observed\n";
+        << "': not one of suspended, held, suspending, refused, would-suspend, admitting, healthy, "
+           "ignored, observed\n";
     return kExitUnusable;
   }
   journal::OpenOptions open;

@@ -68,6 +68,13 @@ Decision Suspend(const Snapshot& s, Reason reason, std::string note) {
     d.action = Action::kNone;
     d.note += "; suspend already applied at generation " + std::to_string(*h.applied_generation) +
               " (observed generation " + std::to_string(s.sandbox.generation) + ")";
+  } else if (s.dry_run) {
+    // The same rule over dry-run intents, which never cover a real one.
+    const bool recorded = h.dry_run_generation && *h.dry_run_generation >= s.sandbox.generation;
+    d.action = recorded ? Action::kNone : Action::kRecordDryRun;
+    d.note += recorded ? "; would suspend (dry run), recorded at generation " +
+                             std::to_string(*h.dry_run_generation)
+                       : std::string("; would suspend (dry run)");
   }
   return d;
 }

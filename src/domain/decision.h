@@ -36,7 +36,9 @@ enum class Reason {
 
 // What the reconciler must do about a verdict. A suspend verdict becomes a
 // PATCH only when the journal holds no suspend that already covers it.
-enum class Action { kNone, kPatchSuspend };
+// kRecordDryRun: enforcement is off for the namespace; record a dry-run
+// intent (outcome dry-run, no PATCH) once per episode.
+enum class Action { kNone, kPatchSuspend, kRecordDryRun };
 
 struct Decision {
   Verdict verdict = Verdict::kHealthy;

@@ -16,8 +16,8 @@ using fk::field_count::FieldCount;
 static_assert(FieldCount<SandboxObservation>() == 16, "add the new field to WriteSandbox");
 static_assert(FieldCount<PolicyObservation>() == 4, "add the new field to WritePolicy");
 static_assert(FieldCount<PodObservation>() == 3, "add the new field to WritePod");
-static_assert(FieldCount<SuspendHistory>() == 2, "add the new field to ObjectsDigest");
-static_assert(FieldCount<Snapshot>() == 8, "add the new field to ObjectsDigest");
+static_assert(FieldCount<SuspendHistory>() == 3, "add the new field to ObjectsDigest");
+static_assert(FieldCount<Snapshot>() == 9, "add the new field to ObjectsDigest");
 static_assert(FieldCount<WideningPolicy>() == 4, "add the new field to WriteBypass");
 
 namespace {
@@ -107,7 +107,12 @@ uint64_t ObjectsDigest(const Snapshot& s) {
   }
   b.OptInt(s.history.pending_intent_seq);
   b.OptInt(s.history.applied_generation);
+  b.OptInt(s.history.dry_run_generation);
   WriteBypass(b, s.bypass);
+  // Not s.dry_run: the mode is no object. A restart in another mode then
+  // records nothing for a sandbox whose decision it does not change (every
+  // healthy one); a decision it changes is recorded with its observation.
+
   return b.Hash();  // observed_at_ms left out, as SameObjects leaves it out
 }
 

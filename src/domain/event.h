@@ -24,7 +24,9 @@ enum class EventKind {
   kPruned,           // retention removed the oldest events (subject: the journal itself)
 };
 
-enum class Outcome { kPending, kApplied, kConflict, kFailed, kSuperseded };
+// kDryRun: recorded with its intent in one commit, for a namespace where
+// enforcement is off; nothing was sent.
+enum class Outcome { kPending, kApplied, kConflict, kFailed, kSuperseded, kDryRun };
 
 inline constexpr const char* kWorkloadPolicyName = "openshell-sandbox-workloads";
 inline constexpr const char* kSupervisorPolicyName = "openshell-sandbox-supervisors";

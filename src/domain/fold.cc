@@ -84,6 +84,10 @@ struct Folder {
       r.history.applied_generation = std::max(
           r.history.applied_generation.value_or(*o.applied_generation), *o.applied_generation);
     }
+    if (o.outcome == Outcome::kDryRun && intent) {
+      const int64_t g = intent->intent.observed_generation;
+      r.history.dry_run_generation = std::max(r.history.dry_run_generation.value_or(g), g);
+    }
   }
 };
 

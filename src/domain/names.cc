@@ -52,16 +52,18 @@ constexpr std::array<std::pair<Reason, const char*>, 7> kReasons{{
     {Reason::kSupervisorGenerationChanged, "supervisor-generation-changed"},
     {Reason::kFenceBypassed, "fence-bypassed"},
 }};
-constexpr std::array<std::pair<Action, const char*>, 2> kActions{{
+constexpr std::array<std::pair<Action, const char*>, 3> kActions{{
     {Action::kNone, "none"},
     {Action::kPatchSuspend, "patch-suspend"},
+    {Action::kRecordDryRun, "record-dry-run"},
 }};
-constexpr std::array<std::pair<Outcome, const char*>, 5> kOutcomes{{
+constexpr std::array<std::pair<Outcome, const char*>, 6> kOutcomes{{
     {Outcome::kPending, "pending"},
     {Outcome::kApplied, "applied"},
     {Outcome::kConflict, "conflict"},
     {Outcome::kFailed, "failed"},
     {Outcome::kSuperseded, "superseded"},
+    {Outcome::kDryRun, "dry-run"},
 }};
 constexpr std::array<std::pair<EventKind, const char*>, 8> kEventKinds{{
     {EventKind::kFenceObserved, "fence_observed"},

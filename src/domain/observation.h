@@ -89,6 +89,10 @@ struct PodObservation {
 struct SuspendHistory {
   std::optional<int64_t> pending_intent_seq;  // an intent with no outcome yet
   std::optional<int64_t> applied_generation;  // highest generation a suspend was applied at
+  // Highest generation a dry-run intent was recorded at (docs/design.md#audit-before-enforce):
+  // it covers a later dry-run suspend verdict as an applied suspend covers a
+  // PATCH, and never a real one.
+  std::optional<int64_t> dry_run_generation;
 
   bool operator==(const SuspendHistory&) const = default;
 };
@@ -105,6 +109,11 @@ struct Snapshot {
   // workload (its pod's labels, or its template's while it has none) and
   // widen what it may reach, sorted by name. Empty: the fence holds.
   std::vector<WideningPolicy> bypass;
+  // Enforcement is off for the sandbox's namespace in the run that observed
+  // it (run --enforcement dry-run, --dry-run-namespace): a suspend verdict
+  // records what it would do and sends nothing. Part of the input, so replay
+  // --check decides as the run did.
+  bool dry_run = false;
   // When the objects above were observed: wall-clock ms since the epoch, set by
   // the caller. Row 1a compares it with the bootstrap start; keeping the time
   // in the input (not a clock call in decide()) is what keeps decide() pure

@@ -81,7 +81,8 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
 
   // A refusal that persists appends nothing: the refused intent is sent again.
   if (refused_to_retry(state, eval)) return out;
-  const bool patch = eval.decision.action == Action::kPatchSuspend;
+  const bool patch = eval.decision.action == Action::kPatchSuspend ||
+                     eval.decision.action == Action::kRecordDryRun;  // an intent either way
   auto it = state.sandboxes.find(sb.uid);
   const SandboxRecord* rec = it == state.sandboxes.end() ? nullptr : &it->second;
   // The observation time is not a change by itself, and neither is a note
@@ -182,6 +183,16 @@ Result<std::vector<Event>> plan_outcome(const JournalState& state, int64_t inten
   std::vector<Event> events;
   events.push_back(std::move(e));
   return events;
+}
+
+std::vector<Event> plan_dry_run_outcome(const JournalState& state, const Evaluation& eval) {
+  if (eval.decision.action != Action::kRecordDryRun) return {};
+  auto it = state.sandboxes.find(eval.snapshot.sandbox.uid);
+  if (it == state.sandboxes.end() || !it->second.history.pending_intent_seq) return {};
+  auto planned =
+      plan_outcome(state, *it->second.history.pending_intent_seq,
+                   {Outcome::kDryRun, std::nullopt, "enforcement is off: nothing sent"}, nullptr);
+  return planned.ok() ? std::move(*planned) : std::vector<Event>{};
 }
 
 std::vector<Event> plan_forget(const JournalState& state, const std::string& uid,

@@ -91,6 +91,13 @@ Result<std::vector<Event>> plan_outcome(const JournalState& state, int64_t inten
 // can send it at once.
 std::vector<Event> plan_observed_after_outcome(const JournalState& state, Evaluation eval);
 
+// The `dry-run` outcome of the dry-run intent plan_events() recorded for
+// `eval` (decision record-dry-run), planned against the state that holds that
+// intent, so intent and outcome share one commit: a dry-run intent is never
+// pending, and a restart never mistakes it for a PATCH whose answer was lost.
+// Empty for any other decision.
+std::vector<Event> plan_dry_run_outcome(const JournalState& state, const Evaluation& eval);
+
 // For a sandbox deleted from the cluster: `superseded` for each of its pending
 // intents, then `forgotten`. Nothing for a uid the state does not know.
 std::vector<Event> plan_forget(const JournalState& state, const std::string& uid,

@@ -46,6 +46,7 @@ json::object SandboxJson(const SandboxRecord& r) {
   if (r.decision) o["decision"] = Parsed(EncodeDecision(*r.decision));
   if (r.history.pending_intent_seq) o["pending_intent_seq"] = *r.history.pending_intent_seq;
   if (r.history.applied_generation) o["applied_generation"] = *r.history.applied_generation;
+  if (r.history.dry_run_generation) o["dry_run_generation"] = *r.history.dry_run_generation;
   if (r.refused)
     o["refused"] = json::object{{"intent", IntentJson(r.refused->intent)},
                                 {"outcome", Parsed(EncodePayload(r.refused->outcome))}};
@@ -146,7 +147,8 @@ Status ReadRecord(const std::string& key, const json::object& o, JournalState& s
       b.observed = DigestOf(*b.observation);
     }
     if (o.contains("decision")) b.decision = r.Decoded("decision", &DecodeDecision);
-    b.history = {r.OptInt("pending_intent_seq"), r.OptInt("applied_generation")};
+    b.history = {r.OptInt("pending_intent_seq"), r.OptInt("applied_generation"),
+                 r.OptInt("dry_run_generation")};
     if (const json::value* refused = o.if_contains("refused"); refused && refused->is_object()) {
       Reader rr{refused->get_object(), error};
       const json::value* intent = rr.Get("intent");

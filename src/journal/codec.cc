@@ -58,8 +58,10 @@ json::object ToJson(const Snapshot& s) {
           {"supervisor_pod", ToJson(s.supervisor_pod)},
           {"history",
            {{"pending_intent_seq", Opt(s.history.pending_intent_seq)},
-            {"applied_generation", Opt(s.history.applied_generation)}}},
+            {"applied_generation", Opt(s.history.applied_generation)},
+            {"dry_run_generation", Opt(s.history.dry_run_generation)}}},
           {"bypass", ToJson(s.bypass)},
+          {"dry_run", s.dry_run},
           {"observed_at_ms", s.observed_at_ms}};
 }
 
@@ -232,11 +234,14 @@ Snapshot ReadSnapshot(Reader& r) {
   Reader h = r.Sub("history");
   s.history.pending_intent_seq = h.OptInt("pending_intent_seq");
   s.history.applied_generation = h.OptInt("applied_generation");
+  s.history.dry_run_generation =
+      h.Added("dry_run_generation", &Reader::OptInt, std::optional<int64_t>());
   r.AddedEach("bypass", [&s](Reader& p) {
     s.bypass.push_back({p.Str("policy"), p.Str("uid"), p.Int("generation"),
                         p.Enum<Widens>("widens", &ParseWidens)});
   });
   s.observed_at_ms = r.Added("observed_at_ms", &Reader::Int, int64_t{0});
+  s.dry_run = r.Added("dry_run", &Reader::Bool, false);
   return s;
 }
 

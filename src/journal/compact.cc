@@ -142,7 +142,9 @@ json::object Compact(const Snapshot& s, int64_t at_ms) {
   PutObject(o, "sp", Pod(s.supervisor_pod));
   PutOpt(o, "hp", s.history.pending_intent_seq);
   PutOpt(o, "ha", s.history.applied_generation);
+  PutOpt(o, "hd", s.history.dry_run_generation);
   PutBypass(o, "bp", s.bypass);
+  PutFlag(o, "dr", s.dry_run);
   PutInt(o, "t", s.observed_at_ms - at_ms);
   return o;
 }
@@ -399,7 +401,9 @@ Snapshot ReadSnapshot(Fields f, const RowContext& row) {
   sb.supervisor_uid = f.Same("su", s.supervisor_pod.uid);
   s.history.pending_intent_seq = f.OptInt("hp");
   s.history.applied_generation = f.OptInt("ha");
+  s.history.dry_run_generation = f.OptInt("hd");
   s.bypass = ReadBypass(f.Raw("bp"), f.error());
+  s.dry_run = f.Flag("dr");
   s.observed_at_ms = row.at_ms + f.Int("t");
   return s;
 }

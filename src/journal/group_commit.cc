@@ -92,6 +92,7 @@ void WriteSandbox(SQLite::Statement& sandbox, const SandboxRecord& r, int64_t su
   sandbox.bind(17, r.observed && !r.observation ? 1 : 0);
   if (r.history.pending_intent_seq) sandbox.bind(12, *r.history.pending_intent_seq);
   if (r.history.applied_generation) sandbox.bind(13, *r.history.applied_generation);
+  if (r.history.dry_run_generation) sandbox.bind(18, *r.history.dry_run_generation);
   sandbox.bind(14, r.updated_at.str());
   if (r.refused) sandbox.bind(15, r.refused->intent.seq);
   if (subject != 0) sandbox.bind(16, subject);
@@ -142,8 +143,9 @@ BatchStatements::BatchStatements(SQLite::Database& db)
                      "INSERT INTO sandbox_projection (sandbox_uid, namespace, name, "
                      "verdict, reason, action, observed_generation, observation, "
                      "observation_seq, decision, decision_seq, pending_intent_seq, "
-                     "applied_generation, updated_at, refused_intent_seq, subject) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                     "applied_generation, updated_at, refused_intent_seq, subject, "
+                     "dry_run_generation) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?18) "
                      "ON CONFLICT (sandbox_uid) DO UPDATE SET namespace = excluded.namespace, "
                      "name = excluded.name, verdict = excluded.verdict, "
                      "reason = excluded.reason, action = excluded.action, "
@@ -156,7 +158,8 @@ BatchStatements::BatchStatements(SQLite::Database& db)
                      "applied_generation = excluded.applied_generation, "
                      "updated_at = excluded.updated_at, "
                      "refused_intent_seq = excluded.refused_intent_seq, "
-                     "subject = excluded.subject"),
+                     "subject = excluded.subject, "
+                     "dry_run_generation = excluded.dry_run_generation"),
       delete_sandbox(db, "DELETE FROM sandbox_projection WHERE sandbox_uid = ?") {}
 
 Status Journal::Submit(Member& member) {

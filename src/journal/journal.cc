@@ -321,7 +321,7 @@ void LoadFences(SQLite::Database& db, JournalState& state) {
 constexpr const char* kSandboxProjection =
     "SELECT sandbox_uid, namespace, name, observation, observation_seq, "
     "decision, decision_seq, pending_intent_seq, applied_generation, "
-    "updated_at, refused_intent_seq FROM sandbox_projection";
+    "updated_at, refused_intent_seq, dry_run_generation FROM sandbox_projection";
 constexpr int kRefusedIntentColumn = 10;
 
 // Decodes column `col` of sandbox `uid`'s row, a JSON text or NULL, into `out`.
@@ -354,6 +354,7 @@ Result<SandboxRecord> SandboxRow(SQLite::Statement& row) {
   if (!row.getColumn(7).isNull()) r.history.pending_intent_seq = row.getColumn(7).getInt64();
   if (!row.getColumn(8).isNull()) r.history.applied_generation = row.getColumn(8).getInt64();
   r.updated_at = CompactString(row.getColumn(9).getString());
+  if (!row.getColumn(11).isNull()) r.history.dry_run_generation = row.getColumn(11).getInt64();
   seed_held_sandbox(r);
   return r;
 }
@@ -624,9 +625,11 @@ Result<std::vector<Event>> Journal::Append(std::vector<Event> events) {
   return std::move(member.events);
 }
 
-// Whether `events` record an intent: what a volume short of space still takes.
-static bool HasIntent(const std::vector<Event>& events) {
-  return std::any_of(events.begin(), events.end(),
+// Whether `events` record the intent of a PATCH: what a volume short of space
+// still takes (a dry-run intent sends nothing, so it waits for space too).
+static bool HasIntent(const Evaluation& evaluation, const std::vector<Event>& events) {
+  return evaluation.decision.action == Action::kPatchSuspend &&
+         std::any_of(events.begin(), events.end(),
                      [](const Event& e) { return e.kind() == EventKind::kSuspendIntent; });
 }
 
@@ -650,21 +653,19 @@ Result<Recorded> Journal::Record(const Evaluation& evaluation) {
     }
     hold_started = starts_hold_episode(state, evaluation, held_before);
     std::vector<Event> events = plan_events(state, evaluation);
-    if (shedding_ && !events.empty() && !HasIntent(events)) {
+    if (shedding_ && !events.empty() && !HasIntent(evaluation, events)) {
       r.shed = true;  // an observation or a decision alone: recorded when space returns
       return std::vector<Event>{};
     }
     return events;
   });
-  if (Status s = Submit(member); !s.ok()) return s;
-  r.appended = member.events.size();
-  for (const Event& e : member.events) {
-    if (const auto* intent = std::get_if<SuspendIntent>(&e.body)) {
-      r.intent_seq = e.seq;
-      r.intent = IntentRecord{e.seq, e.ns, e.name, e.uid, *intent};
-    }
-    if (hold_started && e.kind() == EventKind::kDecided) r.hold_started_seq = e.seq;
+  if (evaluation.decision.action == Action::kRecordDryRun) {
+    member.follow_up = [&](BatchState& batch) -> Result<std::vector<Event>> {
+      return plan_dry_run_outcome(batch.For(evaluation), evaluation);
+    };
   }
+  if (Status s = Submit(member); !s.ok()) return s;
+  NoteRecorded(r, evaluation, member.events, hold_started);
   return r;
 }
 

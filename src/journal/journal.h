@@ -39,6 +39,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "domain/enforcement.h"
 #include "domain/event.h"
 #include "domain/journal_state.h"
 #include "domain/plan.h"
@@ -219,8 +220,8 @@ class Journal final : public JournalWriter {
   // Records that the `run` process with writer id `writer` starts appending
   // (writer_starts, schema 8): the rows from the journal's last seq + 1 on
   // are its own until the next start. Call once the writer lock is held and
-  // before the first append.
-  Status RecordWriterStart(const std::string& writer);
+  // before the first append. `enforcement` is recorded with it (schema 11).
+  Status RecordWriterStart(const std::string& writer, const domain::Enforcement& enforcement = {});
 
   // Every recorded start, first_seq -> writer id (where two starts share a
   // first_seq, the later one: the earlier appended nothing). Empty for a

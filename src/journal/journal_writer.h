@@ -36,7 +36,27 @@ struct Recorded {
   // The evaluation started a hold episode (domain::starts_hold_episode):
   // the seq of the `decided` row that records the hold, for its Event.
   std::optional<int64_t> hold_started_seq;
+  // The evaluation recorded a dry-run intent (with its `dry-run` outcome, in
+  // the same commit): its seq, for the warning and the Event. Nothing to send.
+  std::optional<int64_t> dry_run_seq;
 };
+
+// Fills in what `events`, appended for `evaluation`, recorded (both journals).
+inline void NoteRecorded(Recorded& r, const domain::Evaluation& evaluation,
+                         const std::vector<domain::Event>& events, bool hold_started) {
+  r.appended = events.size();
+  for (const domain::Event& e : events) {
+    if (const auto* intent = std::get_if<domain::SuspendIntent>(&e.body)) {
+      if (evaluation.decision.action == domain::Action::kRecordDryRun) {
+        r.dry_run_seq = e.seq;
+      } else {
+        r.intent_seq = e.seq;
+        r.intent = domain::IntentRecord{e.seq, e.ns, e.name, e.uid, *intent};
+      }
+    }
+    if (hold_started && e.kind() == domain::EventKind::kDecided) r.hold_started_seq = e.seq;
+  }
+}
 
 // An intent and its latest outcome (none: still pending).
 struct FoundIntent {

@@ -28,18 +28,24 @@ std::string EventJson(const FailClosedEvent& e, const std::string& instance, Wal
       static_cast<unsigned long long>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count()),
       static_cast<unsigned long long>(unique));
-  const bool held = e.kind == FailClosedEvent::Kind::kHeld;
+  using Kind = FailClosedEvent::Kind;
   std::string note = e.reason + ": " + e.note + " (journal seq " + std::to_string(e.seq) + ")";
-  // A hold also says how to get out of it; the cut below keeps the cause first.
-  if (held) note += "; " + std::string(kResumeHint);
+  // A hold also says how to get out of it, a dry run that nothing happened;
+  // the cut below keeps the cause first.
+  if (e.kind == Kind::kHeld) note += "; " + std::string(kResumeHint);
+  if (e.kind == Kind::kWouldSuspend) note += "; " + std::string(kDryRunHint);
   if (note.size() > 1024) note = std::string(Utf8Prefix(note, 1021)) + "...";
   kube::EventSpec event;
   event.name = EventName(e.name, suffix);
   event.ns = e.ns;
   event.event_time = FormatMicroTime(now);
-  event.type = held ? "Normal" : "Warning";
-  event.reason = held ? "FailClosedHeld" : "FailClosedSuspended";
-  event.action = held ? "Hold" : "Suspend";
+  event.type = e.kind == Kind::kHeld ? "Normal" : "Warning";
+  event.reason = e.kind == Kind::kHeld           ? "FailClosedHeld"
+                 : e.kind == Kind::kWouldSuspend ? "FailClosedDryRun"
+                                                 : "FailClosedSuspended";
+  event.action = e.kind == Kind::kHeld           ? "Hold"
+                 : e.kind == Kind::kWouldSuspend ? "WouldSuspend"
+                                                 : "Suspend";
   event.reporting_controller = "openshell.ai/fencekeeper";
   event.reporting_instance = instance;
   event.regarding = {kube::ApiVersionOf(kube::SandboxResource(e.api_version)), "Sandbox", e.ns,

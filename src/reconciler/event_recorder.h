@@ -32,8 +32,10 @@ struct FailClosedEvent {
   int64_t seq = 0;     // the journal seq: the intent's, or the hold's `decided` row
   // kSuspended: fencekeeper suspended the sandbox (Warning FailClosedSuspended);
   // kHeld: it found the sandbox already suspended behind a stale fence and
-  // holds it there (Normal FailClosedHeld, once per hold episode).
-  enum class Kind { kSuspended, kHeld };
+  // holds it there (Normal FailClosedHeld, once per hold episode);
+  // kWouldSuspend: enforcement is off for the namespace and it would have
+  // suspended the sandbox (Warning FailClosedDryRun, once per episode).
+  enum class Kind { kSuspended, kHeld, kWouldSuspend };
   Kind kind = Kind::kSuspended;
 };
 
@@ -98,6 +100,11 @@ class EventRecorder final : public EventSink {
 
 // What a FailClosedHeld Event's note ends with: how an operator gets the
 // sandbox out of the hold (docs/operations.md#resuming-a-sandbox-under-the-new-fence).
+// What a FailClosedDryRun Event's note ends with.
+inline constexpr const char* kDryRunHint =
+    "enforcement is off for this namespace (fencekeeper run --enforcement dry-run or "
+    "--dry-run-namespace): nothing was sent, the sandbox keeps running";
+
 inline constexpr const char* kResumeHint =
     "it stays suspended until it is resumed through OpenShell (openshell sandbox start), "
     "which re-admits it under the current fence";

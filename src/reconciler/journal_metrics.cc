@@ -119,9 +119,26 @@ std::map<std::string, int> BypassedCounts(const journal::Journal& journal) {
   });
 }
 
+std::map<std::string, int> WouldSuspendCounts(const journal::Journal& journal) {
+  return journal.Read([](const domain::JournalState& s) {
+    std::map<std::string, int> counts;
+    for (const auto& [uid, r] : s.sandboxes) {
+      const domain::SuspendHistory& h = r.history;
+      // A suspend verdict is a sandbox meant to run; a dry-run intent and no
+      // real suspend since (pending, or applied at or past it) is one still running.
+      const bool dry_run = h.dry_run_generation && !h.pending_intent_seq &&
+                           (!h.applied_generation || *h.applied_generation < *h.dry_run_generation);
+      if (r.decision && r.decision->verdict == domain::Verdict::kSuspend && dry_run)
+        ++counts[r.ns.str()];
+    }
+    return counts;
+  });
+}
+
 void ReportVerdicts(const journal::Journal& journal, Metrics& metrics) {
   metrics.SandboxesByVerdict(VerdictCounts(journal));
   metrics.BypassedSandboxes(BypassedCounts(journal));
+  metrics.WouldSuspendSandboxes(WouldSuspendCounts(journal));
 }
 
 bool ChainHeadLog::Tick(const journal::Journal& journal, MonoTime now, Metrics* metrics) {

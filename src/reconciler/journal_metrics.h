@@ -22,7 +22,10 @@ std::map<std::string, int> VerdictCounts(const journal::Journal& journal);
 // Per namespace, the sandboxes whose latest decision is fence-bypassed
 // (suspended or held): what another NetworkPolicy has opened.
 std::map<std::string, int> BypassedCounts(const journal::Journal& journal);
-// fencekeeper_sandboxes{verdict} and
+// Per namespace, the running sandboxes whose latest verdict is a suspension
+// that enforcement being off turned into a dry-run intent.
+std::map<std::string, int> WouldSuspendCounts(const journal::Journal& journal);
+// fencekeeper_sandboxes{verdict}, fencekeeper_sandboxes_would_suspend{namespace} and
 // fencekeeper_fence_bypassed_sandboxes{namespace}: reported by the leader only (a standby's
 // journal is not what the cluster looks like now).
 void ReportVerdicts(const journal::Journal& journal, Metrics& metrics);

@@ -67,6 +67,17 @@ void Manager::AddOwnChecks() {
     if (!c || c->JournalWritable()) return {true, ""};
     return {false, "not writable: the last write failed"};
   });
+  // Listed only while enforcement is off somewhere, never unready for it:
+  // dry-run is a choice, said wherever an operator looks.
+  if (options_.controller.enforcement.AnyDryRun()) {
+    AddReadinessCheck("enforcement", [this]() -> CheckResult {
+      const domain::Enforcement& e = options_.controller.enforcement;
+      if (e.dry_run_everywhere) return {true, "dry-run in every namespace: nothing is suspended"};
+      std::string names;
+      for (const std::string& ns : e.dry_run_namespaces) names += (names.empty() ? "" : ", ") + ns;
+      return {true, "dry-run in " + names + ": nothing is suspended there"};
+    });
+  }
   // Never unready for it: a volume short of space still takes every intent.
   AddReadinessCheck("journal-volume", [this]() -> CheckResult {
     return {true, volume_.Summary()};

@@ -72,6 +72,37 @@ class Totals {
   std::map<Labels, double> seen_;
 };
 
+// One gauge series per namespace: a namespace that had a value and has none
+// now reads 0 once, then goes at the next report, so series do not pile up.
+class PerNamespace {
+ public:
+  explicit PerNamespace(Family<Gauge>& family) : family_(family) {}
+  void Set(const std::map<std::string, int>& by_namespace) {
+    std::lock_guard lock(mu_);
+    for (auto it = series_.begin(); it != series_.end();) {
+      if (by_namespace.contains(it->first)) {
+        ++it;
+      } else if (it->second->Value() != 0) {
+        it->second->Set(0);  // a scrape sees the drop
+        ++it;
+      } else {
+        family_.Remove(it->second);
+        it = series_.erase(it);
+      }
+    }
+    for (const auto& [ns, n] : by_namespace) {
+      Gauge*& g = series_[ns];
+      if (!g) g = &family_.Add({{"sandbox_namespace", ns}});
+      g->Set(n);
+    }
+  }
+
+ private:
+  Family<Gauge>& family_;
+  std::mutex mu_;
+  std::map<std::string, Gauge*> series_;  // namespace -> its series
+};
+
 }  // namespace
 
 struct Metrics::Impl {
@@ -177,11 +208,15 @@ struct Metrics::Impl {
       Gauges(r, "fencekeeper_watched_namespaces",
              "Watched namespaces by coverage: covered, empty, missing (does not exist), "
              "unfenced (sandboxes, no fence policies), no-sandboxes (fence, none selected)");
-  Family<Gauge>& bypassed = Gauges(
+  PerNamespace bypassed{Gauges(
       r, "fencekeeper_fence_bypassed_sandboxes",
-      "Sandboxes whose fence another NetworkPolicy widens (suspended or held), by namespace");
-  std::mutex bypassed_mu;
-  std::map<std::string, Gauge*> bypassed_series;  // namespace -> its series
+      "Sandboxes whose fence another NetworkPolicy widens (suspended or held), by namespace")};
+  PerNamespace would_suspend{Gauges(r, "fencekeeper_sandboxes_would_suspend",
+                                    "Running sandboxes that enforcement would have suspended "
+                                    "(their namespace is in dry-run), by namespace")};
+  Family<Gauge>& dry_run = Gauges(r, "fencekeeper_enforcement_dry_run",
+                                  "1 where enforcement is off (dry-run): sandbox_namespace=\"*\" "
+                                  "for every namespace, else one series per namespace");
   Family<Gauge>& supervisor_policies =
       Gauges(r, "fencekeeper_supervisor_policies",
              "Fenced namespaces by the state of their supervisor policy: intact, missing, altered "
@@ -324,24 +359,15 @@ void Metrics::WatchedNamespaces(const std::map<std::string, int>& by_state) {
   for (const auto& [state, n] : by_state) impl_->watched_namespaces.Add({{"state", state}}).Set(n);
 }
 void Metrics::BypassedSandboxes(const std::map<std::string, int>& by_namespace) {
-  std::lock_guard lock(impl_->bypassed_mu);
-  auto& series = impl_->bypassed_series;
-  for (auto it = series.begin(); it != series.end();) {
-    if (by_namespace.contains(it->first)) {
-      ++it;
-    } else if (it->second->Value() != 0) {
-      it->second->Set(0);  // reads 0 once, so a scrape sees the drop
-      ++it;
-    } else {
-      impl_->bypassed.Remove(it->second);
-      it = series.erase(it);
-    }
-  }
-  for (const auto& [ns, n] : by_namespace) {
-    Gauge*& g = series[ns];
-    if (!g) g = &impl_->bypassed.Add({{"sandbox_namespace", ns}});
-    g->Set(n);
-  }
+  impl_->bypassed.Set(by_namespace);
+}
+void Metrics::WouldSuspendSandboxes(const std::map<std::string, int>& by_namespace) {
+  impl_->would_suspend.Set(by_namespace);
+}
+void Metrics::Enforcement(const domain::Enforcement& e) {
+  impl_->dry_run.Add({{"sandbox_namespace", "*"}}).Set(e.dry_run_everywhere ? 1 : 0);
+  for (const std::string& ns : e.dry_run_namespaces)
+    impl_->dry_run.Add({{"sandbox_namespace", ns}}).Set(1);
 }
 void Metrics::SupervisorPolicies(const std::map<std::string, int>& by_state) {
   for (const char* state : {"intact", "missing", "altered"}) {

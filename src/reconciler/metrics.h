@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include "domain/enforcement.h"
+
 namespace fk::reconciler {
 
 // The controller's name, the value of the controller and name labels of
@@ -84,6 +86,11 @@ class Metrics {
   // namespace: a namespace that had some and has none now reads 0, then goes
   // at the next scrape, so series do not pile up.
   void BypassedSandboxes(const std::map<std::string, int>& by_namespace);
+  // Running sandboxes whose latest verdict is a dry-run suspension, per
+  // namespace (series come and go as BypassedSandboxes').
+  void WouldSuspendSandboxes(const std::map<std::string, int>& by_namespace);
+  // Where enforcement is off: fencekeeper_enforcement_dry_run, set at start.
+  void Enforcement(const domain::Enforcement& enforcement);
   // Namespaces by the state of their supervisor policy: intact, missing,
   // altered (every state given). Never a reason to suspend; OpenShell
   // re-creates it.

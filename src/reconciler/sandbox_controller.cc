@@ -13,6 +13,7 @@ ReconcilerOptions ReconcilerOptionsFrom(const SandboxControllerOptions& o) {
   r.write_fence = o.write_fence;
   r.writer_id = o.writer_id;
   r.return_freed_memory = o.return_freed_memory;
+  r.enforcement = o.enforcement;
   return r;
 }
 

@@ -53,6 +53,8 @@ struct SandboxControllerOptions {
   // When the queue drains after the journal recorded something
   // (ReconcilerOptions::return_freed_memory); null: never.
   std::function<void()> return_freed_memory;
+  // Where enforcement is off (ReconcilerOptions::enforcement).
+  domain::Enforcement enforcement;
 };
 
 // What the reconciler counted, plus the loop's own counters.

@@ -59,6 +59,20 @@ void LogHeld(const domain::Snapshot& snap, const domain::Decision& decision) {
       .Str("note", decision.note);
 }
 
+// A dry-run intent's one warning: what enforcement would have done.
+void LogWouldSuspend(const domain::Snapshot& snap, const domain::Decision& decision, int64_t seq) {
+  const FenceGenerations fence = FenceOf(snap);
+  log::Warn("would suspend (dry run)")
+      .Namespace(snap.sandbox.ns)
+      .Sandbox(snap.sandbox.name)
+      .Uid(snap.sandbox.uid)
+      .Reason(domain::ToString(decision.reason))
+      .Seq(seq)
+      .Int(log::key::kFenceFrom, fence.from)
+      .Int(log::key::kFenceTo, fence.to)
+      .Str("note", decision.note);
+}
+
 // One record per settled intent; an applied one is its transition's one warning.
 void LogSettled(const IntentRecord& intent, const SuspendOutcome& outcome,
                 const FenceGenerations& fence) {
@@ -101,7 +115,8 @@ SuspendOutcome AppliedOnObject(const IntentRecord& intent, const domain::Sandbox
 }  // namespace
 
 bool NeedsLiveConfirmation(const domain::Snapshot& s, const domain::Decision& d) {
-  if (d.action != Action::kPatchSuspend) return false;
+  // A dry-run intent is confirmed as a real one is: it says what enforcing would do.
+  if (d.action == Action::kNone) return false;
   // Row 1a may hold on the live pods: a cached workload pod can be the old,
   // un-gated one that a resume has already replaced by a gated one.
   if (s.sandbox.bootstrapping && s.sandbox.bootstrap_phase == "preparing") return true;
@@ -343,6 +358,7 @@ domain::Snapshot SandboxReconciler::Assemble(
       policies(), [&](const std::string& key) { return labels.Get(key, sb.workload_pod_name); });
   snap.history = journal_.Read(
       [&](const domain::JournalState& s) { return domain::history_for(s, snap.sandbox.uid); });
+  snap.dry_run = options_.enforcement.DryRunIn(sb.observation.ns);
   return snap;
 }
 
@@ -444,6 +460,7 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
     events_->Publish({sb.ns, sb.name, sb.uid, sb.api_version, domain::ToString(decision.reason),
                       decision.note, *recorded->hold_started_seq, FailClosedEvent::Kind::kHeld});
   }
+  if (recorded->dry_run_seq) WouldSuspend(snap, decision, *recorded->dry_run_seq);
   if (recorded->retry) return Resend(p, ns, name, *recorded->retry);
   if (!recorded->intent) {
     if (decision.verdict == Verdict::kAdmitting && decision.reevaluate_at_ms) {
@@ -455,6 +472,18 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
   return Drive(p, *recorded->intent, /*send_first=*/true);
 }
 
+// A dry-run intent was recorded (with its outcome): its one warning and one
+// Event, and nothing sent to the sandbox.
+void SandboxReconciler::WouldSuspend(const domain::Snapshot& snap, const domain::Decision& decision,
+                                     int64_t seq) {
+  Count(&ReconcilerStats::dry_runs);
+  LogWouldSuspend(snap, decision, seq);
+  if (!events_) return;
+  const domain::SandboxObservation& sb = snap.sandbox;
+  events_->Publish({sb.ns, sb.name, sb.uid, sb.api_version, domain::ToString(decision.reason),
+                    decision.note, seq, FailClosedEvent::Kind::kWouldSuspend});
+}
+
 // A suspend verdict resting on a cache that may lag, checked with live reads:
 // true (and `snap`, `decision` replaced by the live ones) when they bear it out.
 bool SandboxReconciler::Confirm(Pass& p, const kube::ParsedSandbox& parsed, domain::Snapshot& snap,
@@ -463,7 +492,7 @@ bool SandboxReconciler::Confirm(Pass& p, const kube::ParsedSandbox& parsed, doma
   std::optional<domain::Snapshot> live = ObserveLive(p, parsed, snap.bypass);
   if (!live) return false;  // cannot confirm
   domain::Decision live_decision = domain::decide(*live);
-  if (live_decision.action != Action::kPatchSuspend) {
+  if (live_decision.action != decision.action) {
     Count(&ReconcilerStats::unconfirmed);
     log::Info("the cache said suspend, the live objects do not; waiting for the cache")
         .Str("note", decision.note);

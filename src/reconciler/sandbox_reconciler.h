@@ -33,6 +33,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "domain/enforcement.h"
 #include "domain/journal_state.h"
 #include "journal/journal_writer.h"
 #include "kube/client.h"
@@ -67,6 +68,9 @@ struct ReconcilerOptions {
   // what that work freed (`run` passes fk::ReturnFreedMemory, common/heap.h).
   // Null: never — a library does not trim the heap of the process it is in.
   std::function<void()> return_freed_memory;
+  // Where enforcement is off: a suspend verdict there records a dry-run
+  // intent and sends nothing (docs/design.md#audit-before-enforce).
+  domain::Enforcement enforcement;
 };
 
 struct ReconcilerStats {
@@ -82,6 +86,7 @@ struct ReconcilerStats {
   int confirmations = 0;     // verdicts checked with live reads before an intent
   int unconfirmed = 0;       // ...that the live objects did not bear out
   int fenced = 0;            // writes withheld because leadership could not be confirmed
+  int dry_runs = 0;          // dry-run intents recorded (each one warning and one Event)
 };
 
 class SandboxReconciler final : public Reconciler {
@@ -165,6 +170,7 @@ class SandboxReconciler final : public Reconciler {
   Round Drive(Pass& p, const domain::IntentRecord& intent, bool send_first);
   Round Resend(Pass& p, const std::string& ns, const std::string& name,
                const domain::IntentRecord& refused);
+  void WouldSuspend(const domain::Snapshot& snap, const domain::Decision& decision, int64_t seq);
   bool Confirm(Pass& p, const kube::ParsedSandbox& parsed, domain::Snapshot& snap,
                domain::Decision& decision);
   ReadBack Read(Pass& p, const domain::IntentRecord& intent);
