@@ -13,6 +13,16 @@
 -- Each start of `run` records its enforcement: `enforcement` ('enforce' or
 -- 'dry-run': off everywhere) and `dry_run_namespaces` (a JSON array of the
 -- namespaces where it was off). Starts before this version enforced.
+--
+-- And the start is proven: it is the first row the run appends to `journal`,
+-- kind 11 (`writer_started`, body [writer, enforcement, [namespaces]]), chained
+-- like every row, with writer_starts.first_seq its seq and `chained` 1.
+-- `journal verify` and schema/audit/verify_chain.sql check each chained start
+-- against its row, and every such row against a start. Starts recorded
+-- before this version have no row (`chained` 0): the chain cannot vouch for
+-- them, and none may follow a chained start.
+
+INSERT INTO journal_kinds (kind, part, event) VALUES (11, 0, 'writer_started');
 
 INSERT INTO journal_names (field, code, name) VALUES
   ('action', 2, 'record-dry-run'),
@@ -22,9 +32,10 @@ ALTER TABLE sandbox_projection ADD COLUMN dry_run_generation INTEGER;
 
 ALTER TABLE writer_starts ADD COLUMN enforcement TEXT NOT NULL DEFAULT 'enforce' CHECK (enforcement IN ('enforce', 'dry-run'));
 ALTER TABLE writer_starts ADD COLUMN dry_run_namespaces TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(dry_run_namespaces) AND json_type(dry_run_namespaces) = 'array');
+ALTER TABLE writer_starts ADD COLUMN chained INTEGER NOT NULL DEFAULT 0 CHECK (chained IN (0, 1));
 
--- The view of every event shows the two new fields of sandbox_observed:
--- `dry_run` and `history.dry_run_generation`.
+-- The view of every event shows the two new fields of sandbox_observed
+-- (`dry_run` and `history.dry_run_generation`) and the writer_started rows.
 DROP VIEW events;
 CREATE VIEW events AS
 SELECT seq, recorded_at, kind, namespace, name, uid, ref_seq, payload
@@ -153,6 +164,10 @@ SELECT r.seq + k.part AS seq,
            'head_seq', json_extract(r.body, '$.hs'),
            'head_hash', json_extract(r.body, '$.h'),
            'archive', COALESCE(json_extract(r.body, '$.a'), ''))
+         WHEN 'writer_started' THEN json_object(
+           'writer', json_extract(r.body, '$[0]'),
+           'enforcement', json_extract(r.body, '$[1]'),
+           'dry_run_namespaces', json(json_extract(r.body, '$[2]')))
        END AS payload
 FROM journal_rows AS r
 JOIN journal_kinds AS k ON k.kind = r.kind;

@@ -1,4 +1,4 @@
--- fencekeeper journal: the full current schema (version 10).
+-- fencekeeper journal: the full current schema (version 11).
 -- Kept equal to the result of applying migrations/ in order; a test checks it
 -- (the statements below are the ones SQLite keeps after those migrations).
 -- `journal` is the journal proper since version 5 (migrations/0005_compact_journal.sql):
@@ -199,10 +199,13 @@ CREATE TABLE writer_starts (
   first_seq  INTEGER NOT NULL,      -- the first seq this writer may append
   writer     TEXT    NOT NULL,      -- the writer id (docs/transitions.md#the-writer-id)
   started_at TEXT    NOT NULL       -- RFC 3339 UTC
-, enforcement TEXT NOT NULL DEFAULT 'enforce' CHECK (enforcement IN ('enforce', 'dry-run')), dry_run_namespaces TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(dry_run_namespaces) AND json_type(dry_run_namespaces) = 'array')) STRICT;
+, enforcement TEXT NOT NULL DEFAULT 'enforce' CHECK (enforcement IN ('enforce', 'dry-run')), dry_run_namespaces TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(dry_run_namespaces) AND json_type(dry_run_namespaces) = 'array'), chained INTEGER NOT NULL DEFAULT 0 CHECK (chained IN (0, 1))) STRICT;
 -- `enforcement`, `dry_run_namespaces` (schema 11): the run's enforcement
 -- (docs/design.md#audit-before-enforce): 'dry-run' when it was off everywhere,
 -- else the namespaces where it was off. Starts before schema 11 enforced.
+-- `chained` (schema 11): 1 when the start is also the journal row at
+-- first_seq, kind 11 (`writer_started`), which the hash chain covers
+-- (docs/journal-chain.md#what-is-chained); 0 for starts recorded before.
 
 CREATE INDEX writer_starts_seq ON writer_starts (first_seq);
 
@@ -359,6 +362,10 @@ SELECT r.seq + k.part AS seq,
            'head_seq', json_extract(r.body, '$.hs'),
            'head_hash', json_extract(r.body, '$.h'),
            'archive', COALESCE(json_extract(r.body, '$.a'), ''))
+         WHEN 'writer_started' THEN json_object(
+           'writer', json_extract(r.body, '$[0]'),
+           'enforcement', json_extract(r.body, '$[1]'),
+           'dry_run_namespaces', json(json_extract(r.body, '$[2]')))
        END AS payload
 FROM journal_rows AS r
 JOIN journal_kinds AS k ON k.kind = r.kind;
@@ -484,7 +491,7 @@ INSERT INTO journal_kinds (kind, part, event) VALUES
   (4, 0, 'suspend_intent'), (5, 0, 'suspend_outcome'), (6, 0, 'leadership'),
   (7, 0, 'forgotten'), (8, 0, 'sandbox_observed'), (8, 1, 'decided'),
   (9, 0, 'sandbox_observed'), (9, 1, 'decided'), (9, 2, 'suspend_intent'),
-  (10, 0, 'pruned');
+  (10, 0, 'pruned'), (11, 0, 'writer_started');
 
 INSERT INTO journal_names (field, code, name) VALUES
   ('api_version', 0, 'v1beta1'), ('api_version', 1, 'v1alpha1'),

@@ -34,8 +34,11 @@ TEST(Codec, EveryEventKindRoundTrips) {
       Forgotten{"deleted from the cluster"},
       Pruned{1, 40, 17, 1'800'000'000'000, 1'800'000'100'000, 39, std::string(64, 'a'),
              "journal-000000000001-000000000040.sqlite"},
+      WriterStarted{"host-1/uuid", {}},
+      WriterStarted{"host-1/uuid", {true, {}}},
+      WriterStarted{"host-1/uuid", {false, {"team-a", "team-b"}}},
   };
-  static_assert(std::variant_size_v<EventBody> == 8, "a new event kind needs a case here");
+  static_assert(std::variant_size_v<EventBody> == 9, "a new event kind needs a case here");
   for (const EventBody& body : bodies) {
     Event e;
     e.body = body;

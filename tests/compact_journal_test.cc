@@ -551,15 +551,6 @@ TEST_F(CompactJournalTest, ASchema8JournalUpgradesKeepsItsRowsAndChainAndLearnsB
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 }
 
-// What the stock sqlite3 shell's schema/audit/verify_chain.sql prints last:
-// the number of rows whose hash does not match.
-std::string StockShellMismatches(const std::string& path) {
-  const auto r =
-      testing::RunShell("sqlite3 -readonly '" + path +
-                        "' < " FK_SOURCE_DIR "/schema/audit/verify_chain.sql 2>&1 | tail -n 1");
-  return r.out;
-}
-
 // Schema 10 (migrations/0010_hash_bytes.sql): a journal of an older schema
 // upgrades to hashes stored as their 32 bytes with the same chain (the head
 // kept before the upgrade verifies, with fencekeeper and with the stock
@@ -572,7 +563,7 @@ class HashBytesUpgradeTest : public CompactJournalTest {
     const auto rows = Rows(path_, kJournalRowsSql);
     ASSERT_EQ(Count("SELECT count(*) FROM journal WHERE typeof(hash) = 'text'"),
               static_cast<int64_t>(rows.size()));
-    ASSERT_EQ(StockShellMismatches(path_), "0\n");
+    ASSERT_EQ(testing::StockShellVerify(path_).mismatches, 0);
 
     auto j = Open();
     ASSERT_TRUE(j);
@@ -585,7 +576,7 @@ class HashBytesUpgradeTest : public CompactJournalTest {
               std::vector<std::string>{head});
     EXPECT_EQ(Count("PRAGMA auto_vacuum"), 2);  // INCREMENTAL
     EXPECT_EQ(Count("PRAGMA freelist_count"), 0);
-    EXPECT_EQ(StockShellMismatches(path_), "0\n");
+    EXPECT_EQ(testing::StockShellVerify(path_).mismatches, 0);
 
     Evaluate(*j, testing::StaleSnapshot("after-upgrade"));
     const std::string new_head = j->ChainHead().ToString();
@@ -599,7 +590,7 @@ class HashBytesUpgradeTest : public CompactJournalTest {
           << out.str() << err.str();
       EXPECT_NE(out.str().find("head " + new_head), std::string::npos) << out.str();
     }
-    EXPECT_EQ(StockShellMismatches(path_), "0\n");
+    EXPECT_EQ(testing::StockShellVerify(path_).mismatches, 0);
     EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
   }
 };
@@ -634,14 +625,14 @@ TEST_F(CompactJournalTest, AnUpgradedJournalIsVacuumedOnlyWithRoomForTheCopy) {
   EXPECT_EQ(Count("PRAGMA auto_vacuum"), 0);
   Evaluate(*j, testing::StaleSnapshot("short-of-space"));
   j.reset();
-  EXPECT_EQ(StockShellMismatches(path_), "0\n");
+  EXPECT_EQ(testing::StockShellVerify(path_).mismatches, 0);
 
   j = Open();
   ASSERT_TRUE(j);
   EXPECT_EQ(Count("PRAGMA auto_vacuum"), 2);
   EXPECT_EQ(Count("PRAGMA freelist_count"), 0);
   j.reset();
-  EXPECT_EQ(StockShellMismatches(path_), "0\n");
+  EXPECT_EQ(testing::StockShellVerify(path_).mismatches, 0);
   EXPECT_TRUE(ReplayCheck().empty()) << ReplayCheck();
 }
 

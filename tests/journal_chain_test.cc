@@ -25,13 +25,7 @@ using fk::testing::TempDir;
 
 // What the stock shell's verify_chain.sql prints last: the mismatches.
 int64_t ShellMismatches(const std::string& journal) {
-  auto r = fk::testing::RunShell("sqlite3 -readonly " + journal +
-                                 " < " FK_SOURCE_DIR "/schema/audit/verify_chain.sql 2>&1");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  const size_t end = r.out.find_last_not_of('\n');
-  const size_t start = r.out.find_last_of('\n', end);
-  const std::string last = r.out.substr(start == std::string::npos ? 0 : start + 1, end - start);
-  return std::stoll(last);
+  return fk::testing::StockShellVerify(journal).mismatches;
 }
 
 class JournalChainTest : public ::testing::Test {

@@ -36,6 +36,26 @@ inline void MakeJournalFromDump(const std::string& path, const std::string& dump
   db.exec("PRAGMA journal_mode = WAL");
 }
 
+// What the stock sqlite3 shell's schema/audit/verify_chain.sql prints for
+// the journal at `path` (stderr too), and its last line: the number of
+// mismatches (rows and run starts), -1 when that line is not a number.
+struct ShellVerdict {
+  std::string out;
+  int64_t mismatches = -1;
+};
+inline ShellVerdict StockShellVerify(const std::string& path) {
+  const auto r = RunShell("sqlite3 -readonly '" + path +
+                          "' < " FK_SOURCE_DIR "/schema/audit/verify_chain.sql 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const size_t end = r.out.find_last_not_of('\n');
+  if (end == std::string::npos) return {r.out, -1};
+  const size_t start = r.out.find_last_of('\n', end);
+  const std::string last = r.out.substr(start == std::string::npos ? 0 : start + 1,
+                                        end - (start == std::string::npos ? 0 : start + 1) + 1);
+  if (last.empty() || last.find_first_not_of("0123456789") != std::string::npos) return {r.out, -1};
+  return {r.out, std::stoll(last)};
+}
+
 // Each row `sql` returns, its columns joined by '|' (NULL as "NULL"): what a
 // test compares before and after an upgrade.
 inline std::vector<std::string> Rows(const std::string& path, const std::string& sql) {

@@ -634,6 +634,39 @@ TEST_P(DryRunTest, OnceTheNamespaceEnforcesTheSandboxIsSuspendedExactlyOnce) {
   EXPECT_EQ(Outcomes(), (std::vector<std::string>{"dry-run", "applied"}));
 }
 
+// Simulation seed 12873: an enforcing run journaled an intent whose PATCH
+// never arrived (pending); the next run, with enforcement off there, read the
+// sandbox unchanged and sent the PATCH again. Off means nothing is sent: the
+// intent is settled superseded, the sandbox gets its dry-run record, and the
+// run that enforces again suspends it once.
+TEST_P(DryRunTest, APendingIntentOfAnEnforcingRunIsNotSentAgain) {
+  enforcement_ = {};
+  Restart();
+  before_ = [&](const kube::HttpRequest& r) -> Reply {
+    if (IsSandboxPatch(r) || r.method == "GET")
+      return Result<kube::HttpResponse>(Status::IOError("timeout"));
+    return std::nullopt;
+  };
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kRetry);
+  ASSERT_EQ(Outcomes(), std::vector<std::string>{"pending"});
+  before_ = nullptr;  // nothing reached the server
+  enforcement_.dry_run_namespaces = {"ns"};
+  OpenJournal();
+  Restart();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), 0);
+  EXPECT_EQ(Mode("a"), "Running");
+  EXPECT_EQ(Outcomes(), (std::vector<std::string>{"superseded", "dry-run"}));
+  EXPECT_EQ(Published(FailClosedEvent::Kind::kWouldSuspend).size(), 1u);
+  enforcement_ = {};
+  OpenJournal();
+  Restart();
+  EXPECT_EQ(reconciler_->Reconcile({"ns", "a"}).next, Next::kDone);
+  EXPECT_EQ(Sent("PATCH"), 1);
+  EXPECT_EQ(Mode("a"), "Suspended");
+  EXPECT_EQ(Outcomes(), (std::vector<std::string>{"superseded", "dry-run", "applied"}));
+}
+
 TEST_P(DryRunTest, AnotherNamespaceStillEnforces) {
   enforcement_.dry_run_namespaces = {"other"};
   Restart();

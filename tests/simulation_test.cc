@@ -265,8 +265,17 @@ class World : public Cluster {
       return;
     }
     in->journal = std::move(*j);
-    // As `run` does before its first append (writer_starts, schema 8).
-    if (Status s = in->journal->RecordWriterStart(in->writer, enforcement); !s.ok()) {
+    // As `run` does before its first append (writer_starts, schema 8). The
+    // start is a chained row (schema 11): a volume refusing writes refuses it,
+    // `run` exits, and kubelet starts it again until the volume takes writes.
+    started_with_[in->writer] = enforcement;
+    Status started = in->journal->RecordWriterStart(in->writer, enforcement);
+    if (!started.ok() && journal_refuses_) {
+      journal_refuses_ = false;
+      Note("journal: takes writes again (run's start was refused: it exits, kubelet restarts it)");
+      started = in->journal->RecordWriterStart(in->writer, enforcement);
+    }
+    if (Status s = started; !s.ok()) {
       if (violation_.empty())
         violation_ = "step " + std::to_string(step_) +
                      ": I13: the journal cannot record this writer's start: " + s.ToString();
@@ -436,6 +445,7 @@ class World : public Cluster {
     if (!instance_) return;
     CurrentLineage().Scan(*instance_->journal, [this](const domain::Event& e) {
       CheckDryRun(e);
+      if (const auto* w = std::get_if<domain::WriterStarted>(&e.body)) CheckStart(e.seq, *w);
       const auto* d = std::get_if<domain::Decided>(&e.body);
       if (d && d->decision.verdict == domain::Verdict::kHold)
         CurrentLineage().held_objects.emplace(e.seq, ServerObjectKey(e.name, e.uid));
@@ -499,6 +509,14 @@ class World : public Cluster {
   }
 
   // I21, for every event the simulation scans.
+  // I22: a run's chained start row says the enforcement it ran with.
+  void CheckStart(int64_t seq, const domain::WriterStarted& w) {
+    auto it = started_with_.find(w.writer);
+    if (it == started_with_.end() || !(it->second == w.enforcement))
+      Fail("I22: the start of writer " + w.writer + " (seq " + std::to_string(seq) + ") records " +
+           w.enforcement.Describe() + ", not the enforcement it ran with");
+  }
+
   void CheckDryRun(const domain::Event& e) {
     if (std::holds_alternative<domain::SuspendIntent>(e.body)) {
       last_intent_ = e;
@@ -1322,11 +1340,12 @@ class World : public Cluster {
   std::map<std::thread::id, std::map<std::string, LiveRead>> live_reads_;  // by worker thread
   uint64_t bypass_checked_ = 0;  // fence-bypassed intents I17 checked
   std::mt19937_64 mode_rng_;     // enforcement at each start: apart from rng_
-  std::map<std::string, domain::Enforcement> enforcement_;  // by instance identity
-  bool enforce_from_now_ = false;                           // the quiet phase enforces
-  std::optional<domain::Event> last_intent_;                // the last intent scanned (I21)
-  uint64_t dry_runs_ = 0;                                   // dry-run intents I21 checked
-  bool crashing_ = false;                                   // the instance is being torn down
+  std::map<std::string, domain::Enforcement> started_with_;  // writer id -> its enforcement (I22)
+  std::map<std::string, domain::Enforcement> enforcement_;   // by instance identity
+  bool enforce_from_now_ = false;                            // the quiet phase enforces
+  std::optional<domain::Event> last_intent_;                 // the last intent scanned (I21)
+  uint64_t dry_runs_ = 0;                                    // dry-run intents I21 checked
+  bool crashing_ = false;                                    // the instance is being torn down
   fk::testing::TempDir dir_;
   fk::testing::TempDir shm_dir_{"/dev/shm"};
   fk::testing::TempDir archive_dir_{"/dev/shm"};
@@ -1418,6 +1437,10 @@ TEST(Simulation, SeedsThatOnceFailedKeepEveryInvariant) {
       // bypassed its fence was deleted) forgot what the hold began with; the
       // fence changed and the same object got a second Event.
       104838,
+      // I20: an enforcing run's intent was pending (its PATCH reset before
+      // applying); the next run, with enforcement off in agents, read sb-0
+      // unchanged and sent the PATCH again.
+      12873,
   };
   for (const uint64_t seed : seeds) {
     const std::string failure = RunSeed(seed);

@@ -10,6 +10,11 @@
 -- A row edited, deleted, inserted or moved, or a subject edited, makes at
 -- least one row mismatch. A truncated tail does not: compare the last row
 -- with a head kept off the volume (`fencekeeper journal verify --expect-head`).
+--
+-- Then the run starts (schema 11 on): each chained start of table
+-- writer_starts against its `writer_started` row (kind 11, chained above), as
+-- "seq|writer start N (WRITER): why", and every such row without its start.
+-- The last line counts both kinds of lines.
 .headers off
 .mode list
 -- A row's hash is stored as its 32 bytes (schema 10; 64 hex digits in the
@@ -34,6 +39,51 @@ SELECT seq, stored,
        lower(hex(sha3(COALESCE(before, (SELECT NULLIF(anchor_hash, '') FROM journal_cut),
                                printf('%.64c', '0')) || canonical, 256))) AS expected
 FROM chained;
+-- The starts, with the query `journal verify` runs (src/journal/verify.cc).
+-- A file of schema 8-10 has no chained start; one before schema 8 (an archive
+-- file written then) has no table writer_starts: the shell reports "no such
+-- table" for this part, and the count below covers the chain alone.
+CREATE TEMP TABLE start_check (seq INTEGER, why TEXT);
+INSERT INTO temp.start_check
+WITH recorded AS (
+  -- A file before schema 11 has neither the enforcement nor `chained`: the
+  -- natural join's constants stand in for the columns it lacks.
+  SELECT start, first_seq, writer, started_at, enforcement, dry_run_namespaces, chained
+  FROM main.writer_starts NATURAL LEFT JOIN
+       (SELECT 'enforce' AS enforcement, '[]' AS dry_run_namespaces, 0 AS chained)),
+starts AS (
+  SELECT w.start, w.first_seq, w.writer, w.started_at, w.enforcement, w.dry_run_namespaces,
+         w.chained, j.kind, j.body, j.at,
+         COALESCE(max(w.chained) OVER (ORDER BY w.start ROWS BETWEEN UNBOUNDED PRECEDING
+                                       AND 1 PRECEDING), 0) AS follows_chained
+  FROM recorded AS w LEFT JOIN journal AS j ON j.seq = w.first_seq),
+judged AS (
+  SELECT first_seq, start, writer, CASE
+    WHEN chained = 0 THEN CASE WHEN follows_chained THEN 'not chained, but recorded after a chained start' END
+    WHEN first_seq <= (SELECT last_pruned FROM journal_cut) THEN NULL
+    WHEN kind IS NULL THEN 'its chained row is missing'
+    WHEN kind <> 11 THEN 'the row at its seq is not a writer start'
+    WHEN json_extract(body, '$[0]') IS NOT writer
+      THEN 'its row names writer ' || json_extract(body, '$[0]')
+    WHEN json_extract(body, '$[1]') IS NOT enforcement
+         OR json(json_extract(body, '$[2]')) IS NOT json(dry_run_namespaces)
+      THEN 'it says ' || enforcement || ' ' || dry_run_namespaces || ', its row ' ||
+           json_extract(body, '$[1]') || ' ' || json_extract(body, '$[2]')
+    WHEN strftime('%Y-%m-%dT%H:%M:%S', at / 1000, 'unixepoch') || printf('.%03dZ', at % 1000)
+         IS NOT started_at
+      THEN 'it says it started at ' || started_at || ', its row was recorded at ' ||
+           strftime('%Y-%m-%dT%H:%M:%S', at / 1000, 'unixepoch') || printf('.%03dZ', at % 1000)
+  END AS why
+  FROM starts)
+SELECT first_seq, 'writer start ' || start || ' (' || writer || '): ' || why FROM judged
+WHERE why IS NOT NULL
+UNION ALL
+SELECT j.seq, 'a writer_started row that no chained writer start claims' FROM journal AS j
+WHERE j.kind = 11 AND NOT EXISTS (SELECT 1 FROM recorded AS w
+                                  WHERE w.first_seq = j.seq AND w.chained = 1)
+ORDER BY 1;
 SELECT seq || '|' || COALESCE(expected, '(no subject)') || '|' || COALESCE(stored, '(no hash)')
 FROM chain_check WHERE stored IS NOT expected ORDER BY seq;
-SELECT count(*) FROM chain_check WHERE stored IS NOT expected;
+SELECT seq || '|' || why FROM temp.start_check ORDER BY seq;
+SELECT (SELECT count(*) FROM chain_check WHERE stored IS NOT expected) +
+       (SELECT count(*) FROM temp.start_check);

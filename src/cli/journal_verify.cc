@@ -63,6 +63,7 @@ Status FoldsToProjections(const journal::Journal& j) {
 struct FileCheck {
   std::string path;
   journal::ChainCheck chain;
+  journal::StartsCheck starts;
   std::optional<journal::ArchiveRange> range;  // set for an archive file
   std::vector<domain::Pruned> pruned;          // its `pruned` records
   int64_t last_seq = 0;
@@ -81,6 +82,10 @@ std::optional<Failure> CheckFile(const std::string& path, int64_t seq_of_interes
   if (!chain.ok()) return Unusable(chain.status().ToString());
   c.chain = *chain;
   if (chain->first_bad != 0) return Mismatch(path, chain->first_bad, chain->why);
+  auto starts = journal::CheckWriterStarts(path);
+  if (!starts.ok()) return Unusable(starts.status().ToString());
+  c.starts = *starts;
+  if (starts->first_bad != 0) return Mismatch(path, starts->first_bad, starts->why);
   if (Status s = FoldsToProjections(**j); !s.ok())
     return Mismatch(path, (*j)->state().last_seq, s.message());
   c.last_seq = (*j)->state().last_seq;
@@ -211,6 +216,21 @@ void NameTheJournal(const std::string& text, const std::string& journal, const s
   }
 }
 
+// "run starts: 3, 2 chained and matching their rows (1 recorded before schema
+// 11, which the chain cannot vouch for)": what proves the enforcement.
+void PrintStarts(const journal::StartsCheck& s, std::ostream& out) {
+  if (s.starts == 0) return;
+  out << "run starts: " << s.starts << ", " << s.checked << " chained and matching their rows";
+  std::string notes;
+  if (s.before_cut)
+    notes += std::to_string(s.before_cut) + " whose rows retention removed (in the archive)";
+  if (s.unchained)
+    notes += (notes.empty() ? "" : "; ") + std::to_string(s.unchained) +
+             " recorded before schema 11, which the chain cannot vouch for";
+  if (!notes.empty()) out << " (" << notes << ")";
+  out << "\n";
+}
+
 }  // namespace
 
 int RunJournalVerify(const std::vector<VerifyOptions>& journals, std::ostream& out,
@@ -261,6 +281,7 @@ int RunJournalVerify(const VerifyOptions& o, std::ostream& out, std::ostream& er
   out << "journal " << o.journal << ": " << chain.rows << " chained rows";
   if (chain.unchained) out << " (" << chain.unchained << " before the chain started)";
   out << ", integrity ok, projections match the events\n";
+  PrintStarts(journal_file.starts, out);
   if (o.archive)
     out << "archive " << *o.archive << ": " << files.size() - 1
         << " files, each intact, joined without gap or overlap\n";

@@ -76,6 +76,8 @@ std::string Describe(const Event& e) {
   } else if (const auto* p = std::get_if<Pruned>(&e.body)) {
     s << "pruned seq " << p->first_seq << "-" << p->last_seq << " (" << p->rows << " rows)";
     if (!p->archive.empty()) s << " to archive " << p->archive;
+  } else if (const auto* w = std::get_if<WriterStarted>(&e.body)) {
+    s << "writer " << w->writer << " started, " << w->enforcement.Describe();
   } else if (const auto* c = std::get_if<SuspendOutcome>(&e.body)) {
     s << ToString(c->outcome) << " (intent " << e.ref_seq << ")";
     if (c->applied_generation) s << " at generation " << *c->applied_generation;

@@ -156,8 +156,7 @@ std::string Chips(const Timeline& t) {
     ++kinds[e.kind() == EventKind::kSuspendOutcome
                 ? ToString(std::get<SuspendOutcome>(e.body).outcome)
                 : ToString(e.kind())];
-    if (e.kind() != EventKind::kFenceObserved && e.kind() != EventKind::kLeadership)
-      sandboxes.insert(Subject(e));
+    if (AboutASandbox(e.kind())) sandboxes.insert(Subject(e));
   }
   auto n = [&](const char* k) { return "<b>" + std::to_string(kinds[k]) + "</b> "; };
   std::string s = Chip("<b>" + std::to_string(sandboxes.size()) + "</b> sandboxes") +

@@ -337,6 +337,7 @@ const char kReplayPageJs[] = R"js(
   const namespaces = new Map(), terms = journals.map(function () { return []; });
   rows.forEach(function (r) {
     if (r.kind === 'leadership') { terms[r.j].push(r); return; }
+    if (r.kind === 'writer_started') return;  // a run's start: in the table, not a lane
     if (!namespaces.has(r.ns)) namespaces.set(r.ns, {fences: new Map(), sandboxes: new Map()});
     const lanes = r.kind === 'fence_observed' ? namespaces.get(r.ns).fences : namespaces.get(r.ns).sandboxes;
     if (!lanes.has(r.name)) lanes.set(r.name, []);

@@ -147,6 +147,7 @@ bool Selection::Shows(const Event& e) const {
     case EventKind::kFenceObserved:
       return ShowsFences(e.ns);
     case EventKind::kLeadership:
+    case EventKind::kWriterStarted:  // the enforcement of every row after it
       return true;
     default:
       return ShowsSandbox(e.ns, e.name);
@@ -154,7 +155,8 @@ bool Selection::Shows(const Event& e) const {
 }
 
 void Selection::Note(const Event& e) {
-  if (!filtered() || e.kind() == EventKind::kLeadership) return;
+  if (!filtered() || e.kind() == EventKind::kLeadership || e.kind() == EventKind::kWriterStarted)
+    return;
   if (namespaces_.contains(e.ns)) seen_.insert(e.ns);
   if (e.kind() == EventKind::kFenceObserved) return;
   const std::string subject = e.ns + "/" + e.name;

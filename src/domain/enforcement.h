@@ -5,6 +5,7 @@
 // start in the journal and in every observation it makes.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -20,7 +21,23 @@ struct Enforcement {
   bool AnyDryRun() const { return dry_run_everywhere || !dry_run_namespaces.empty(); }
   // "enforce" or "dry-run": the run-wide mode, as --enforcement spells it.
   const char* Mode() const { return dry_run_everywhere ? "dry-run" : "enforce"; }
+  // "enforcing everywhere", "dry run everywhere" or "enforcing, dry run in a, b":
+  // what replay and status print for a run's start.
+  std::string Describe() const {
+    if (dry_run_everywhere) return "dry run everywhere";
+    if (dry_run_namespaces.empty()) return "enforcing everywhere";
+    std::string out = "enforcing, dry run in ";
+    for (const std::string& ns : dry_run_namespaces) out += (out.back() == ' ' ? "" : ", ") + ns;
+    return out;
+  }
   bool operator==(const Enforcement&) const = default;
 };
+
+// The mode as Mode() spells it (nullopt: neither "enforce" nor "dry-run").
+inline std::optional<bool> ParseDryRunEverywhere(const std::string& mode) {
+  if (mode == "enforce") return false;
+  if (mode == "dry-run") return true;
+  return std::nullopt;
+}
 
 }  // namespace fk::domain

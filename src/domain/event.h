@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "domain/decision.h"
+#include "domain/enforcement.h"
 #include "domain/observation.h"
 
 namespace fk::domain {
@@ -22,6 +23,7 @@ enum class EventKind {
   kLeadership,       // this instance acquired, lost or released the lease (subject: the Lease)
   kForgotten,        // the sandbox (this uid) is gone from the cluster: it leaves the projections
   kPruned,           // retention removed the oldest events (subject: the journal itself)
+  kWriterStarted,    // a `run` process started appending, and how it enforces (subject: the writer)
 };
 
 // kDryRun: recorded with its intent in one commit, for a namespace where
@@ -104,8 +106,18 @@ struct Pruned {
   bool operator==(const Pruned&) const = default;
 };
 
+// A `run` process started appending to this journal (schema 12): the first
+// row it appends, chained like every row, so that `journal verify` proves
+// which enforcement was in force for the rows after it (the table
+// writer_starts repeats it as an index and is checked against it).
+struct WriterStarted {
+  std::string writer;  // the writer id
+  Enforcement enforcement;
+  bool operator==(const WriterStarted&) const = default;
+};
+
 using EventBody = std::variant<FenceObserved, SandboxObserved, Decided, SuspendIntent,
-                               SuspendOutcome, Leadership, Forgotten, Pruned>;
+                               SuspendOutcome, Leadership, Forgotten, Pruned, WriterStarted>;
 
 struct Event {
   int64_t seq = 0;          // assigned by the journal
@@ -120,6 +132,14 @@ struct Event {
   EventKind kind() const { return static_cast<EventKind>(body.index()); }
   bool operator==(const Event&) const = default;
 };
+
+// Whether events of this kind are about one sandbox (their subject is it):
+// not fences, leadership, retention's records or run starts.
+inline bool AboutASandbox(EventKind k) {
+  return k == EventKind::kSandboxObserved || k == EventKind::kDecided ||
+         k == EventKind::kSuspendIntent || k == EventKind::kSuspendOutcome ||
+         k == EventKind::kForgotten;
+}
 
 const char* ToString(EventKind k);
 const char* ToString(Outcome o);

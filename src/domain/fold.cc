@@ -24,8 +24,9 @@ struct Folder {
   JournalState& state;
   const Event& e;
 
-  void operator()(const Leadership&) {}  // audit only: no decision depends on it
-  void operator()(const Pruned&) {}      // what went is in the base state already
+  void operator()(const Leadership&) {}     // audit only: no decision depends on it
+  void operator()(const Pruned&) {}         // what went is in the base state already
+  void operator()(const WriterStarted&) {}  // audit only: the mode reaches decide() in Snapshot
 
   void operator()(const FenceObserved& f) {
     FenceRecord& r = state.fences[{e.ns, f.policy}];

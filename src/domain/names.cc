@@ -65,7 +65,7 @@ constexpr std::array<std::pair<Outcome, const char*>, 6> kOutcomes{{
     {Outcome::kSuperseded, "superseded"},
     {Outcome::kDryRun, "dry-run"},
 }};
-constexpr std::array<std::pair<EventKind, const char*>, 8> kEventKinds{{
+constexpr std::array<std::pair<EventKind, const char*>, 9> kEventKinds{{
     {EventKind::kFenceObserved, "fence_observed"},
     {EventKind::kSandboxObserved, "sandbox_observed"},
     {EventKind::kDecided, "decided"},
@@ -74,6 +74,7 @@ constexpr std::array<std::pair<EventKind, const char*>, 8> kEventKinds{{
     {EventKind::kLeadership, "leadership"},
     {EventKind::kForgotten, "forgotten"},
     {EventKind::kPruned, "pruned"},
+    {EventKind::kWriterStarted, "writer_started"},
 }};
 
 }  // namespace

@@ -95,14 +95,17 @@ void InsertRows(SQLite::Database& db, const ArchiveContent& c) {
 
 void InsertWriterStarts(SQLite::Database& db, const std::vector<WriterStartRow>& starts) {
   SQLite::Statement q(db,
-                      "INSERT INTO writer_starts (start, first_seq, writer, started_at) "
-                      "VALUES (?,?,?,?)");
+                      "INSERT INTO writer_starts (start, first_seq, writer, started_at, "
+                      "enforcement, dry_run_namespaces, chained) VALUES (?,?,?,?,?,?,?)");
   for (const WriterStartRow& w : starts) {
     q.reset();
     q.bind(1, w.start);
     q.bind(2, w.first_seq);
     q.bind(3, w.writer);
     q.bind(4, w.started_at);
+    q.bind(5, w.enforcement);
+    q.bind(6, w.dry_run_namespaces);
+    q.bind(7, w.chained ? 1 : 0);
     q.exec();
   }
 }

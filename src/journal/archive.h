@@ -48,10 +48,13 @@ struct SubjectRow {
   std::optional<std::string> base;
 };
 
-// A recorded start of `run` (writer_starts, schema 8).
+// A recorded start of `run` (writer_starts, schema 8; its enforcement and
+// whether a chained row records it, schema 11).
 struct WriterStartRow {
   int64_t start = 0, first_seq = 0;
   std::string writer, started_at;
+  std::string enforcement = "enforce", dry_run_namespaces = "[]";
+  bool chained = false;
 };
 
 struct ArchiveContent {

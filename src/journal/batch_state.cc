@@ -45,7 +45,7 @@ const JournalState& BatchState::For(const std::vector<Event>& events) {
       ImportFence({e.ns, f->policy});
     } else if (e.kind() == EventKind::kForgotten) {
       ForSandbox(e.uid);
-    } else if (e.kind() != EventKind::kLeadership) {
+    } else if (AboutASandbox(e.kind())) {
       ImportSandbox(e.uid);
     }
     if (e.kind() == EventKind::kSuspendOutcome) ImportIntent(e.ref_seq);
@@ -76,7 +76,7 @@ void BatchState::Fold(const Event& e) {
   if (const auto* f = std::get_if<FenceObserved>(&e.body)) {
     ImportFence({e.ns, f->policy});
     changed_fences_.insert({e.ns, f->policy});
-  } else if (e.kind() != EventKind::kLeadership) {
+  } else if (AboutASandbox(e.kind())) {
     ImportSandbox(e.uid);
     changed_sandboxes_.insert(e.uid);
   }

@@ -99,6 +99,13 @@ struct Encoder {
             {"first_at_ms", p.first_at_ms}, {"last_at_ms", p.last_at_ms}, {"head_seq", p.head_seq},
             {"head_hash", p.head_hash},     {"archive", p.archive}};
   }
+  json::object operator()(const WriterStarted& w) const {
+    json::array namespaces;
+    for (const std::string& ns : w.enforcement.dry_run_namespaces) namespaces.emplace_back(ns);
+    return {{"writer", w.writer},
+            {"enforcement", w.enforcement.Mode()},
+            {"dry_run_namespaces", std::move(namespaces)}};
+  }
   json::object operator()(const SuspendOutcome& o) const {
     return {{"outcome", ToString(o.outcome)},
             {"applied_generation", Opt(o.applied_generation)},
@@ -136,6 +143,20 @@ class Reader {
     if (v && v->is_bool()) return v->get_bool();
     if (v) Fail(std::string("field '") + key + "' is not a boolean");
     return false;
+  }
+  std::vector<std::string> Strs(const char* key) {
+    std::vector<std::string> out;
+    const json::value* v = Field(key);
+    if (v && !v->is_array()) Fail(std::string("field '") + key + "' is not an array");
+    if (!v || !v->is_array()) return out;
+    for (const json::value& item : v->get_array()) {
+      if (!item.is_string()) {
+        Fail(std::string("field '") + key + "' holds a value that is not a string");
+        return {};
+      }
+      out.emplace_back(item.get_string());
+    }
+    return out;
   }
   std::optional<std::string> OptStr(const char* key) {
     const json::value* v = Field(key);
@@ -334,6 +355,17 @@ Result<EventBody> DecodePayload(EventKind kind, std::string_view text) {
         return Pruned{r.Int("first_seq"),   r.Int("last_seq"),   r.Int("rows"),
                       r.Int("first_at_ms"), r.Int("last_at_ms"), r.Int("head_seq"),
                       r.Str("head_hash"),   r.Str("archive")};
+      });
+    case EventKind::kWriterStarted:
+      return DecodeAs<WriterStarted>(text, kind, [](Reader& r) {
+        WriterStarted w{r.Str("writer"), {}};
+        const std::string mode = r.Str("enforcement");
+        const std::optional<bool> everywhere = ParseDryRunEverywhere(mode);
+        if (!everywhere) r.Fail("field 'enforcement' has unknown value '" + mode + "'");
+        w.enforcement.dry_run_everywhere = everywhere.value_or(false);
+        for (std::string& ns : r.Strs("dry_run_namespaces"))
+          w.enforcement.dry_run_namespaces.insert(std::move(ns));
+        return w;
       });
   }
   return Status::Corruption("unknown event kind");

@@ -84,6 +84,14 @@ json::object PrunedObject(const Pruned& p) {
   return o;
 }
 
+// The body of a `writer_started` row, [writer, enforcement, [namespaces]]:
+// every field spelled, as verify_chain.sql compares them with writer_starts.
+json::array WriterStartedArray(const WriterStarted& w) {
+  json::array namespaces;
+  for (const std::string& ns : w.enforcement.dry_run_namespaces) namespaces.emplace_back(ns);
+  return json::array{w.writer, w.enforcement.Mode(), std::move(namespaces)};
+}
+
 // What an intent's fields default to: in an evaluation row, the decision's
 // and the observation's values; alone, the types' defaults.
 struct IntentFallback {
@@ -200,6 +208,8 @@ RowKind SingleKind(EventKind k) {
       return RowKind::kForgotten;
     case EventKind::kPruned:
       return RowKind::kPruned;
+    case EventKind::kWriterStarted:
+      return RowKind::kWriterStarted;
   }
   return RowKind::kFence;
 }
@@ -242,6 +252,8 @@ std::string EncodeBody(RowKind kind, const Event* first, const json::object& bas
       return json::serialize(g->detail.empty() ? json::array{} : json::array{g->detail});
     } else if (const auto* p = std::get_if<Pruned>(&body)) {
       return json::serialize(PrunedObject(*p));
+    } else if (const auto* w = std::get_if<WriterStarted>(&body)) {
+      return json::serialize(WriterStartedArray(*w));
     }
   }
   return json::serialize(o);
@@ -374,6 +386,18 @@ Pruned ReadPruned(Fields f) {
   return {f.Int("f"),  f.Int("l"),  f.Int("n"), f.Int("fa"),
           f.Int("la"), f.Int("hs"), f.Str("h"), f.Str("a")};
 }
+WriterStarted ReadWriterStarted(const json::value& v, std::string* error) {
+  WriterStarted w{StrAt(At(v, 0), error), {}};
+  const std::optional<bool> everywhere = ParseDryRunEverywhere(StrAt(At(v, 1), error));
+  const json::value* namespaces = At(v, 2);
+  if ((!everywhere || !namespaces || !namespaces->is_array()) && error->empty())
+    *error = "a writer start without its enforcement";
+  w.enforcement.dry_run_everywhere = everywhere.value_or(false);
+  if (!namespaces || !namespaces->is_array()) return w;
+  for (const json::value& ns : namespaces->get_array())
+    w.enforcement.dry_run_namespaces.insert(StrAt(&ns, error));
+  return w;
+}
 PodObservation ReadPod(Fields f) { return {f.Flag("p"), f.Str("u"), f.Flag("s")}; }
 
 Snapshot ReadSnapshot(Fields f, const RowContext& row) {
@@ -503,6 +527,9 @@ Result<std::vector<EventBody>> ReadBodies(RowKind kind, const json::value& v, co
     case RowKind::kPruned:
       out.emplace_back(ReadPruned(Fields(&v, error)));
       break;
+    case RowKind::kWriterStarted:
+      out.emplace_back(ReadWriterStarted(v, error));
+      break;
     default:
       if (!v.is_object()) return Status::Corruption("body is not an object");
       if (Status s = ReadEvaluation(v.get_object(), row, out, error); !s.ok()) return s;
@@ -514,7 +541,7 @@ Result<std::vector<EventBody>> ReadBodies(RowKind kind, const json::value& v, co
 }  // namespace
 
 Result<std::vector<Event>> DecodeRow(int kind, std::string_view body, const RowContext& row) {
-  if (kind < 1 || kind > static_cast<int>(RowKind::kPruned))
+  if (kind < 1 || kind > static_cast<int>(RowKind::kWriterStarted))
     return Status::Corruption("unknown kind " + std::to_string(kind));
   auto v = Parse(body);
   if (!v.ok()) return v.status();

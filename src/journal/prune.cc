@@ -136,12 +136,15 @@ void TakeSubjects(SQLite::Database& db, ArchiveContent& c, std::set<int64_t>& id
 void TakeWriterStarts(SQLite::Database& db, ArchiveContent& c) {
   if (!db.tableExists("writer_starts")) return;
   SQLite::Statement q(db,
-                      "SELECT start, first_seq, writer, started_at FROM writer_starts "
+                      "SELECT start, first_seq, writer, started_at, enforcement, "
+                      "dry_run_namespaces, chained FROM writer_starts "
                       "WHERE first_seq <= ? ORDER BY start");
   q.bind(1, c.range.last_seq);
   while (q.executeStep())
     c.writer_starts.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
-                               q.getColumn(2).getString(), q.getColumn(3).getString()});
+                               q.getColumn(2).getString(), q.getColumn(3).getString(),
+                               q.getColumn(4).getString(), q.getColumn(5).getString(),
+                               q.getColumn(6).getInt() != 0});
 }
 
 }  // namespace

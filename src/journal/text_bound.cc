@@ -1,5 +1,7 @@
 #include "journal/text_bound.h"
 
+#include <set>
+#include <string>
 #include <variant>
 
 #include "common/utf8.h"
@@ -57,6 +59,15 @@ struct Bounder {
   void operator()(Leadership& l) const { l.identity = Bounded(l.identity); }
   void operator()(Forgotten& f) const { f.detail = Bounded(f.detail); }
   void operator()(Pruned& p) const { Valid(p.archive); }
+  void operator()(WriterStarted& w) const {
+    Valid(w.writer);
+    std::set<std::string> namespaces;
+    for (std::string ns : w.enforcement.dry_run_namespaces) {
+      Valid(ns);
+      namespaces.insert(std::move(ns));
+    }
+    w.enforcement.dry_run_namespaces = std::move(namespaces);
+  }
 };
 
 }  // namespace

@@ -41,7 +41,88 @@ std::string Mismatch(SQLite::Statement& q, const std::string& prev) {
   return "";
 }
 
+// What schema/audit/verify_chain.sql checks of the starts, in the same words:
+// (seq, why) of every disagreement.
+constexpr const char* kStartMismatches = R"sql(
+WITH recorded AS (
+  -- A file before schema 11 has neither the enforcement nor `chained`: the
+  -- natural join's constants stand in for the columns it lacks.
+  SELECT start, first_seq, writer, started_at, enforcement, dry_run_namespaces, chained
+  FROM main.writer_starts NATURAL LEFT JOIN
+       (SELECT 'enforce' AS enforcement, '[]' AS dry_run_namespaces, 0 AS chained)),
+starts AS (
+  SELECT w.start, w.first_seq, w.writer, w.started_at, w.enforcement, w.dry_run_namespaces,
+         w.chained, j.kind, j.body, j.at,
+         COALESCE(max(w.chained) OVER (ORDER BY w.start ROWS BETWEEN UNBOUNDED PRECEDING
+                                       AND 1 PRECEDING), 0) AS follows_chained
+  FROM recorded AS w LEFT JOIN journal AS j ON j.seq = w.first_seq),
+judged AS (
+  SELECT first_seq, start, writer, CASE
+    WHEN chained = 0 THEN CASE WHEN follows_chained THEN 'not chained, but recorded after a chained start' END
+    WHEN first_seq <= (SELECT last_pruned FROM journal_cut) THEN NULL
+    WHEN kind IS NULL THEN 'its chained row is missing'
+    WHEN kind <> 11 THEN 'the row at its seq is not a writer start'
+    WHEN json_extract(body, '$[0]') IS NOT writer
+      THEN 'its row names writer ' || json_extract(body, '$[0]')
+    WHEN json_extract(body, '$[1]') IS NOT enforcement
+         OR json(json_extract(body, '$[2]')) IS NOT json(dry_run_namespaces)
+      THEN 'it says ' || enforcement || ' ' || dry_run_namespaces || ', its row ' ||
+           json_extract(body, '$[1]') || ' ' || json_extract(body, '$[2]')
+    WHEN strftime('%Y-%m-%dT%H:%M:%S', at / 1000, 'unixepoch') || printf('.%03dZ', at % 1000)
+         IS NOT started_at
+      THEN 'it says it started at ' || started_at || ', its row was recorded at ' ||
+           strftime('%Y-%m-%dT%H:%M:%S', at / 1000, 'unixepoch') || printf('.%03dZ', at % 1000)
+  END AS why
+  FROM starts)
+SELECT first_seq, 'writer start ' || start || ' (' || writer || '): ' || why FROM judged
+WHERE why IS NOT NULL
+UNION ALL
+SELECT j.seq, 'a writer_started row that no chained writer start claims' FROM journal AS j
+WHERE j.kind = 11 AND NOT EXISTS (SELECT 1 FROM recorded AS w
+                                  WHERE w.first_seq = j.seq AND w.chained = 1)
+ORDER BY 1
+)sql";
+
+bool HasColumn(SQLite::Database& db, const char* table, const char* column) {
+  SQLite::Statement q(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+  q.bind(1, table);
+  q.bind(2, column);
+  return q.executeStep();
+}
+
 }  // namespace
+
+const char* StartMismatchesSql() { return kStartMismatches; }
+
+Result<StartsCheck> CheckWriterStarts(const std::string& path) {
+  StartsCheck out;
+  try {
+    SQLite::Database db(ReadOnlyUri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+    if (!db.tableExists("writer_starts")) return out;  // before schema 8
+    if (!HasColumn(db, "writer_starts", "chained")) {  // before schema 11: nothing chained
+      out.starts = out.unchained = db.execAndGet("SELECT count(*) FROM writer_starts").getInt64();
+      return out;
+    }
+    SQLite::Statement counts(
+        db,
+        "SELECT count(*), COALESCE(sum(chained = 0), 0), "
+        "COALESCE(sum(chained = 1 AND first_seq <= (SELECT last_pruned FROM journal_cut)), 0) "
+        "FROM writer_starts");
+    counts.executeStep();
+    out.starts = counts.getColumn(0).getInt64();
+    out.unchained = counts.getColumn(1).getInt64();
+    out.before_cut = counts.getColumn(2).getInt64();
+    out.checked = out.starts - out.unchained - out.before_cut;
+    SQLite::Statement bad(db, kStartMismatches);
+    if (bad.executeStep()) {
+      out.first_bad = bad.getColumn(0).getInt64();
+      out.why = bad.getColumn(1).getString();
+    }
+  } catch (const SQLite::Exception& e) {
+    return FromSqlite("cannot read the writer starts of " + Quote(path), e);
+  }
+  return out;
+}
 
 Result<ChainCheck> CheckChain(const std::string& path, int64_t seq_of_interest) {
   ChainCheck out;

@@ -4,7 +4,6 @@
 
 #include <boost/json.hpp>
 
-#include "common/clock.h"
 #include "journal/group_commit.h"
 #include "journal/journal.h"
 #include "journal/sqlite_status.h"
@@ -13,29 +12,33 @@ namespace fk::journal {
 
 Status Journal::RecordWriterStart(const std::string& writer,
                                   const domain::Enforcement& enforcement) {
-  std::lock_guard db_lock(db_mu_);
-  try {
-    SQLite::Transaction tx(impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
-    // The last seq on disk, not the row's: a compact row covers several seqs.
-    const int64_t last = impl_->db.execAndGet(kMaxSeqSql).getInt64();
-    SQLite::Statement insert(impl_->db,
+  // The start is a chained row of the journal (schema 12), so the hash chain
+  // proves which enforcement was in force; writer_starts, which attributes
+  // every later row to this writer, is written in the same transaction from
+  // the row as appended (its seq and time) and checked against it by
+  // `journal verify` and verify_chain.sql.
+  Member member([&](BatchState&) -> Result<std::vector<domain::Event>> {
+    domain::Event e;
+    e.name = writer;
+    e.body = domain::WriterStarted{writer, enforcement};
+    return std::vector<domain::Event>{e};
+  });
+  member.in_transaction = [&](SQLite::Database& db) {
+    const domain::Event& started = member.events.front();
+    SQLite::Statement insert(db,
                              "INSERT INTO writer_starts (first_seq, writer, started_at, "
-                             "enforcement, dry_run_namespaces) VALUES (?, ?, ?, ?, ?)");
-    insert.bind(1, last + 1);
+                             "enforcement, dry_run_namespaces, chained) VALUES (?, ?, ?, ?, ?, 1)");
+    insert.bind(1, started.seq);
     insert.bind(2, writer);
-    insert.bind(3, FormatRfc3339(impl_->clock->Now()));
+    insert.bind(3, started.recorded_at);
     insert.bind(4, enforcement.Mode());
     boost::json::array namespaces;
     for (const std::string& ns : enforcement.dry_run_namespaces) namespaces.emplace_back(ns);
     insert.bind(5, boost::json::serialize(namespaces));
     insert.exec();
-    tx.commit();
-    wrote_since_checkpoint_ = true;
-    return Status::Ok();
-  } catch (const SQLite::Exception& e) {
-    return FromSqlite("cannot record the start of writer " + writer + " in journal " + Quote(path_),
-                      e);
-  }
+  };
+  return Submit(member).WithContext("cannot record the start of writer " + writer + " in journal " +
+                                    Quote(path_));
 }
 
 Result<std::map<int64_t, std::string>> Journal::WriterStarts() const {

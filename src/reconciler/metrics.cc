@@ -48,7 +48,7 @@ std::vector<std::string> EventKinds() {
   std::vector<std::string> out;
   for (EventKind k : {EventKind::kFenceObserved, EventKind::kSandboxObserved, EventKind::kDecided,
                       EventKind::kSuspendIntent, EventKind::kSuspendOutcome, EventKind::kLeadership,
-                      EventKind::kForgotten, EventKind::kPruned})
+                      EventKind::kForgotten, EventKind::kPruned, EventKind::kWriterStarted})
     out.push_back(domain::ToString(k));
   return out;
 }

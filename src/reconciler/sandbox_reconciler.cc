@@ -535,6 +535,18 @@ SandboxReconciler::Round SandboxReconciler::Drive(Pass& p, const IntentRecord& i
   }
   bool send = send_first;
   for (int sends = 0;;) {
+    if (send && options_.enforcement.DryRunIn(intent.ns)) {
+      // An intent an enforcing run journaled (pending, or refused and due
+      // again) meets a run with enforcement off there: off means nothing is
+      // sent (seed 12873). Settled, the sandbox gets its dry-run record; a
+      // run that enforces again decides it afresh.
+      log::Info("not sending a journaled intent: enforcement is off in its namespace (dry run)")
+          .Seq(intent.seq);
+      return Settle(intent,
+                    {Outcome::kSuperseded, std::nullopt,
+                     "enforcement is off in namespace " + intent.ns + " (dry run): not sent again"},
+                    nullptr);
+    }
     if (send) {
       if (sends >= options_.max_identical_patches) return {ReconcileResult::Retry(), nullptr};
       const std::optional<MonoTime> deadline = WriteDeadline(p);
