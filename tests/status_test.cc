@@ -107,6 +107,39 @@ TEST_F(StatusTest, EverySandboxWithItsStatusEpisodeAndWayOut) {
   EXPECT_EQ(by_name["other"]["resume"], "-");
 }
 
+// The design's hold episode (domain::starts_hold_episode): "stopped", held
+// since 02:31:00, looks healthy for a pass over a cache that still shows the
+// old fence, then is held again: the same object, the same episode. Once
+// the object changed (its generation), a new hold is a new episode.
+TEST_F(StatusTest, AHoldAcrossAStaleHealthyPassIsOneEpisode) {
+  domain::Snapshot stopped = testing::HealthySnapshot("stopped");
+  stopped.sandbox.should_run = false;
+  stopped.workload_pod = stopped.supervisor_pod = {};
+  const auto since = [&] {
+    StatusOptions o = Options();
+    o.json = true;
+    o.status = "held";
+    const Printed p = Status(o);
+    const json::array items = json::parse(p.out).at("sandboxes").as_array();
+    return items.size() == 1 ? std::string(items[0].at("since").as_string()) : p.out + p.err;
+  };
+  clock_.Advance(milliseconds(10'000));
+  Record(stopped, true);  // generation 1 of the fence: healthy
+  clock_.Advance(milliseconds(10'000));
+  stopped.workload_fence.generation = 2;
+  Record(stopped, true);
+  EXPECT_EQ(since(), "2026-12-07T02:31:00.000Z");
+
+  clock_.Advance(milliseconds(10'000));
+  stopped.workload_fence.generation = 1;
+  Record(stopped, true);
+  clock_.Advance(milliseconds(10'000));
+  ++stopped.sandbox.generation;  // the user edited it meanwhile
+  stopped.workload_fence.generation = 2;
+  Record(stopped, true);
+  EXPECT_EQ(since(), "2026-12-07T02:31:40.502Z");
+}
+
 TEST_F(StatusTest, FiltersByNamespaceAndStatusAndPrintsAlignedColumns) {
   StatusOptions o = Options();
   o.status = "held";

@@ -13,6 +13,8 @@
 #include "cli/columns.h"
 #include "cli/commands.h"
 #include "domain/decision.h"
+#include "domain/digest.h"
+#include "journal/codec.h"
 #include "journal/journal.h"
 #include "journal/read_only.h"
 
@@ -76,18 +78,52 @@ struct Began {
   std::string at, verdict;
   bool first = true;
 };
+// A sandbox as the pass has seen it so far.
+struct Seen {
+  Began began;            // the current episode
+  uint64_t observed = 0;  // SandboxDigest of its latest observation
+  uint64_t held = 0;      // ... when its latest hold began (0: never held)
+  Began held_began;       // the episode that hold belonged to
+};
+// The design's rule for holds (domain::starts_hold_episode): the same
+// sandbox object held again after a verdict that was not a hold (a cache
+// that lagged, then caught up) goes on with the episode it was held in.
+void Decided(Seen& s, int64_t seq, const std::string& at, const std::string& verdict) {
+  Began& b = s.began;
+  const bool hold_again = verdict == "hold" && b.seq != 0 && b.verdict != "hold";
+  if (hold_again && s.held != 0 && s.held == s.observed && !SameEpisode(b.verdict, verdict)) {
+    b = s.held_began;
+  } else if (b.seq == 0 || !SameEpisode(b.verdict, verdict)) {
+    b = {seq, at, verdict, b.seq == 0};
+  }
+  if (verdict == "hold" && (hold_again || s.held == 0)) {
+    s.held = s.observed;
+    s.held_began = b;
+  }
+  b.verdict = verdict;
+}
 std::map<std::string, Began> EpisodeStarts(SQLite::Database& db) {
   SQLite::Statement q(db,
-                      "SELECT seq, recorded_at, sandbox_uid, verdict FROM decisions ORDER BY seq");
-  std::map<std::string, Began> by_uid;
+                      "SELECT seq, recorded_at, uid, kind = 'decided', "
+                      "CASE kind WHEN 'decided' THEN json_extract(payload, '$.verdict') "
+                      "ELSE payload END FROM events "
+                      "WHERE kind IN ('sandbox_observed', 'decided') ORDER BY seq");
+  std::map<std::string, Seen> by_uid;
   while (q.executeStep()) {
-    Began& b = by_uid[q.getColumn(2).getString()];
-    const std::string verdict = q.getColumn(3).getString();
-    if (b.seq == 0 || !SameEpisode(b.verdict, verdict))
-      b = {q.getColumn(0).getInt64(), q.getColumn(1).getString(), verdict, b.seq == 0};
-    b.verdict = verdict;
+    Seen& s = by_uid[q.getColumn(2).getString()];
+    if (q.getColumn(3).getInt() == 0) {
+      // An observation that does not decode (a damaged row) is no object
+      // seen: it cannot join two holds.
+      auto snapshot = journal::DecodeSnapshot(q.getColumn(4).getString());
+      s.observed = snapshot.ok() ? domain::SandboxDigest(snapshot->sandbox) : 0;
+      continue;
+    }
+    Decided(s, q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(4).getString());
   }
-  return by_uid;
+  std::map<std::string, Began> out;
+  for (auto& [uid, s] : by_uid)
+    if (s.began.seq != 0) out.emplace(uid, std::move(s.began));
+  return out;
 }
 
 // Each sandbox's latest suspend intent and its latest outcome.
