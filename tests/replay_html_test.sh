@@ -145,10 +145,16 @@ expect "labelled bands" "$(count 'data-band-label=')" "$(count 'data-band="')"
 expect "journals in the legend" "$(count '<span data-journal="[01]"><i')" 2
 test "$(count 'data-journal-mark="1"')" -gt 0 || fail "no mark names fencekeeper-1.db"
 expect "time axis" "$(count 'data-axis="time"')" 1
-# Time order: fencekeeper-1.db's first row (its acquisition) comes after fencekeeper-0.db's last one.
-first_b=$(grep -n 'data-journal="1">fencekeeper-1.db' "$dir/dom.html" | head -1 | cut -d: -f1)
+# Time order: the rows' times never go back, and fencekeeper-1.db's first row
+# after its start (a standby records its start, then nothing until it leads:
+# its acquisition) comes after fencekeeper-0.db's last one.
+grep -o '<tr id="row-[^>]*><td class="mono">[^<]*' "$dir/dom.html" | sed 's/.*>//' > "$dir/times"
+test "$(wc -l < "$dir/times")" -eq "$total" || fail "$(wc -l < "$dir/times") row times, not $total"
+sort -c "$dir/times" || fail "the table is not in time order"
+first_b=$(grep -n 'data-journal="1">fencekeeper-1.db' "$dir/dom.html" | grep -v 'data-kind="writer_started"' |
+  head -1 | cut -d: -f1)
 last_a=$(grep -n 'data-journal="0">fencekeeper-0.db' "$dir/dom.html" | tail -1 | cut -d: -f1)
-test "$first_b" -gt "$last_a" || fail "the table is not in time order"
+test "$first_b" -gt "$last_a" || fail "fencekeeper-1.db appended before fencekeeper-0.db's last row"
 browse --screenshot="$dir/takeover.png" --window-size=1400,1000 > /dev/null
 test "$(head -c 8 "$dir/takeover.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a
 echo "ok: merged screenshot $(wc -c < "$dir/takeover.png") bytes"
