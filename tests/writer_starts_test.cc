@@ -211,9 +211,30 @@ INSTANTIATE_TEST_SUITE_P(
         StartTampering{"a start inserted without its row",
                        "INSERT INTO writer_starts (first_seq, writer, started_at) "
                        "SELECT max(seq) + 1, 'w9', '2030-01-01T00:00:00.000Z' FROM journal"},
+        StartTampering{"an unchained start inserted first, taking over w1's later rows",
+                       "INSERT INTO writer_starts (start, first_seq, writer, started_at) "
+                       "SELECT 0, min(first_seq) + 1, 'w9', '2030-01-01T00:00:00.000Z' "
+                       "FROM writer_starts"},
+        StartTampering{"a second chained start on w2's row, saying dry-run",
+                       "INSERT INTO writer_starts (first_seq, writer, started_at, enforcement, "
+                       "chained) SELECT first_seq, 'w9', started_at, 'dry-run', 1 "
+                       "FROM writer_starts WHERE writer = 'w2'"},
         StartTampering{"a chained start inserted without its row",
                        "INSERT INTO writer_starts (first_seq, writer, started_at, chained) "
                        "SELECT max(seq) + 1, 'w9', '2030-01-01T00:00:00.000Z', 1 FROM journal"}));
+
+// Dropping the table, or rebuilding it without `chained`, does not turn the
+// check off: the writer_started rows need their starts.
+TEST_F(ChainedStartsTest, ATableRebuiltWithoutItsColumnIsAMismatch) {
+  WriteStarts();
+  Tamper(
+      "CREATE TABLE old_starts AS SELECT start, first_seq, writer, started_at FROM writer_starts;"
+      "DROP TABLE writer_starts; ALTER TABLE old_starts RENAME TO writer_starts;");
+  const auto [rc, out] = Verify();
+  EXPECT_EQ(rc, cli::kExitCheckFailed) << out;
+  EXPECT_NE(out.find("no table writer_starts with column chained"), std::string::npos) << out;
+  EXPECT_GT(fk::testing::StockShellVerify(path_).mismatches, 0);
+}
 
 // The schema-9 journal the last released build wrote (the demo) upgrades with
 // its starts unchained (the chain cannot vouch for them, and both verifiers

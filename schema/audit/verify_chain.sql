@@ -42,7 +42,9 @@ FROM chained;
 -- The starts, with the query `journal verify` runs (src/journal/verify.cc).
 -- A file of schema 8-10 has no chained start; one before schema 8 (an archive
 -- file written then) has no table writer_starts: the shell reports "no such
--- table" for this part, and the count below covers the chain alone.
+-- table" for this part (and exits 1), and the count below covers the chain
+-- alone: an error here on a journal that has writer_started rows means the
+-- table was dropped, and the starts are unchecked.
 CREATE TEMP TABLE start_check (seq INTEGER, why TEXT);
 INSERT INTO temp.start_check
 WITH recorded AS (
@@ -54,12 +56,15 @@ WITH recorded AS (
 starts AS (
   SELECT w.start, w.first_seq, w.writer, w.started_at, w.enforcement, w.dry_run_namespaces,
          w.chained, j.kind, j.body, j.at,
-         COALESCE(max(w.chained) OVER (ORDER BY w.start ROWS BETWEEN UNBOUNDED PRECEDING
-                                       AND 1 PRECEDING), 0) AS follows_chained
+         -- In the order rows are attributed in (first_seq, then start).
+         COALESCE(max(w.chained) OVER (ORDER BY w.first_seq, w.start ROWS BETWEEN UNBOUNDED
+                                       PRECEDING AND 1 PRECEDING), 0) AS follows_chained,
+         count(*) FILTER (WHERE w.chained = 1) OVER (PARTITION BY w.first_seq) AS claims
   FROM recorded AS w LEFT JOIN journal AS j ON j.seq = w.first_seq),
 judged AS (
   SELECT first_seq, start, writer, CASE
     WHEN chained = 0 THEN CASE WHEN follows_chained THEN 'not chained, but recorded after a chained start' END
+    WHEN claims > 1 THEN 'another chained start claims the same row'
     WHEN first_seq <= (SELECT last_pruned FROM journal_cut) THEN NULL
     WHEN kind IS NULL THEN 'its chained row is missing'
     WHEN kind <> 11 THEN 'the row at its seq is not a writer start'

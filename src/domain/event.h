@@ -106,7 +106,7 @@ struct Pruned {
   bool operator==(const Pruned&) const = default;
 };
 
-// A `run` process started appending to this journal (schema 12): the first
+// A `run` process started appending to this journal (schema 11): the first
 // row it appends, chained like every row, so that `journal verify` proves
 // which enforcement was in force for the rows after it (the table
 // writer_starts repeats it as an index and is checked against it).

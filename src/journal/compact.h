@@ -35,7 +35,7 @@ enum class RowKind : int {
   kEvaluated = 8,        // observation + decision
   kEvaluatedIntent = 9,  // observation + decision + intent
   kPruned = 10,          // retention's record of what it removed (schema 7)
-  kWriterStarted = 11,   // a `run` process started appending (schema 12)
+  kWriterStarted = 11,   // a `run` process started appending (schema 11)
 };
 
 // How many of `events`, from `at` on, one row holds, and its kind: an

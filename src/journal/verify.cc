@@ -53,12 +53,15 @@ WITH recorded AS (
 starts AS (
   SELECT w.start, w.first_seq, w.writer, w.started_at, w.enforcement, w.dry_run_namespaces,
          w.chained, j.kind, j.body, j.at,
-         COALESCE(max(w.chained) OVER (ORDER BY w.start ROWS BETWEEN UNBOUNDED PRECEDING
-                                       AND 1 PRECEDING), 0) AS follows_chained
+         -- In the order rows are attributed in (first_seq, then start).
+         COALESCE(max(w.chained) OVER (ORDER BY w.first_seq, w.start ROWS BETWEEN UNBOUNDED
+                                       PRECEDING AND 1 PRECEDING), 0) AS follows_chained,
+         count(*) FILTER (WHERE w.chained = 1) OVER (PARTITION BY w.first_seq) AS claims
   FROM recorded AS w LEFT JOIN journal AS j ON j.seq = w.first_seq),
 judged AS (
   SELECT first_seq, start, writer, CASE
     WHEN chained = 0 THEN CASE WHEN follows_chained THEN 'not chained, but recorded after a chained start' END
+    WHEN claims > 1 THEN 'another chained start claims the same row'
     WHEN first_seq <= (SELECT last_pruned FROM journal_cut) THEN NULL
     WHEN kind IS NULL THEN 'its chained row is missing'
     WHEN kind <> 11 THEN 'the row at its seq is not a writer start'
@@ -98,8 +101,21 @@ Result<StartsCheck> CheckWriterStarts(const std::string& path) {
   StartsCheck out;
   try {
     SQLite::Database db(ReadOnlyUri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+    // A file with writer_started rows has chained starts: the table and its
+    // column must be there (dropped or rebuilt, the rows would go unchecked).
+    const int64_t started_rows =
+        db.execAndGet("SELECT count(*) FROM journal WHERE kind = 11").getInt64();
+    const bool chained_table =
+        db.tableExists("writer_starts") && HasColumn(db, "writer_starts", "chained");
+    if (started_rows > 0 && !chained_table) {
+      out.first_bad = db.execAndGet("SELECT min(seq) FROM journal WHERE kind = 11").getInt64();
+      out.why =
+          "writer_started rows, but no table writer_starts with column chained to check "
+          "them against (dropped or rebuilt)";
+      return out;
+    }
     if (!db.tableExists("writer_starts")) return out;  // before schema 8
-    if (!HasColumn(db, "writer_starts", "chained")) {  // before schema 11: nothing chained
+    if (!chained_table) {                              // before schema 11: nothing chained
       out.starts = out.unchained = db.execAndGet("SELECT count(*) FROM writer_starts").getInt64();
       return out;
     }

@@ -12,7 +12,7 @@ namespace fk::journal {
 
 Status Journal::RecordWriterStart(const std::string& writer,
                                   const domain::Enforcement& enforcement) {
-  // The start is a chained row of the journal (schema 12), so the hash chain
+  // The start is a chained row of the journal (schema 11), so the hash chain
   // proves which enforcement was in force; writer_starts, which attributes
   // every later row to this writer, is written in the same transaction from
   // the row as appended (its seq and time) and checked against it by
