@@ -253,9 +253,21 @@ TEST_F(ChainedStartsTest, ASchema9JournalKeepsItsStartsAndChainsTheNext) {
   const auto old_starts = fk::testing::Rows(
       path_, "SELECT start, first_seq, writer, started_at FROM writer_starts ORDER BY start");
   ASSERT_FALSE(old_starts.empty());
+  // The contract views answer after the upgrade as before it (the events'
+  // identities; a sandbox_observed payload gains the dry-run fields).
+  const std::vector<std::string> views = {
+      "SELECT * FROM transitions ORDER BY seq",
+      "SELECT seq, recorded_at, kind, namespace, name, uid, ref_seq FROM events ORDER BY seq",
+      "SELECT * FROM fence_bypasses ORDER BY 1, 2, 3",
+      "SELECT namespace, sandbox, sandbox_uid, verdict, reason FROM sandbox_state ORDER BY 1, 2"};
+  std::vector<std::vector<std::string>> before;
+  for (const std::string& v : views) before.push_back(fk::testing::Rows(path_, v));
+  ASSERT_FALSE(before[0].empty());
   {
     auto j = Open();
     ASSERT_TRUE(j);
+    for (size_t i = 0; i < views.size(); ++i)
+      EXPECT_EQ(fk::testing::Rows(path_, views[i]), before[i]) << views[i];
     ASSERT_TRUE(j->RecordWriterStart("w-new").ok());
     Healthy(*j, "after-upgrade");
   }
