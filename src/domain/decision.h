@@ -8,11 +8,12 @@
 #include <optional>
 #include <string>
 
+#include "common/packed_optional.h"
 #include "domain/observation.h"
 
 namespace fk::domain {
 
-enum class Verdict {
+enum class Verdict : uint8_t {
   kIgnore,     // rows 1 and 1b: being deleted, or a spare
   kSuspend,    // rows 2-4: must fail closed
   kHold,       // row 5: already fail-closed behind a bad fence; converged
@@ -24,7 +25,7 @@ enum class Verdict {
 // bootstrap older than this is stale, so row 1a stops applying.
 inline constexpr int64_t kBootstrapGraceMs = int64_t{5} * 60 * 1000;
 
-enum class Reason {
+enum class Reason : uint8_t {
   kNone,
   kFenceMissing,
   kFenceAltered,
@@ -38,7 +39,7 @@ enum class Reason {
 // PATCH only when the journal holds no suspend that already covers it.
 // kRecordDryRun: enforcement is off for the namespace; record a dry-run
 // intent (outcome dry-run, no PATCH) once per episode.
-enum class Action { kNone, kPatchSuspend, kRecordDryRun };
+enum class Action : uint8_t { kNone, kPatchSuspend, kRecordDryRun };
 
 struct Decision {
   Verdict verdict = Verdict::kHealthy;
@@ -50,7 +51,7 @@ struct Decision {
   // When the decision expires by itself and the sandbox must be decided again
   // even if nothing changes (admitting: the end of the bootstrap grace, ms
   // since the epoch). nullopt: only a change re-evaluates it.
-  std::optional<int64_t> reevaluate_at_ms;
+  PackedOptional<int64_t> reevaluate_at_ms;
 
   // Equality of what was decided, ignoring the note: the note may mention
   // elapsed time or improve its wording between versions; the rest may not

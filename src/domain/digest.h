@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "common/packed_optional.h"
 #include "domain/observation.h"
 
 namespace fk::domain {
@@ -55,3 +56,17 @@ uint64_t SandboxDigest(const SandboxObservation& sb);
 ObservedDigest DigestOf(const Snapshot& s);
 
 }  // namespace fk::domain
+
+// A digest never observed at the most negative millisecond: that time marks
+// an absent one, so a record's optional digest is 48 bytes, not 56.
+template <>
+struct fk::Niche<fk::domain::ObservedDigest> {
+  static fk::domain::ObservedDigest None() {
+    fk::domain::ObservedDigest d;
+    d.observed_at_ms = Niche<int64_t>::None();
+    return d;
+  }
+  static bool IsNone(const fk::domain::ObservedDigest& d) {
+    return Niche<int64_t>::IsNone(d.observed_at_ms);
+  }
+};

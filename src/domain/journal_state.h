@@ -73,7 +73,7 @@ struct SandboxRecord {
   // by replay, and by a batch that writes it to the projection; a live journal
   // drops it once that batch commits (memory: it was most of the record).
   std::shared_ptr<const Snapshot> observation;
-  std::optional<ObservedDigest> observed;
+  PackedOptional<ObservedDigest> observed;
   int64_t observation_seq = 0;
   std::optional<Decision> decision;  // latest decided
   int64_t decision_seq = 0;

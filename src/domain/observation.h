@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/packed_optional.h"
 #include "domain/effective_fence.h"
 
 namespace fk::domain {
@@ -86,13 +87,15 @@ struct PodObservation {
 // What the journal says about past suspend transitions of one sandbox UID.
 // It is folded from journal events (see fold.h) and is part of the decision
 // input: the intent rule (docs/design.md#the-journal-derived-intent-rule) reads it.
+// Packed optionals (8 bytes each, not 16): every sandbox's journal record and
+// snapshot holds one.
 struct SuspendHistory {
-  std::optional<int64_t> pending_intent_seq;  // an intent with no outcome yet
-  std::optional<int64_t> applied_generation;  // highest generation a suspend was applied at
+  PackedOptional<int64_t> pending_intent_seq;  // an intent with no outcome yet
+  PackedOptional<int64_t> applied_generation;  // highest generation a suspend was applied at
   // Highest generation a dry-run intent was recorded at (docs/design.md#audit-before-enforce):
   // it covers a later dry-run suspend verdict as an applied suspend covers a
   // PATCH, and never a real one.
-  std::optional<int64_t> dry_run_generation;
+  PackedOptional<int64_t> dry_run_generation;
 
   bool operator==(const SuspendHistory&) const = default;
 };

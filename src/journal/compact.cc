@@ -24,7 +24,7 @@ void PutStr(json::object& o, const char* key, const std::string& v) {
   if (!v.empty()) o[key] = v;
 }
 template <class T>
-void PutOpt(json::object& o, const char* key, const std::optional<T>& v) {
+void PutOpt(json::object& o, const char* key, const T& v) {  // an optional, packed or not
   if (v) o[key] = *v;
 }
 template <class E>
