@@ -9,6 +9,8 @@
 #include <mutex>
 
 #include "map_cache.h"
+#include "metric_sample.h"
+#include "reconciler/metrics.h"
 #include "test_support.h"
 
 namespace fk::reconciler {
@@ -21,6 +23,10 @@ class RecordingReconciler final : public Reconciler {
   ReconcileResult Reconcile(const ObjectKey& key) override {
     std::lock_guard lock(mu_);
     seen_.push_back(key.ToString());
+    if (throws > 0) {
+      --throws;
+      throw std::runtime_error("a bug in the pass");
+    }
     return answer;
   }
   std::vector<ObjectKey> KeysAtStart() override { return start_keys; }
@@ -33,6 +39,7 @@ class RecordingReconciler final : public Reconciler {
   }
 
   ReconcileResult answer = ReconcileResult::Done();
+  int throws = 0;  // the next passes that throw instead of answering
   std::vector<ObjectKey> start_keys;
   std::atomic<int> idles{0}, cancels{0};
 
@@ -98,6 +105,27 @@ TEST_F(ControllerLoopTest, AKeyComesBackAsItsResultAsks) {
   EXPECT_EQ(Drain(c), 1);
   EXPECT_FALSE(c.queue().NextDue().has_value());  // done: nothing comes back
   EXPECT_EQ(reconciler_.seen().size(), 3u);
+}
+
+TEST_F(ControllerLoopTest, APassThatThrowsIsAnErrorRetriedWithBackoffAndTheLoopGoesOn) {
+  Metrics metrics;
+  Controller c(cache_, reconciler_, mappers_, options_, &metrics);
+  reconciler_.throws = 1;
+  c.OnChange(CacheKind::kSandboxes, "ns", "a");
+  c.OnChange(CacheKind::kSandboxes, "ns", "b");
+  EXPECT_EQ(Drain(c), 2);  // "ns/a" threw; "ns/b" was still worked
+  ASSERT_TRUE(c.queue().NextDue().has_value());
+  EXPECT_EQ(*c.queue().NextDue() - time_.MonotonicNow(), options_.retry_base);
+  EXPECT_EQ(fk::testing::Sample(metrics, "fencekeeper_reconcile_panics_total"), 1);
+  EXPECT_EQ(fk::testing::Sample(
+                metrics, "controller_runtime_reconcile_panics_total{controller=\"sandbox\"}"),
+            1);
+  EXPECT_EQ(fk::testing::Sample(metrics, "fencekeeper_reconcile_errors_total"), 1);
+
+  time_.Advance(options_.retry_base);
+  EXPECT_EQ(Drain(c), 1);  // back, and done this time
+  EXPECT_EQ(reconciler_.seen(), (std::vector<std::string>{"ns/a", "ns/b", "ns/a"}));
+  EXPECT_FALSE(c.queue().NextDue().has_value());
 }
 
 TEST_F(ControllerLoopTest, StartWorksTheStartKeysAndStopCancelsTheReconcilerOnce) {

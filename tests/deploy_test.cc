@@ -409,13 +409,13 @@ TEST_F(Deploy, MonitoringComponentsRender) {
           << "docs/operations.md has no runbook section for " << name;
     }
   }
-  EXPECT_EQ(alerts,
-            (std::set<std::string>{
-                "FencekeeperNotReady", "FencekeeperLeaderAbsent", "FencekeeperFenceBypassed",
-                "FencekeeperJournalErrors", "FencekeeperJournalVolumeFilling",
-                "FencekeeperJournalPruningFailing", "FencekeeperTransitionsFailed",
-                "FencekeeperTransitionConflicts", "FencekeeperPendingIntentStuck",
-                "FencekeeperDecodeErrors", "FencekeeperWouldSuspend"}));
+  EXPECT_EQ(alerts, (std::set<std::string>{
+                        "FencekeeperNotReady", "FencekeeperLeaderAbsent",
+                        "FencekeeperFenceBypassed", "FencekeeperJournalErrors",
+                        "FencekeeperJournalVolumeFilling", "FencekeeperJournalPruningFailing",
+                        "FencekeeperTransitionsFailed", "FencekeeperTransitionConflicts",
+                        "FencekeeperPendingIntentStuck", "FencekeeperDecodeErrors",
+                        "FencekeeperWouldSuspend", "FencekeeperReconcilePanics"}));
 }
 
 // components/prometheus-rule-labels gives the PrometheusRule, and nothing

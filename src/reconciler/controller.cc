@@ -1,5 +1,9 @@
 #include "reconciler/controller.h"
 
+#include <exception>
+
+#include "common/log.h"
+
 namespace fk::reconciler {
 namespace {
 
@@ -106,7 +110,7 @@ bool Controller::ProcessNextWorkItem(bool block) {
   if (!key) return false;
   if (metrics_) metrics_->ActiveWorkers(+1);
   const MonoTime started = time_.MonotonicNow();
-  const ReconcileResult result = reconciler_.Reconcile(*key);
+  const ReconcileResult result = GuardedReconcile(*key);
   if (metrics_)
     metrics_->Reconcile(MetricLabel(result.next),
                         std::chrono::duration<double>(time_.MonotonicNow() - started).count());
@@ -115,6 +119,28 @@ bool Controller::ProcessNextWorkItem(bool block) {
   if (metrics_) metrics_->ActiveWorkers(-1);
   if (queue_.Depth() == 0) reconciler_.Idle();
   return true;
+}
+
+ReconcileResult Controller::GuardedReconcile(const ObjectKey& key) {
+  // An exception that escapes a pass (a bug, an allocation that failed) must
+  // not end the worker thread and with it the process: every other sandbox
+  // would go unfenced until a restart. The pass counts as an error and the
+  // key comes back with backoff; what it had journaled is write-ahead, so
+  // the retry finds an unsent intent and settles it as after a crash.
+  std::string what;
+  try {
+    return reconciler_.Reconcile(key);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "an exception of unknown type";
+  }
+  log::Error("reconcile threw: retried with backoff")
+      .Namespace(key.ns)
+      .Sandbox(key.name)
+      .Error(what);
+  if (metrics_) metrics_->ReconcilePanic();
+  return ReconcileResult::Retry();
 }
 
 void Controller::Requeue(const ObjectKey& key, const ReconcileResult& result) {

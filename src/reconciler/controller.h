@@ -72,6 +72,8 @@ class Controller {
  private:
   void Worker(bool first);
   void Resyncer(MonoTime first);  // a pass at `first`, then a period after each
+  // Reconcile, with an escaped exception turned into a retried error.
+  ReconcileResult GuardedReconcile(const ObjectKey& key);
   void Requeue(const ObjectKey& key, const ReconcileResult& result);
   bool Stopping() const;
 

@@ -114,6 +114,10 @@ struct Metrics::Impl {
   Counter& reconcile_errors =
       Counters(r, "fencekeeper_reconcile_errors_total", "Reconciles that ended in an error")
           .Add({});
+  Counter& reconcile_panics =
+      Counters(r, "fencekeeper_reconcile_panics_total",
+               "Reconciles that ended in an exception (retried with backoff): a bug to report")
+          .Add({});
   Histogram& reconcile_seconds =
       Histograms(r, "fencekeeper_reconcile_duration_seconds", "Time one reconcile took")
           .Add({}, kReconcileBuckets);
@@ -267,6 +271,10 @@ void Metrics::Reconcile(const std::string& result, double seconds) {
   if (result == "error") impl_->reconcile_errors.Increment();
   impl_->reconcile_seconds.Observe(seconds);
   impl_->runtime.Reconcile(result, seconds);
+}
+void Metrics::ReconcilePanic() {
+  impl_->reconcile_panics.Increment();
+  impl_->runtime.ReconcilePanic();
 }
 void Metrics::ActiveWorkers(int delta) { impl_->runtime.ActiveWorkers(delta); }
 void Metrics::MaxConcurrentReconciles(int workers) {

@@ -31,6 +31,9 @@ class Metrics {
   // (retried with backoff), "requeue_after" (asked to come back after a
   // delay; fencekeeper_reconcile_total calls it "requeue") or "requeue".
   void Reconcile(const std::string& result, double seconds);
+  // A pass ended in an exception (controller-runtime's reconcile panic); it
+  // is also counted as a reconcile with result "error".
+  void ReconcilePanic();
   // A worker took a key (+1) or finished with it (-1).
   void ActiveWorkers(int delta);
   void MaxConcurrentReconciles(int workers);

@@ -23,6 +23,9 @@ RuntimeFamilies::RuntimeFamilies(prometheus::Registry& r, const std::string& con
       reconcile_errors_(Counters(r, "controller_runtime_reconcile_errors_total",
                                  "Total number of reconciliation errors per controller")
                             .Add({{"controller", controller}})),
+      panics_(Counters(r, "controller_runtime_reconcile_panics_total",
+                       "Total number of reconciliation panics per controller")
+                  .Add({{"controller", controller}})),
       reconcile_time_(Histograms(r, "controller_runtime_reconcile_time_seconds",
                                  "Length of time per reconciliation per controller")
                           .Add({{"controller", controller}}, kReconcileBuckets)),

@@ -23,6 +23,7 @@ class RuntimeFamilies {
 
   // result: success, error, requeue or requeue_after, as controller-runtime's.
   void Reconcile(const std::string& result, double seconds);
+  void ReconcilePanic() { panics_.Increment(); }
   void ActiveWorkers(int delta) { active_workers_.Increment(delta); }
   void MaxConcurrentReconciles(int workers) { max_concurrent_.Set(workers); }
 
@@ -49,6 +50,7 @@ class RuntimeFamilies {
   const std::string controller_;
   families::Family<families::Counter>& reconcile_total_;
   families::Counter& reconcile_errors_;
+  families::Counter& panics_;
   families::Histogram& reconcile_time_;
   families::Gauge& active_workers_;
   families::Gauge& max_concurrent_;
