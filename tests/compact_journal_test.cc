@@ -356,6 +356,43 @@ TEST(CompactRows, EveryReasonReadsBack) {
   EXPECT_EQ(beyond.status().code(), Code::kCorruption) << "no reason has code 7";
 }
 
+// A suspend history's seq and generations and a decision's re-evaluation
+// time are kept as packed optionals, whose "absent" is the most negative
+// integer: a row holding that value is corrupt, not read as "none".
+TEST(CompactRows, TheMostNegativeIntegerIsNoSeqGenerationOrTime) {
+  const std::string niche = "-9223372036854775808";
+  const auto replaced = [](std::string body, const std::string& from, const std::string& to) {
+    const size_t at = body.find(from);
+    EXPECT_NE(at, std::string::npos) << body;
+    return at == std::string::npos ? body : body.replace(at, from.size(), to);
+  };
+  Event decided;
+  decided.body = Decided{{Verdict::kAdmitting, Reason::kNone, Action::kNone, "n", 5}};
+  const std::string decision = compact::EncodeBody(compact::RowKind::kDecided, &decided, {}, 0);
+  ASSERT_TRUE(compact::DecodeRow(static_cast<int>(compact::RowKind::kDecided), decision, {}).ok());
+  auto bad = compact::DecodeRow(static_cast<int>(compact::RowKind::kDecided),
+                                replaced(decision, ",5]", "," + niche + "]"), {});
+  EXPECT_EQ(bad.status().code(), Code::kCorruption) << bad.status().ToString();
+
+  for (const char* key : {"hp", "ha", "hd"}) {
+    SCOPED_TRACE(key);
+    Snapshot s = testing::HealthySnapshot("a");
+    s.history.pending_intent_seq = 7;
+    s.history.applied_generation = 8;
+    s.history.dry_run_generation = 9;
+    Event observed;
+    observed.body = SandboxObserved{s};
+    const std::string body = compact::EncodeBody(compact::RowKind::kObserved, &observed, {}, 0);
+    const int kind = static_cast<int>(compact::RowKind::kObserved);
+    auto good = compact::DecodeRow(kind, body, {});
+    ASSERT_TRUE(good.ok()) << body << ": " << good.status().ToString();
+    const std::string value = std::string(key) == "hp" ? "7" : std::string(key) == "ha" ? "8" : "9";
+    const std::string field = "\"" + std::string(key) + "\":";
+    auto broken = compact::DecodeRow(kind, replaced(body, field + value, field + niche), {});
+    EXPECT_EQ(broken.status().code(), Code::kCorruption) << broken.status().ToString();
+  }
+}
+
 TEST_F(CompactJournalTest, ACorruptRowIsReportedWithItsSeq) {
   auto j = Open();
   Evaluate(*j, testing::HealthySnapshot("a"));

@@ -298,6 +298,16 @@ class Fields {
     if (!o_ || !o_->contains(key)) return std::nullopt;
     return Int(key);
   }
+  // For a PackedOptional: its niche, the most negative integer, would read
+  // as absent, so a row that holds it is malformed, not silently emptied.
+  PackedOptional<int64_t> Packed(const char* key) {
+    const std::optional<int64_t> v = OptInt(key);
+    if (v && Niche<int64_t>::IsNone(*v)) {
+      Fail(std::string("field '") + key + "' holds no seq, generation or time");
+      return std::nullopt;
+    }
+    return v;
+  }
   std::string Str(const char* key, std::string fallback = {}) {
     const json::value* v = o_ ? o_->if_contains(key) : nullptr;
     if (!v) return fallback;
@@ -423,9 +433,9 @@ Snapshot ReadSnapshot(Fields f, const RowContext& row) {
   sb.fence_generation = f.OptInt("fg");
   sb.workload_uid = f.Same("wu", s.workload_pod.uid);
   sb.supervisor_uid = f.Same("su", s.supervisor_pod.uid);
-  s.history.pending_intent_seq = f.OptInt("hp");
-  s.history.applied_generation = f.OptInt("ha");
-  s.history.dry_run_generation = f.OptInt("hd");
+  s.history.pending_intent_seq = f.Packed("hp");
+  s.history.applied_generation = f.Packed("ha");
+  s.history.dry_run_generation = f.Packed("hd");
   s.bypass = ReadBypass(f.Raw("bp"), f.error());
   s.dry_run = f.Flag("dr");
   s.observed_at_ms = row.at_ms + f.Int("t");
@@ -457,7 +467,11 @@ Decision ReadDecision(const json::value* d, std::string* error) {
   out.reason = EnumAt<Reason>(At(*d, 1), CodesOf<Reason>(), error);
   out.action = EnumAt<Action>(At(*d, 2), CodesOf<Action>(), error);
   out.note = StrAt(At(*d, 3), error);
-  out.reevaluate_at_ms = OptIntAt(At(*d, 4), error);
+  const std::optional<int64_t> reevaluate = OptIntAt(At(*d, 4), error);
+  if (reevaluate && Niche<int64_t>::IsNone(*reevaluate) && error->empty())
+    *error = "the decision's re-evaluation time is no time";  // its niche: would read as none
+  else
+    out.reevaluate_at_ms = reevaluate;
   return out;
 }
 
