@@ -275,6 +275,17 @@ int CodesOf() {
   }();
   return count;
 }
+// A PackedOptional's niche, the most negative integer, would read as absent:
+// a row that holds it is malformed, not silently emptied. `what` names the
+// field for the error (the first error of a row is the one reported).
+PackedOptional<int64_t> PackedOrFail(const std::optional<int64_t>& v, const std::string& what,
+                                     std::string* error) {
+  if (v && Niche<int64_t>::IsNone(*v)) {
+    if (error->empty()) *error = what + " holds no seq, generation or time";
+    return std::nullopt;
+  }
+  return v;
+}
 // Widens' ToString names no value "unknown": its codes are fixed.
 constexpr int kWidensCodes = static_cast<int>(Widens::kBoth) + 1;
 
@@ -298,15 +309,8 @@ class Fields {
     if (!o_ || !o_->contains(key)) return std::nullopt;
     return Int(key);
   }
-  // For a PackedOptional: its niche, the most negative integer, would read
-  // as absent, so a row that holds it is malformed, not silently emptied.
   PackedOptional<int64_t> Packed(const char* key) {
-    const std::optional<int64_t> v = OptInt(key);
-    if (v && Niche<int64_t>::IsNone(*v)) {
-      Fail(std::string("field '") + key + "' holds no seq, generation or time");
-      return std::nullopt;
-    }
-    return v;
+    return PackedOrFail(OptInt(key), std::string("field '") + key + "'", error_);
   }
   std::string Str(const char* key, std::string fallback = {}) {
     const json::value* v = o_ ? o_->if_contains(key) : nullptr;
@@ -467,11 +471,8 @@ Decision ReadDecision(const json::value* d, std::string* error) {
   out.reason = EnumAt<Reason>(At(*d, 1), CodesOf<Reason>(), error);
   out.action = EnumAt<Action>(At(*d, 2), CodesOf<Action>(), error);
   out.note = StrAt(At(*d, 3), error);
-  const std::optional<int64_t> reevaluate = OptIntAt(At(*d, 4), error);
-  if (reevaluate && Niche<int64_t>::IsNone(*reevaluate) && error->empty())
-    *error = "the decision's re-evaluation time is no time";  // its niche: would read as none
-  else
-    out.reevaluate_at_ms = reevaluate;
+  out.reevaluate_at_ms =
+      PackedOrFail(OptIntAt(At(*d, 4), error), "the decision's re-evaluation time", error);
   return out;
 }
 
