@@ -49,7 +49,7 @@ TEST(Decide, RunningSandboxBehindNewFenceGenerationIsSuspended) {
   EXPECT_EQ(d.verdict, Verdict::kSuspend);
   EXPECT_EQ(d.reason, Reason::kFenceStale);
   EXPECT_EQ(d.action, Action::kPatchSuspend);
-  EXPECT_NE(d.note.find("fence generation 1 -> 2"), std::string::npos) << d.note;
+  EXPECT_NE(d.note.view().find("fence generation 1 -> 2"), std::string::npos) << d.note;
 }
 
 TEST(Decide, RecreatedFenceWithNewUidIsStale) {
@@ -114,9 +114,10 @@ TEST(Decide, ABypassedFenceSuspendsARunningSandboxAndNamesEachPolicy) {
   EXPECT_EQ(d.verdict, Verdict::kSuspend);
   EXPECT_EQ(d.reason, Reason::kFenceBypassed);
   EXPECT_EQ(d.action, Action::kPatchSuspend);
-  EXPECT_NE(d.note.find("NetworkPolicy allow-dns widens egress; NetworkPolicy ssh widens egress "
-                        "and ingress"),
-            std::string::npos)
+  EXPECT_NE(
+      d.note.view().find("NetworkPolicy allow-dns widens egress; NetworkPolicy ssh widens egress "
+                         "and ingress"),
+      std::string::npos)
       << d.note;
   EXPECT_STREQ(ToString(Reason::kFenceBypassed), "fence-bypassed");
 }
@@ -264,10 +265,11 @@ TEST(DecideAdmitting, GatedCreateInPreparingWaitsUntilTheGraceEnds) {
   EXPECT_EQ(d.action, Action::kNone);
   EXPECT_EQ(d.reevaluate_at_ms, kNowMs - 12'000 + kBootstrapGraceMs);
   EXPECT_EQ(kBootstrapGraceMs, 300'000);
-  EXPECT_NE(d.note.find("admitting the sandbox (create, phase preparing, started 12 s ago"),
+  EXPECT_NE(d.note.view().find("admitting the sandbox (create, phase preparing, started 12 s ago"),
             std::string::npos)
       << d.note;
-  EXPECT_NE(d.note.find("re-evaluate at " + std::to_string(kNowMs + 288'000)), std::string::npos)
+  EXPECT_NE(d.note.view().find("re-evaluate at " + std::to_string(kNowMs + 288'000)),
+            std::string::npos)
       << d.note;
 }
 
@@ -332,7 +334,8 @@ TEST(DecideAdmitting, StartInTheFutureIsBoundedToo) {
   skewed.sandbox.bootstrap_started_at_ms = kNowMs + kBootstrapGraceMs - 1;
   ExpectDecision(skewed, Verdict::kAdmitting, Reason::kNone, Action::kNone);
   EXPECT_EQ(decide(skewed).reevaluate_at_ms, kNowMs + 2 * kBootstrapGraceMs - 1);
-  EXPECT_NE(decide(skewed).note.find("starts 299 s after the observation"), std::string::npos)
+  EXPECT_NE(decide(skewed).note.view().find("starts 299 s after the observation"),
+            std::string::npos)
       << decide(skewed).note;
   Snapshot ahead = Admitting();
   ahead.sandbox.bootstrap_started_at_ms = kNowMs + kBootstrapGraceMs;
@@ -352,7 +355,7 @@ TEST(DecideAdmitting, WorkloadPodMustBeAbsentOrGated) {
   Snapshot absent = Admitting();
   absent.workload_pod = {};
   ExpectDecision(absent, Verdict::kAdmitting, Reason::kNone, Action::kNone);
-  EXPECT_NE(decide(absent).note.find("workload pod absent"), std::string::npos)
+  EXPECT_NE(decide(absent).note.view().find("workload pod absent"), std::string::npos)
       << decide(absent).note;
   Snapshot ungated = Admitting();
   ungated.workload_pod.scheduling_gated = false;  // the workload can run: the fence must be right
@@ -391,7 +394,7 @@ TEST(DecideIntentRule, PendingSuspendMeansNoSecondPatch) {
   const Decision d = decide(s);
   EXPECT_EQ(d.verdict, Verdict::kSuspend);
   EXPECT_EQ(d.action, Action::kNone);
-  EXPECT_NE(d.note.find("pending (journal seq 17)"), std::string::npos) << d.note;
+  EXPECT_NE(d.note.view().find("pending (journal seq 17)"), std::string::npos) << d.note;
 }
 
 TEST(DecideIntentRule, StaleReadOlderThanAppliedSuspendMeansNothing) {
@@ -439,7 +442,8 @@ TEST(Decide, InDryRunAStaleSandboxIsRecordedOncePerEpisodeAndNeverPatched) {
   Snapshot s = StaleSnapshot();
   s.dry_run = true;
   ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kRecordDryRun);
-  EXPECT_NE(decide(s).note.find("would suspend (dry run)"), std::string::npos) << decide(s).note;
+  EXPECT_NE(decide(s).note.view().find("would suspend (dry run)"), std::string::npos)
+      << decide(s).note;
   s.history.dry_run_generation = s.sandbox.generation;  // recorded: the episode is covered
   ExpectDecision(s, Verdict::kSuspend, Reason::kFenceStale, Action::kNone);
   s.workload_fence.generation = 3;  // the fence rolls again: still the same episode

@@ -572,7 +572,7 @@ TEST_F(JournalTest, NotesAndDetailsAreBoundedOnACharacterBoundary) {
                    texts.push_back(o->detail);
                  if (const auto* i = std::get_if<SuspendIntent>(&e.body)) texts.push_back(i->note);
                  if (const auto* dd = std::get_if<Decided>(&e.body))
-                   texts.push_back(dd->decision.note);
+                   texts.push_back(dd->decision.note.str());
                  return Status::Ok();
                }).ok());
   ASSERT_EQ(texts.size(), 3u);

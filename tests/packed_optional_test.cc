@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "domain/decision.h"
 #include "domain/digest.h"
 
 namespace fk {
@@ -15,6 +16,30 @@ using Opt = PackedOptional<int64_t>;
 TEST(PackedOptionalTest, IsTheSizeOfItsValue) {
   EXPECT_EQ(sizeof(Opt), sizeof(int64_t));
   EXPECT_EQ(sizeof(PackedOptional<domain::ObservedDigest>), sizeof(domain::ObservedDigest));
+}
+
+// A journal record keeps every sandbox's latest decision: absent is a
+// verdict no decision takes, and the note is a pointer, so the optional
+// decision is 24 bytes (an std::optional<Decision> with an std::string
+// note was 56).
+TEST(PackedOptionalTest, AnAbsentDecisionIsAVerdictNoDecisionTakes) {
+  EXPECT_EQ(sizeof(PackedOptional<domain::Decision>), 24u);
+  PackedOptional<domain::Decision> d;
+  EXPECT_FALSE(d.has_value());
+  domain::Decision healthy;  // every real verdict, kIgnore (0) included, is a value
+  healthy.verdict = domain::Verdict::kIgnore;
+  d = healthy;
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->verdict, domain::Verdict::kIgnore);
+  EXPECT_TRUE(d->note.empty());
+  domain::Decision held{domain::Verdict::kHold, domain::Reason::kFenceAltered,
+                        domain::Action::kNone, "already fail-closed", std::nullopt};
+  d = held;
+  EXPECT_EQ(d->note, "already fail-closed");
+  EXPECT_TRUE(d == held);
+  d.reset();
+  EXPECT_FALSE(d.has_value());
+  EXPECT_TRUE(d == std::optional<domain::Decision>());
 }
 
 TEST(PackedOptionalTest, ReadsAsAnOptional) {

@@ -600,7 +600,7 @@ class World : public Cluster {
       const auto* d = std::get_if<domain::Decided>(&e.body);
       if (d && e.uid == uid) {
         out += std::to_string(e.seq) + " " + domain::ToString(d->decision.verdict) + " (" +
-               d->decision.note + "); ";
+               d->decision.note.str() + "); ";
       }
       return Status::Ok();
     });
@@ -1300,7 +1300,8 @@ class World : public Cluster {
       const domain::Snapshot snap = Truth(*sb);
       const domain::Decision truth = domain::decide(snap);
       if (truth.verdict == domain::Verdict::kSuspend && snap.sandbox.should_run) {
-        return Fail("I4: " + name + " still runs though it must fail closed (" + truth.note + ")");
+        return Fail("I4: " + name + " still runs though it must fail closed (" + truth.note.str() +
+                    ")");
       }
     }
     for (const auto& [seq, e] : intents) {

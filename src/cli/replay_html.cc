@@ -98,7 +98,7 @@ void AddKindFields(const Event& e, json::object& r) {
 void AddReasonAndNote(const Event& e, json::object& r) {
   if (const auto* d = std::get_if<Decided>(&e.body)) {
     if (d->decision.reason != Reason::kNone) r["reason"] = ToString(d->decision.reason);
-    r["note"] = d->decision.note;
+    r["note"] = d->decision.note.view();
   } else if (const auto* i = std::get_if<SuspendIntent>(&e.body)) {
     r["reason"] = ToString(i->reason);
     r["note"] = i->note;

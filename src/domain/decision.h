@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/heap_text.h"
 #include "common/packed_optional.h"
 #include "domain/observation.h"
 
@@ -47,7 +48,9 @@ struct Decision {
   Action action = Action::kNone;
   // For people (log line, Event note, replay): why, e.g. "fence generation 1 -> 2".
   // Not compared by replay --check, so wording can improve between versions.
-  std::string note;
+  // On the heap only when set: a healthy sandbox's decision has none, and
+  // every sandbox's latest decision is kept in the journal's record.
+  HeapText note;
   // When the decision expires by itself and the sandbox must be decided again
   // even if nothing changes (admitting: the end of the bootstrap grace, ms
   // since the epoch). nullopt: only a change re-evaluates it.
@@ -64,6 +67,26 @@ struct Decision {
 };
 
 Decision decide(const Snapshot& snapshot);
+
+}  // namespace fk::domain
+
+// A decision that is absent has a verdict no decision takes: a journal
+// record's latest decision is then 24 bytes, where an std::optional was 32
+// more (its note an std::string, its flag and padding).
+template <>
+struct fk::Niche<fk::domain::Decision> {
+  static constexpr uint8_t kNoVerdict = 0xff;
+  static domain::Decision None() {
+    domain::Decision d;
+    d.verdict = static_cast<domain::Verdict>(kNoVerdict);
+    return d;
+  }
+  static bool IsNone(const domain::Decision& d) {
+    return static_cast<uint8_t>(d.verdict) == kNoVerdict;
+  }
+};
+
+namespace fk::domain {
 
 // Whether decide() reads the sandbox's pods: for one meant to run (rows 4
 // and 5) or one OpenShell is bootstrapping (row 1a), never for a suspended,

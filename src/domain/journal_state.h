@@ -75,7 +75,7 @@ struct SandboxRecord {
   std::shared_ptr<const Snapshot> observation;
   PackedOptional<ObservedDigest> observed;
   int64_t observation_seq = 0;
-  std::optional<Decision> decision;  // latest decided
+  PackedOptional<Decision> decision;  // latest decided
   int64_t decision_seq = 0;
   SuspendHistory history;
   HeapOptional<RefusedIntent> refused;  // rare: on the heap

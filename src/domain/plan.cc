@@ -101,7 +101,7 @@ std::vector<Event> plan_events(const JournalState& state, const Evaluation& eval
   if (patch) {
     out.push_back(
         Subject(sb, SuspendIntent{eval.decision.reason, sb.generation, eval.resource_version,
-                                  sb.api_version, eval.decision.note, eval.writer}));
+                                  sb.api_version, eval.decision.note.str(), eval.writer}));
   }
   return out;
 }

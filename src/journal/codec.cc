@@ -69,7 +69,7 @@ json::object ToJson(const Decision& d) {
   return {{"verdict", ToString(d.verdict)},
           {"reason", ToString(d.reason)},
           {"action", ToString(d.action)},
-          {"note", d.note},
+          {"note", d.note.view()},
           {"reevaluate_at_ms", Opt(d.reevaluate_at_ms)}};
 }
 

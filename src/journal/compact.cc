@@ -70,7 +70,7 @@ void PutBypass(json::object& o, const char* key, const std::vector<WideningPolic
 json::array DecisionArray(const Decision& d) {
   json::array a{static_cast<int>(d.verdict), static_cast<int>(d.reason),
                 static_cast<int>(d.action)};
-  if (!d.note.empty() || d.reevaluate_at_ms) a.emplace_back(d.note);
+  if (!d.note.empty() || d.reevaluate_at_ms) a.emplace_back(d.note.view());
   if (d.reevaluate_at_ms) a.emplace_back(*d.reevaluate_at_ms);
   return a;
 }
@@ -102,7 +102,7 @@ struct IntentFallback {
 };
 IntentFallback FallbackFor(const Snapshot* s, const Decision* d) {
   IntentFallback f;
-  if (d) f.reason = d->reason, f.note = d->note;
+  if (d) f.reason = d->reason, f.note = d->note.str();
   if (s) f.generation = s->sandbox.generation, f.api_version = s->sandbox.api_version;
   return f;
 }

@@ -325,9 +325,9 @@ constexpr const char* kSandboxProjection =
 constexpr int kRefusedIntentColumn = 10;
 
 // Decodes column `col` of sandbox `uid`'s row, a JSON text or NULL, into `out`.
-template <class T>
+template <class T, class Optional>
 Status DecodeColumn(SQLite::Statement& row, int col, const std::string& uid,
-                    Result<T> (*decode)(std::string_view), std::optional<T>& out) {
+                    Result<T> (*decode)(std::string_view), Optional& out) {
   if (row.getColumn(col).isNull()) return Status::Ok();
   auto decoded = decode(row.getColumn(col).getString());
   if (!decoded.ok())

@@ -49,7 +49,10 @@ struct Bounder {
     Valid(f.observation);
   }
   void operator()(SandboxObserved& o) const { Valid(o.snapshot); }
-  void operator()(Decided& d) const { d.decision.note = Bounded(d.decision.note); }
+  void operator()(Decided& d) const {
+    std::string note = d.decision.note.str();
+    d.decision.note = Bounded(note);
+  }
   void operator()(SuspendIntent& i) const {
     i.note = Bounded(i.note);
     Valid(i.resource_version);

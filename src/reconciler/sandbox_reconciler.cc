@@ -458,7 +458,8 @@ SandboxReconciler::Round SandboxReconciler::Evaluate(Pass& p, const std::string&
     // later pass nor a restart repeats it (docs/design.md#held-sandboxes).
     const domain::SandboxObservation& sb = snap.sandbox;
     events_->Publish({sb.ns, sb.name, sb.uid, sb.api_version, domain::ToString(decision.reason),
-                      decision.note, *recorded->hold_started_seq, FailClosedEvent::Kind::kHeld});
+                      decision.note.str(), *recorded->hold_started_seq,
+                      FailClosedEvent::Kind::kHeld});
   }
   if (recorded->dry_run_seq) WouldSuspend(snap, decision, *recorded->dry_run_seq);
   if (recorded->retry) return Resend(p, ns, name, *recorded->retry);
@@ -481,7 +482,7 @@ void SandboxReconciler::WouldSuspend(const domain::Snapshot& snap, const domain:
   if (!events_) return;
   const domain::SandboxObservation& sb = snap.sandbox;
   events_->Publish({sb.ns, sb.name, sb.uid, sb.api_version, domain::ToString(decision.reason),
-                    decision.note, seq, FailClosedEvent::Kind::kWouldSuspend});
+                    decision.note.str(), seq, FailClosedEvent::Kind::kWouldSuspend});
 }
 
 // A suspend verdict resting on a cache that may lag, checked with live reads:
