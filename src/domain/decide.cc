@@ -57,8 +57,8 @@ Reason FenceProblem(const Snapshot& s, std::string* note) {
 // no suspend for this sandbox that is pending, or applied at a generation at
 // least as new as the one observed (so a stale read never causes a second
 // PATCH, and a resumed sandbox at a newer generation is a new episode).
-Decision Suspend(const Snapshot& s, Reason reason, std::string note) {
-  Decision d{Verdict::kSuspend, reason, Action::kPatchSuspend, std::move(note), std::nullopt};
+Decision Suspend(const Snapshot& s, Reason reason, const std::string& note) {
+  Decision d{Verdict::kSuspend, reason, Action::kPatchSuspend, note, std::nullopt};
   const auto& h = s.history;
   if (h.pending_intent_seq) {
     d.action = Action::kNone;
