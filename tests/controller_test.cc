@@ -86,6 +86,21 @@ TEST_F(ControllerLoopTest, TheMappersSayWhichKeysAChangeQueuesAndIdleFollowsTheL
   EXPECT_EQ(reconciler_.idles, 1);  // not after "ns/a": "ns/b" was still waiting
 }
 
+// A resync pass queues the keys its owner names (the sandbox controller:
+// every cached sandbox); the loop itself asks the cache for none.
+TEST_F(ControllerLoopTest, AResyncQueuesTheKeysItsOwnerNamesAndNoneWithoutThem) {
+  {
+    Controller c(cache_, reconciler_, mappers_, options_, nullptr);
+    c.EnqueueAll();
+    EXPECT_EQ(Drain(c), 0);  // no resync keys: nothing
+  }
+  options_.resync_keys = [] { return std::vector<ObjectKey>{{"ns", "x"}, {"other", "y"}}; };
+  Controller c(cache_, reconciler_, mappers_, options_, nullptr);
+  c.EnqueueAll();
+  EXPECT_EQ(Drain(c), 2);
+  EXPECT_EQ(reconciler_.seen(), (std::vector<std::string>{"ns/x", "other/y"}));
+}
+
 TEST_F(ControllerLoopTest, AKeyComesBackAsItsResultAsks) {
   Controller c(cache_, reconciler_, mappers_, options_, nullptr);
   reconciler_.answer = ReconcileResult::Retry();

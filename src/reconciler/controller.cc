@@ -44,7 +44,8 @@ void Controller::OnChange(CacheKind kind, const std::string& ns, const std::stri
 }
 
 void Controller::EnqueueAll() {
-  for (const ObjectKey& key : cache_.SandboxKeys("")) queue_.Resync(key);
+  if (!options_.resync_keys) return;
+  for (const ObjectKey& key : options_.resync_keys()) queue_.Resync(key);
 }
 
 void Controller::EnqueueKeysAtStart() {

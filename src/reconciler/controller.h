@@ -39,6 +39,10 @@ class Controller {
     // resync pass: moments to look at the whole cache.
     std::function<void()> on_synced;
     std::function<void()> on_resync;
+    // The keys a resync pass queues: every cached object of the kind the
+    // reconciler owns (kube-runtime resyncs its reflector's store). Unset:
+    // a resync queues nothing.
+    std::function<std::vector<ObjectKey>()> resync_keys;
   };
 
   // `mappers[kind]` says which keys a change of that kind concerns; a kind

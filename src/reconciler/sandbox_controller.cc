@@ -115,6 +115,7 @@ Controller::Options SandboxController::LoopOptions() {
   o.retry_base = options_.retry_base;
   o.retry_max = options_.retry_max;
   o.time = &time_;
+  o.resync_keys = [this] { return cache_.SandboxKeys(""); };  // every namespace watched
   o.on_synced = [this] {
     log::Info("caches synced")
         .Str("scope", ScopeText(options_.namespaces))
