@@ -71,14 +71,9 @@ class TimeSource {
   virtual MonoTime MonotonicNow() const = 0;  // durations, deadlines, backoff
   // Waits `d`, or less if `interrupt` fires first; true when the whole time passed.
   virtual bool SleepFor(std::chrono::milliseconds d, Interrupt& interrupt) = 0;
-  // A background loop's timer (the resync loop): waits until this clock
-  // reads `deadline`, or less if `interrupt` fires first; true when it got
-  // there. Unlike SleepFor it only ever waits for the clock and never moves
-  // it: a manual clock's WaitUntil blocks until someone else advances it, so
-  // a loop on its own thread cannot race a test's clock forward (one did: a
-  // resync loop spinning on SleepFor moved a manual clock 30 s a turn and ran
-  // reconcile passes out of their budget). A deadline, not a duration, so the
-  // caller fixes when the wait ends, whenever the waiting thread gets to run.
+  // A background loop's timer: waits until this clock reads `deadline` (or
+  // `interrupt` fires); true when it got there. Never moves a manual clock,
+  // so a loop on its own thread cannot race a test's clock forward.
   virtual bool WaitUntil(MonoTime deadline, Interrupt& interrupt) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - MonotonicNow());
     if (left.count() <= 0) return !interrupt.fired();

@@ -1,6 +1,6 @@
 // A digest of an observation: what a live journal keeps of a sandbox's latest
-// sandbox_observed instead of the snapshot itself (issue 20: the snapshot was
-// 1.4 KB of every sandbox's record). plan_events only ever asks "are these the
+// sandbox_observed instead of the snapshot itself (about 1.4 KB of every
+// sandbox's record). plan_events only ever asks "are these the
 // same objects as last time?" and starts_hold_episode "is this the same
 // sandbox object?", which a digest answers; the log lines name the fence
 // generations, which it keeps as they are.

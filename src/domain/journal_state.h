@@ -38,8 +38,8 @@ struct FenceRecord {
   // process saw, seeded at start from the projection's latest record: a
   // restarted process lists afresh, so it holds no copy older than that.
   // Memory, not state: equality ignores it. A sorted array (usually of one
-  // uid, packed): a std::map node and the uid's heap copy were 128 bytes of
-  // every fence, two a namespace (issue 36).
+  // uid, packed): a std::map node and the uid's heap copy would be 128
+  // bytes of every fence, two a namespace.
   SortedNames<int64_t> max_generation;
   bool operator==(const FenceRecord& o) const {
     return ns == o.ns && policy == o.policy && observation == o.observation && seq == o.seq &&

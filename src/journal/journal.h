@@ -79,8 +79,8 @@ struct OpenOptions {
   // first caller waits (LevelDB caps a group likewise).
   size_t max_batch_calls = 128;
   // SQLite's page cache per connection, in KiB (PRAGMA cache_size = -N).
-  // SQLite's default is 2,000 KiB: at 10,000 sandboxes that was 160 bytes of
-  // every sandbox's share of the process (issue 20). A batch touches a few
+  // SQLite's default, 2,000 KiB, would be 160 bytes of every sandbox's share
+  // of the process at 10,000 sandboxes. A batch touches a few
   // pages per row it writes; pages that fall out are re-read from the OS's
   // page cache, not the disk.
   int cache_kib = 512;

@@ -2,7 +2,7 @@
 //
 // Why: SQLite's locks serialise transactions, not processes. A second `run`
 // on the same file started, reported ready and wrote, and from then on the
-// first failed every write (issue 17). So `run` and `migrate` take this
+// first failed every write. So `run` and `migrate` take this
 // exclusive advisory lock before the journal is created, migrated or opened
 // for writing, and hold it for the life of the process; a second writer is
 // refused at start.

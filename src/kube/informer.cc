@@ -613,8 +613,9 @@ Informer::WatchEnd Informer::Watch(std::optional<std::chrono::milliseconds>* ret
   return end;
 }
 
-// A streaming list when wanted, else (or when it fails before its bookmark)
-// a paged list; then the watch. Returns false when stopping.
+// What a watch's end is to the watcher's steps (watcher_state.h): a clean
+// end resumes the watch, an expired resourceVersion lists again, and any
+// other end is a failure that backs off.
 WatcherEvent Informer::EventOf(WatchEnd end) {
   switch (end) {
     case WatchEnd::kClean:
@@ -647,8 +648,8 @@ WatcherEvent Informer::ListAll(std::optional<WatchEnd>* streamed,
 bool Informer::Advance(WatcherState* state, WatcherEvent event,
                        std::optional<std::chrono::milliseconds> retry_after) {
   // Stop() cancels the stream before it fires stop_: a watch it cut ends as
-  // a failure, which is no watch error and waits for no backoff (CI saw
-  // ASeededJitterReplaysTheSameBackoffs record a fifth wait so).
+  // a failure, which is no watch error and must wait for no backoff (a
+  // seeded backoff sequence would record one wait too many).
   if (stopping()) return false;
   if (event == WatcherEvent::kWatchExpired || event == WatcherEvent::kWatchFailed) {
     std::lock_guard lock(mu_);

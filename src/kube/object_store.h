@@ -40,7 +40,7 @@ using StoreKey = NamespacedName;
 // every object's node: at 10,000 sandboxes and their pods, a map keyed by
 // (namespace, name) spent 32 more bytes on each of 30,000 nodes. Both levels
 // are sorted arrays (common/sorted_names.h): 32 bytes an object, where a
-// std::map node was 80 with its allocator header (issue 36). Iterated in
+// std::map node is 80 with its allocator header. Iterated in
 // (namespace, name) order, as such a map is.
 class ObjectMap {
  public:

@@ -140,11 +140,11 @@ struct CachedSandbox final : Cached {
   // Whether `pod` is its workload or supervisor pod (false if it does not parse).
   bool Names(const std::string& sandbox_name, const std::string& pod) const;
 
-  // SandboxObservation's fields but the identity, packed: at 10,000 sandboxes
-  // a ParsedSandbox each (568 bytes and four heap uids) was 7 MB. 200 bytes,
-  // a 208-byte heap chunk (issue 36; was 232, a 240-byte chunk): the
+  // SandboxObservation's fields but the identity, packed, as it is kept for
+  // every sandbox (a ParsedSandbox, 568 bytes and four heap uids, would be
+  // 7 MB at 10,000). 200 bytes, a 208-byte heap chunk: the
   // optional texts and numbers say they are present in one byte of bits,
-  // where each std::optional took 8 more, the enums take a byte each, and
+  // where each std::optional would take 8 more, the enums take a byte each, and
   // what only a sandbox OpenShell is admitting has (its bootstrap phase and
   // start) shares one pointer. In this order for the padding: the bools
   // fill the bytes after kube::Cached's count and kind, the texts

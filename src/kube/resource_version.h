@@ -1,5 +1,5 @@
-// A resourceVersion as a cache keeps it, in 8 bytes (a CompactString took
-// 24, three times a sandbox: its own and its two pods'; issue 20). The API
+// A resourceVersion as a cache keeps it, in 8 bytes (a CompactString takes
+// 24, and a sandbox has three: its own and its two pods'). The API
 // server's are etcd revisions, decimal numbers, kept as the number; the API
 // calls them opaque, so any other text is kept as it is, on the heap.
 #pragma once

@@ -38,8 +38,8 @@ using PodPtr = kube::CachedRef<const kube::CachedPod>;
 // are checked against the cached sandbox. Most pods are named after their
 // sandbox (the workload pod is the sandbox's name, the supervisor pod
 // os-supervisor-<sandbox id> and the id is the name): for those only the
-// hash is kept, 8 bytes, as the pod's name gives the sandbox's (issue 20:
-// a node with the sandbox's name was 100 bytes of every sandbox at 10,000).
+// hash is kept, 8 bytes, as the pod's name gives the sandbox's (a node
+// holding the sandbox's name would be 100 bytes of every sandbox).
 class PodIndex {
  public:
   // A sandbox changed from `before` to `after` (either null: added, deleted).

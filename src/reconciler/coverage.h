@@ -62,8 +62,8 @@ class CoverageWatch {
   const Exists exists_;
   mutable std::mutex mu_;
   std::map<std::string, std::optional<bool>> existence_;  // asked already
-  // By namespace, a sorted array: a map node was about 80 bytes of each of
-  // a cluster-wide install's namespaces (issue 36).
+  // By namespace, a sorted array: a map node would be about 80 bytes of each
+  // of a cluster-wide install's namespaces.
   SortedNames<Coverage> states_;
   bool updated_ = false;
 };

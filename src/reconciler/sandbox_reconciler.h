@@ -59,7 +59,7 @@ struct ReconcilerOptions {
   // The API calls of one pass (settling, confirming, patching, reading back)
   // end within this, retries included; whatever is left open is retried with
   // the key's backoff. So one sandbox whose calls hang holds its worker this
-  // long at most, and the other sandboxes go on (issue 9).
+  // long at most, and the other sandboxes go on.
   std::chrono::milliseconds pass_budget{30000};
   // This process's writer id (fk::NewWriterId), recorded with every intent it
   // issues and sent with the seq: docs/transitions.md#the-writer-id.

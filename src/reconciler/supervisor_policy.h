@@ -33,9 +33,9 @@ class SupervisorPolicyWatch {
   std::map<std::string, int> Counts() const;
 
  private:
-  // Packed (issue 36): the state names a literal, the uid a CompactString,
-  // and the namespaces a sorted array, where a map node and two strings were
-  // about 190 bytes of each fenced namespace.
+  // Packed, as it is kept for every fenced namespace: the state names a
+  // literal, the uid is a CompactString, the namespaces a sorted array (a
+  // map node and two strings would be about 190 bytes a namespace).
   struct Seen {
     std::string_view state;  // intact, missing, altered
     CompactString uid;
