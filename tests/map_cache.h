@@ -37,7 +37,7 @@ class MapCache : public reconciler::ClusterCache {
       const std::string& ns) const override {
     std::vector<std::pair<std::string, reconciler::PolicyPtr>> out;
     for (const auto& [key, obj] : objects_[static_cast<int>(Kind::kPolicies)]) {
-      if (key.ns == ns) out.emplace_back(key.name, kube::As<kube::CachedPolicy>(obj));
+      if (key.ns.str() == ns) out.emplace_back(key.name.str(), kube::As<kube::CachedPolicy>(obj));
     }
     return out;
   }
@@ -46,7 +46,7 @@ class MapCache : public reconciler::ClusterCache {
   }
   std::map<std::string, size_t> CountByNamespace(Kind kind) const override {
     std::map<std::string, size_t> out;
-    for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) ++out[key.ns];
+    for (const auto& [key, obj] : objects_[static_cast<int>(kind)]) ++out[key.ns.str()];
     return out;
   }
   bool Synced() const override { return true; }
@@ -89,7 +89,7 @@ class MapCache : public reconciler::ClusterCache {
   }
 
   void Clear(Kind kind) {
-    for (const auto& [ns, name] : Keys(kind, "")) Put(kind, ns, name, nullptr);
+    for (const auto& [ns, name] : Keys(kind, "")) Put(kind, ns.str(), name.str(), nullptr);
   }
   std::vector<reconciler::ObjectKey> Keys(Kind kind, const std::string& ns) const {
     std::vector<reconciler::ObjectKey> out;

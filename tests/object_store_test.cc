@@ -21,6 +21,8 @@ CachedPtr Object(const std::string& uid, const std::string& rv) {
   return c;
 }
 
+using Key = std::pair<std::string, std::string>;  // namespace, name
+
 class ObjectStoreTest : public ::testing::Test {
  protected:
   // Each change as "A|M|D name rv (previous rv)", read back from the store
@@ -36,9 +38,9 @@ class ObjectStoreTest : public ::testing::Test {
                         (c.previous ? " (" + c.previous->resource_version.str() + ")" : "") +
                         (now ? "" : " gone"));
       }};
-  std::vector<ObjectKey> Keys(const std::string& ns) const {
-    std::vector<ObjectKey> keys;
-    store_.ForEachKey(ns, [&](const StoreKey& k) { keys.push_back(k.Unpacked()); });
+  std::vector<Key> Keys(const std::string& ns) const {
+    std::vector<Key> keys;
+    store_.ForEachKey(ns, [&](const NamespacedName& k) { keys.push_back(k.Unpacked()); });
     return keys;
   }
   std::vector<std::string> seen_;
@@ -54,9 +56,9 @@ TEST_F(ObjectStoreTest, AListingBecomesTheStoreAndEachDifferenceIsNotifiedOnce) 
                    {{"other", "d"}, Object("ud", "1")}});
   EXPECT_EQ(seen_, (std::vector<std::string>{"M b 2 (1)", "A c 1", "A d 1", "D a 1 (1) gone"}));
   EXPECT_EQ(store_.size(), 3u);
-  EXPECT_EQ(Keys("ns"), (std::vector<ObjectKey>{{"ns", "b"}, {"ns", "c"}}));
-  EXPECT_EQ(Keys("other"), (std::vector<ObjectKey>{{"other", "d"}}));
-  EXPECT_EQ(Keys("n"), std::vector<ObjectKey>{});  // a prefix of a namespace is not it
+  EXPECT_EQ(Keys("ns"), (std::vector<Key>{{"ns", "b"}, {"ns", "c"}}));
+  EXPECT_EQ(Keys("other"), (std::vector<Key>{{"other", "d"}}));
+  EXPECT_EQ(Keys("n"), std::vector<Key>{});  // a prefix of a namespace is not it
   EXPECT_EQ(Keys("").size(), 3u);
   EXPECT_EQ(store_.List("other").size(), 1u);
   seen_.clear();

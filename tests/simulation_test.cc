@@ -381,7 +381,7 @@ class World : public Cluster {
       cache.Put(kind, kNs, name, std::make_shared<const json::value>(item));
     }
     cache.cursor[static_cast<int>(kind)] = log_.size();
-    for (const auto& [ns, name] : keys) instance_->controller->OnChange(kind, ns, name);
+    for (const auto& [ns, name] : keys) instance_->controller->OnChange(kind, ns.str(), name.str());
   }
 
   // Delivers the next logged event of one kind to the map cache.

@@ -70,7 +70,7 @@ class StreamingListTest : public ClientTest {
   }
   std::set<std::string> CachedNames() {
     std::set<std::string> out;
-    informer_->store().ForEachKey("", [&](const kube::StoreKey& k) { out.insert(k.name.str()); });
+    informer_->store().ForEachKey("", [&](const NamespacedName& k) { out.insert(k.name.str()); });
     return out;
   }
 

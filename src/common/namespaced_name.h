@@ -1,7 +1,8 @@
-// An object's namespace and name, packed (common/compact_string.h): the key
-// of what is kept per object for a long time (the caches' stores, the
-// journal's index of sandboxes by name). As two std::strings, with a
-// 16-character namespace on the heap, such a key cost about 100 bytes.
+// An object's namespace and name, packed (common/compact_string.h): the one
+// key of an object, wherever it is kept (the caches' stores, the work queue
+// and the reconciler's work items, the journal's index of sandboxes by
+// name). As two std::strings, with a 16-character namespace on the heap,
+// such a key would cost about 100 bytes.
 // Ordered as the pair of strings is.
 #pragma once
 
@@ -28,6 +29,7 @@ struct NamespacedName {
   NamespacedName(std::string_view ns, std::string_view name) : ns(ns), name(name) {}
   NamespacedName(CompactString ns, CompactString name) : ns(std::move(ns)), name(std::move(name)) {}
   std::pair<std::string, std::string> Unpacked() const { return {ns.str(), name.str()}; }
+  std::string ToString() const { return ns.str() + "/" + name.str(); }  // as logs spell it
   bool operator==(const NamespacedName&) const = default;
   std::strong_ordering operator<=>(const NamespacedName&) const = default;
   CompactString ns, name;

@@ -2,7 +2,7 @@
 
 namespace fk::kube {
 
-ObjectMap::ObjectMap(std::initializer_list<std::pair<StoreKey, CachedPtr>> objects) {
+ObjectMap::ObjectMap(std::initializer_list<std::pair<NamespacedName, CachedPtr>> objects) {
   for (const auto& [key, object] : objects) Put(key.ns.str(), key.name.str(), object);
 }
 
@@ -81,10 +81,10 @@ std::vector<CachedPtr> ObjectStore::List(const std::string& ns) const {
 }
 
 void ObjectStore::ForEachKey(const std::string& ns,
-                             const std::function<void(const StoreKey&)>& fn) const {
+                             const std::function<void(const NamespacedName&)>& fn) const {
   std::lock_guard lock(mu_);
   objects_.ForEach(ns, [&](const CompactString& n, const CompactString& name, const CachedPtr&) {
-    fn(StoreKey(n, name));
+    fn(NamespacedName(n, name));
   });
 }
 

@@ -31,11 +31,6 @@ struct Change {
   CachedPtr previous;  // null for kAdded
 };
 
-using ObjectKey = std::pair<std::string, std::string>;  // namespace, name
-
-// An object's key, packed (common/namespaced_name.h), as the store hands it out.
-using StoreKey = NamespacedName;
-
 // Cached objects by namespace, then name. A namespace is held once, not in
 // every object's node: at 10,000 sandboxes and their pods, a map keyed by
 // (namespace, name) spent 32 more bytes on each of 30,000 nodes. Both levels
@@ -45,7 +40,7 @@ using StoreKey = NamespacedName;
 class ObjectMap {
  public:
   ObjectMap() = default;
-  ObjectMap(std::initializer_list<std::pair<StoreKey, CachedPtr>> objects);
+  ObjectMap(std::initializer_list<std::pair<NamespacedName, CachedPtr>> objects);
 
   // The object under (ns, name); null if none. By packed key too: a relist
   // compares every object of the old listing with the new one, and spelling
@@ -89,7 +84,8 @@ class ObjectStore {
   // Calls fn with the key of every cached object in `ns` ("" = all), in key
   // order, under the store's lock: fn must not call the store. A resync or a
   // count of 10,000 objects copies no list of keys on the way (memory).
-  void ForEachKey(const std::string& ns, const std::function<void(const StoreKey&)>& fn) const;
+  void ForEachKey(const std::string& ns,
+                  const std::function<void(const NamespacedName&)>& fn) const;
   size_t size() const;
 
  private:

@@ -168,7 +168,7 @@ std::vector<std::pair<std::string, PolicyPtr>> InformerCache::Policies(
   for (const kube::Informer* informer : Of(CacheKind::kPolicies)) {
     std::vector<std::string> names;
     informer->store().ForEachKey(ns,
-                                 [&](const kube::StoreKey& k) { names.push_back(k.name.str()); });
+                                 [&](const NamespacedName& k) { names.push_back(k.name.str()); });
     for (std::string& name : names) {
       // Gone between the two looks: the next event re-evaluates the namespace.
       if (PolicyPtr p = kube::As<kube::CachedPolicy>(informer->store().Get(ns, name)))
@@ -189,7 +189,7 @@ std::vector<ObjectKey> InformerCache::SandboxKeys(const std::string& ns) const {
   std::vector<ObjectKey> out;
   out.reserve(ns.empty() ? cached : 0);  // one allocation for a resync of every sandbox
   for (const kube::Informer* sandboxes : informers) {
-    sandboxes->store().ForEachKey(ns, [&](const kube::StoreKey& k) {
+    sandboxes->store().ForEachKey(ns, [&](const NamespacedName& k) {
       out.push_back({k.ns.str(), k.name.str()});
     });
   }
@@ -202,7 +202,7 @@ std::map<std::string, size_t> InformerCache::CountByNamespace(CacheKind kind) co
     // Counted by runs of one namespace: no string per object.
     std::optional<CompactString> ns;
     size_t* count = nullptr;
-    informer->store().ForEachKey("", [&](const kube::StoreKey& k) {
+    informer->store().ForEachKey("", [&](const NamespacedName& k) {
       if (!ns || k.ns != *ns) count = &out[(ns = k.ns)->str()];
       ++*count;
     });

@@ -137,8 +137,8 @@ ReconcileResult Controller::GuardedReconcile(const ObjectKey& key) {
     what = "an exception of unknown type";
   }
   log::Error("reconcile threw: retried with backoff")
-      .Namespace(key.ns)
-      .Sandbox(key.name)
+      .Namespace(key.ns.str())
+      .Sandbox(key.name.str())
       .Error(what);
   if (metrics_) metrics_->ReconcilePanic();
   return ReconcileResult::Retry();

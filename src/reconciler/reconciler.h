@@ -14,17 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "common/namespaced_name.h"
+
 namespace fk::reconciler {
 
-// The object a work item is about.
-struct ObjectKey {
-  std::string ns;
-  std::string name;
-  auto operator<=>(const ObjectKey&) const = default;
-  std::string ToString() const {
-    return ns + "/" + name;
-  }  // "ns/name", as logs and queues spell it
-};
+// The object a work item is about: the one object key (common/namespaced_name.h).
+using ObjectKey = NamespacedName;
 
 // What the controller does with the key next.
 struct ReconcileResult {

@@ -164,7 +164,7 @@ std::optional<MonoTime> SandboxReconciler::WriteDeadline(const Pass& p) {
 }
 
 ReconcileResult SandboxReconciler::Reconcile(const ObjectKey& key) {
-  const auto& [ns, name] = key;
+  const auto [ns, name] = key.Unpacked();
   // Every record of this pass carries the controller, this pass's id and the key.
   const log::ReconcileScope scope("sandbox", ns, name);
   Count(&ReconcilerStats::reconciles);

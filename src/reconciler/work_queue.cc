@@ -12,13 +12,12 @@ WorkQueue::WorkQueue(TimeSource& time, std::chrono::milliseconds base_delay,
 
 void WorkQueue::Add(const ObjectKey& key) {
   std::lock_guard lock(mu_);
-  if (!shutdown_) Enqueue(Pack(key));
+  if (!shutdown_) Enqueue(key);
 }
 
 void WorkQueue::Resync(const ObjectKey& key) {
-  const Key packed = Pack(key);
   std::lock_guard lock(mu_);
-  if (!shutdown_ && !waiting_.contains(packed) && !processing_.contains(packed)) Enqueue(packed);
+  if (!shutdown_ && !waiting_.contains(key) && !processing_.contains(key)) Enqueue(key);
 }
 
 void WorkQueue::Enqueue(const Key& key) {
@@ -38,19 +37,18 @@ double WorkQueue::SecondsSince(MonoTime t) const {
 
 void WorkQueue::AddAfter(const ObjectKey& key, std::chrono::milliseconds delay) {
   if (delay.count() <= 0) return Add(key);
-  const Key packed = Pack(key);
   std::lock_guard lock(mu_);
   if (shutdown_) return;
   const auto at = time_.MonotonicNow() + delay;
   // Keep the earlier of two pending delays for the same key.
   for (auto it = delayed_.begin(); it != delayed_.end(); ++it) {
-    if (it->second != packed) continue;
+    if (it->second != key) continue;
     if (it->first <= at) return;
     delayed_.erase(it);
     break;
   }
-  delayed_.emplace(at, packed);
-  waiting_.insert(packed);
+  delayed_.emplace(at, key);
+  waiting_.insert(key);
   cv_.notify_one();
 }
 
@@ -58,7 +56,7 @@ void WorkQueue::AddRateLimited(const ObjectKey& key, std::optional<int64_t> retr
   std::chrono::milliseconds delay;
   {
     std::lock_guard lock(mu_);
-    delay = ExponentialDelay(base_delay_, failures_[Pack(key)]++, max_delay_);
+    delay = ExponentialDelay(base_delay_, failures_[key]++, max_delay_);
   }
   if (metrics_) metrics_->QueueRetry();
   if (retry_after_seconds) delay = std::max(delay, RetryAfterDelay(*retry_after_seconds));
@@ -66,9 +64,8 @@ void WorkQueue::AddRateLimited(const ObjectKey& key, std::optional<int64_t> retr
 }
 
 void WorkQueue::Forget(const ObjectKey& key) {
-  const Key packed = Pack(key);
   std::lock_guard lock(mu_);
-  failures_.erase(packed);
+  failures_.erase(key);
 }
 
 void WorkQueue::PromoteDue() {
@@ -113,7 +110,7 @@ std::optional<MonoTime> WorkQueue::NextDue() const {
 }
 
 ObjectKey WorkQueue::TakeFront() {
-  const Key key = queue_.front();
+  Key key = queue_.front();
   queue_.pop_front();
   if (const auto queued = dirty_.find(key); queued != dirty_.end()) {
     if (metrics_) metrics_->QueueWait(SecondsSince(queued->second));
@@ -122,11 +119,10 @@ ObjectKey WorkQueue::TakeFront() {
   processing_.insert(key);
   taken_at_[key] = time_.MonotonicNow();
   if (metrics_) metrics_->QueueDepth(dirty_.size());
-  return {key.ns.str(), key.name.str()};
+  return key;
 }
 
-void WorkQueue::Done(const ObjectKey& done) {
-  const Key key = Pack(done);
+void WorkQueue::Done(const ObjectKey& key) {
   std::lock_guard lock(mu_);
   processing_.erase(key);
   if (const auto taken = taken_at_.find(key); taken != taken_at_.end()) {

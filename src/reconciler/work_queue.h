@@ -9,9 +9,9 @@
 // added while already waiting is no add), retries, time queued, time worked,
 // and the work still in progress (computed when scraped).
 //
-// Keys are kept packed (common/namespaced_name.h): at a resync every
-// sandbox's key is here at once, and a name longer than 15 characters (as
-// OpenShell's are) was a heap string in each of an ObjectKey's copies.
+// Keys are packed (common/namespaced_name.h): at a resync every sandbox's
+// key is here at once, and an std::string name longer than 15 characters
+// (as OpenShell's are) would be a heap string in each copy.
 #pragma once
 
 #include <chrono>
@@ -66,8 +66,7 @@ class WorkQueue {
   void ReportUnfinished() const;
 
  private:
-  using Key = NamespacedName;  // an ObjectKey, packed
-  static Key Pack(const ObjectKey& key) { return Key(key.ns, key.name); }
+  using Key = ObjectKey;
 
   void PromoteDue();             // under mu_
   void Enqueue(const Key& key);  // under mu_: marks it dirty and queues it
