@@ -14,6 +14,7 @@
 
 #include "fake_transport.h"
 #include "sim/handler.h"
+#include "sim/scenario.h"
 #include "sim/simulator.h"
 
 namespace fk::testing {
@@ -34,6 +35,19 @@ inline kube::HttpResponse FromSim(const sim::ApiReply& a) {
   return kube::HttpResponse{
       a.status, a.body, a.content_type,
       a.retry_after_seconds > 0 ? std::optional<int>(a.retry_after_seconds) : std::nullopt};
+}
+
+// A simulator holding the scenario `yaml`, on `time`, with agent-sandbox's
+// own emulation off (the test plays every actor it needs).
+inline Result<std::unique_ptr<sim::Simulator>> SimulatorFrom(const std::string& yaml,
+                                                             TimeSource& time) {
+  sim::SimOptions so;
+  so.emulate_agent_sandbox = false;
+  auto out = std::make_unique<sim::Simulator>(so, time);
+  auto scenario = sim::ParseScenario(yaml, "test");
+  if (!scenario.ok()) return scenario.status();
+  if (Status s = sim::ApplyScenario(*out, *scenario); !s.ok()) return s;
+  return out;
 }
 
 // The simulator's answer to `r`. `host` is the server address /api reports.

@@ -46,12 +46,9 @@ class JournalGrowthTest : public ::testing::Test {
     reconciler_.reset();
     client_.reset();
     journal_.reset();
-    sim::SimOptions so;
-    so.emulate_agent_sandbox = false;
-    sim_ = std::make_unique<sim::Simulator>(so, time_);
-    auto scenario = sim::ParseScenario(kScenario, "test");
-    ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
-    ASSERT_TRUE(sim::ApplyScenario(*sim_, *scenario).ok());
+    auto sim = fk::testing::SimulatorFrom(kScenario, time_);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    sim_ = std::move(*sim);
     journal::OpenOptions jo;
     jo.clock = &time_;
     jo.vfs = vfs;

@@ -53,12 +53,9 @@ constexpr const char* kFence = "openshell-sandbox-workloads";
 class SecondControllerTest : public ::testing::Test {
  protected:
   SecondControllerTest() {
-    sim::SimOptions so;
-    so.emulate_agent_sandbox = false;
-    sim_ = std::make_unique<sim::Simulator>(so, time_);
-    auto scenario = sim::ParseScenario(kScenario, "test");
-    EXPECT_TRUE(scenario.ok()) << scenario.status().ToString();
-    EXPECT_TRUE(sim::ApplyScenario(*sim_, *scenario).ok());
+    auto sim = fk::testing::SimulatorFrom(kScenario, time_);
+    EXPECT_TRUE(sim.ok()) << sim.status().ToString();
+    sim_ = std::move(*sim);
     auto journal = journal::Journal::Open(dir_.File("journal.db"));
     EXPECT_TRUE(journal.ok()) << journal.status().ToString();
     journal_ = std::move(*journal);
